@@ -1,0 +1,266 @@
+/* engine_host.cu - variant host: the same refinement restructured on the host.
+ *
+ * Per level L, three steps over a compacted work list, all enqueued up front with no host round
+ * trip (level sizes live in device memory, d_ls):
+ *   flagTiles(L)     one block per tile of level L: octant flags -> childmask, child count -> counts
+ *   CUB ExclusiveSum counts -> offsets (over a host-side upper bound U_L of the level's size;
+ *                    flagTiles zeroes the tail, so the extra entries add nothing)
+ *   fillChildren(L)  one block per new tile of level L+1: find the parent by binary search in
+ *                    offsets, write the metadata, fill the cells (prolong or model)
+ * Children come out parent by parent, octant by octant: already canonical order, no sort.
+ *
+ * PDL: flagTiles and fillChildren go through launch_pdl. Each does its independent setup (timeline
+ * stamp, loop bounds) before cudaGridDependencySynchronize() and reads the previous kernel's output
+ * (d_ls, childmask, counts/offsets, cells) only after it; each triggers as soon as all its blocks
+ * are resident (grids are sized to one wave), so the next kernel's blocks can be scheduled early.
+ * The fillChildren(L) -> flagTiles(L+1) transition is the one PDL can overlap. The scan's kernels
+ * are CUB's: they launch without the attribute and never trigger early (CCCL 3.0 DeviceScan has no
+ * PDL), so flagTiles -> scan -> fillChildren stays stream-ordered; the timeline shows both.
+ */
+#include <cub/device/device_scan.cuh>
+#include <nvtx3/nvToolsExt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu.h"
+#include "gpu_common.cuh"
+#include "../src/timer.h"
+
+__global__ void flagTiles(dmesh_t M, int level, const long long *ls, long long *counts, long long bound, int slot)
+{
+    __shared__ unsigned smask;
+    stamp_start(M.stamps, slot);
+    const long long tid = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    const long long nthreads = (long long)gridDim.x * blockDim.x;
+    cudaGridDependencySynchronize(); /* ls, childmask and cells of level `level` are ready */
+    cudaTriggerProgrammaticLaunchCompletion();
+    const long long s = ls[level], n = ls[level + 1] - s;
+    for (long long i = blockIdx.x; i < n; i += gridDim.x) {
+        if (threadIdx.x == 0) smask = 0;
+        __syncthreads();
+        const unsigned mask = block_octant_flags(M, s + i, level, &smask);
+        if (threadIdx.x == 0) {
+            M.childmask[s + i] = (uint8_t)mask;
+            counts[i] = dp_popcount(mask);
+        }
+        __syncthreads(); /* smask is reset next iteration */
+    }
+    for (long long i = n + tid; i <= bound; i += nthreads) counts[i] = 0;
+    stamp_end(M.stamps, slot);
+}
+
+__global__ void fillChildren(dmesh_t M, int level, long long *ls, const long long *offsets, int slot)
+{
+    __shared__ long long sh_parent;
+    __shared__ int sh_octant;
+    __shared__ int32_t sh_c[3];
+    stamp_start(M.stamps, slot);
+    cudaGridDependencySynchronize(); /* offsets (scan) and, through it, childmask are ready */
+    cudaTriggerProgrammaticLaunchCompletion();
+    const long long s = ls[level], e = ls[level + 1], n = e - s;
+    const long long total = offsets[n];
+    if (e + total > M.cap) {
+        if (blockIdx.x == 0 && threadIdx.x == 0) {
+            M.stats[ST_OVERFLOW] = (unsigned long long)(e + total);
+            ls[level + 2] = e; /* later levels see an empty level */
+        }
+        stamp_end(M.stamps, slot);
+        return;
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) ls[level + 2] = e + total;
+    for (long long j = blockIdx.x; j < total; j += gridDim.x) {
+        if (threadIdx.x == 0) {
+            /* parent i: the last i with offsets[i] <= j (its count is then >= 1) */
+            long long lo = 0, hi = n; /* offsets[lo] <= j < offsets[hi] */
+            while (hi - lo > 1) {
+                const long long mid = lo + (hi - lo) / 2;
+                if (offsets[mid] <= j) lo = mid;
+                else hi = mid;
+            }
+            const long long par = s + lo;
+            unsigned mask = M.childmask[par];
+            for (long long r = j - offsets[lo]; r > 0; --r) mask &= mask - 1; /* drop r lowest set bits */
+            const int o = __ffs(mask) - 1;
+            const int32_t pc[3] = { M.coord[3 * par], M.coord[3 * par + 1], M.coord[3 * par + 2] };
+            int32_t cc[3];
+            dp_child_coord(pc, o, cc);
+            const long long t = e + j;
+            M.level[t] = level + 1;
+            M.coord[3 * t] = cc[0];
+            M.coord[3 * t + 1] = cc[1];
+            M.coord[3 * t + 2] = cc[2];
+            M.key[t] = dp_morton(c_params.dim, cc[0], cc[1], cc[2]);
+            M.parent[t] = par;
+            M.childmask[t] = 0;
+            sh_parent = par;
+            sh_octant = o;
+            sh_c[0] = cc[0];
+            sh_c[1] = cc[1];
+            sh_c[2] = cc[2];
+        }
+        __syncthreads();
+        block_fill_tile(M, e + j, level + 1, sh_c, sh_parent, sh_octant);
+        __syncthreads(); /* shared slots are rewritten next iteration */
+    }
+    stamp_end(M.stamps, slot);
+}
+
+static const char *slot_name(int slot, int Lp, char *buf, size_t n)
+{
+    const int L = Lp + slot / 2;
+    if (slot % 2 == 0) snprintf(buf, n, "flagTiles L%d", L);
+    else snprintf(buf, n, "fillChildren L%d", L + 1);
+    return buf;
+}
+
+int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen)
+{
+    const dp_params *p = &d->p;
+    cudaStream_t s = NULL;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    dmesh_t M;
+    memset(&M, 0, sizeof M);
+    long long *d_ls = NULL, *d_off = NULL;
+    long long *d_counts = NULL;
+    void *tmp = NULL;
+    size_t tmp_bytes = 0, free_bytes = 0;
+    const double t_start = timer_ms();
+    const long long n0 = m->ntiles;
+    const int Lp = m->nlevels - 1, nlev = p->max_level - Lp > 0 ? p->max_level - Lp : 0;
+    const dp_tidx frontier = m->level_start[Lp];
+    const long long cap = gpu_tile_capacity(d, m, 0, &free_bytes);
+    const long long roots = (long long)m->root[0] * m->root[1] * m->root[2];
+    long long bound[DP_MAX_LEVELS + 1], ls[DP_MAX_LEVELS + 2], ntot = 0, maxb = 0;
+    unsigned long long st[ST_COUNT];
+    unsigned long long *stamps = NULL;
+    float build_ms = 0.0f;
+    int threads = tile_threads(p->dim, p->B), occ = 0, sms = 0, dev = 0;
+    unsigned grid;
+    r->tile_capacity = cap;
+    if (cap < n0) {
+        snprintf(err, errlen, "max_tiles = %lld is below the %lld tiles of the input mesh", cap, n0);
+        return -1;
+    }
+    /* U_L: an upper bound on level L's size, so the scans can be enqueued without reading it back */
+    bound[0] = m->level_start[Lp + 1] - frontier;
+    for (int k = 1; k <= nlev; ++k) {
+        long long b = bound[k - 1] << p->dim, dom = roots << (p->dim * (Lp + k));
+        b = b < dom ? b : dom;
+        bound[k] = b < cap ? b : cap;
+    }
+    for (int k = 0; k <= nlev; ++k) maxb = bound[k] > maxb ? bound[k] : maxb;
+    for (int L = 0; L <= Lp + 1; ++L) ls[L] = m->level_start[L];
+
+    nvtxRangePushA("host: setup");
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CK(upload_params(p, s));
+    if (dmesh_create(&M, m, cap, 2 * (nlev > 0 ? nlev : 1), s, err, errlen) != 0) goto fail_quiet;
+    CK(cudaMalloc((void **)&d_ls, sizeof ls));
+    CK(cudaMalloc((void **)&d_counts, (size_t)(maxb + 1) * sizeof(long long)));
+    CK(cudaMalloc((void **)&d_off, (size_t)(maxb + 1) * sizeof(long long)));
+    CK(cub::DeviceScan::ExclusiveSum(NULL, tmp_bytes, d_counts, d_off, (int64_t)(maxb + 1), s));
+    CK(cudaMalloc(&tmp, tmp_bytes));
+    CK(cudaMemcpyAsync(d_ls, ls, sizeof ls, cudaMemcpyHostToDevice, s));
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    /* one wave of resident blocks: the kernels stride over their level */
+    CK(cudaGetDevice(&dev));
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fillChildren, threads, 0));
+    grid = (unsigned)(sms * (occ > 0 ? occ : 1));
+    CK(cudaStreamSynchronize(s));
+    r->upload_ms = timer_ms() - t_start;
+    nvtxRangePop();
+
+    nvtxRangePushA("host: level passes");
+    CK(cudaEventRecord(e0, s));
+    for (int k = 0; k < nlev; ++k) {
+        int L = Lp + k, slot_flag = 2 * k, slot_fill = 2 * k + 1;
+        long long b = bound[k];
+        char name[64];
+        nvtxRangePushA(slot_name(slot_flag, Lp, name, sizeof name));
+        void *fa[] = { &M, &L, &d_ls, &d_counts, &b, &slot_flag };
+        CK(launch_pdl((const void *)flagTiles, dim3(grid), dim3(threads), s, d->pdl, fa));
+        nvtxRangePop();
+        CK(cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, d_counts, d_off, (int64_t)(b + 1), s));
+        nvtxRangePushA(slot_name(slot_fill, Lp, name, sizeof name));
+        void *ca[] = { &M, &L, &d_ls, &d_off, &slot_fill };
+        CK(launch_pdl((const void *)fillChildren, dim3(grid), dim3(threads), s, d->pdl, ca));
+        nvtxRangePop();
+    }
+    CK(cudaEventRecord(e1, s));
+    CK(cudaEventSynchronize(e1));
+    CK(cudaEventElapsedTime(&build_ms, e0, e1));
+    nvtxRangePop();
+    CK(cudaMemcpy(st, M.stats, sizeof st, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(ls, d_ls, sizeof ls, cudaMemcpyDeviceToHost));
+    if (st[ST_OVERFLOW] > 0) {
+        snprintf(err, errlen,
+                 "tile store overflow on the device: capacity %lld tiles (max_tiles), at least %llu needed "
+                 "(deeper levels not counted); set max_tiles >= %llu",
+                 cap, st[ST_OVERFLOW], st[ST_OVERFLOW]);
+        goto fail_quiet;
+    }
+    ntot = ls[Lp + 1];
+    for (int k = 0; k < nlev; ++k) ntot = ls[Lp + k + 2] > ntot ? ls[Lp + k + 2] : ntot;
+
+    /* per-level times and PDL gaps from the device timeline */
+    if (nlev > 0) {
+        stamps = (unsigned long long *)malloc(4 * (size_t)nlev * sizeof *stamps);
+        CK(cudaMemcpy(stamps, M.stamps, 4 * (size_t)nlev * sizeof *stamps, cudaMemcpyDeviceToHost));
+        for (int k = 0; k < nlev; ++k)
+            r->level_ms[Lp + k + 1] = (double)(stamps[4 * k + 3] - stamps[4 * k]) * 1e-6;
+        r->timeline_n = 2 * nlev;
+        for (int k = 1; k < nlev; ++k) /* fillChildren(L) end -> flagTiles(L) start */
+            r->gap_ns[k - 1] = (double)((long long)stamps[4 * k] - (long long)stamps[4 * (k - 1) + 3]);
+        r->ngaps = nlev - 1;
+        if (d->trace[0]) {
+            const char **names = (const char **)malloc(2 * (size_t)nlev * sizeof *names);
+            char(*buf)[64] = (char(*)[64])malloc(2 * (size_t)nlev * 64);
+            for (int i = 0; i < 2 * nlev; ++i) names[i] = slot_name(i, Lp, buf[i], 64);
+            const int rc = timeline_write(d->trace, names, stamps, 2 * nlev, err, errlen);
+            free(names);
+            free(buf);
+            if (rc != 0) goto fail_quiet;
+        }
+    }
+    {
+        const double td = timer_ms();
+        nvtxRangePushA("host: download");
+        if (dmesh_download(&M, m, frontier, ntot, s, err, errlen) != 0) goto fail_quiet;
+        nvtxRangePop();
+        r->download_ms = timer_ms() - td;
+    }
+    r->refine_ms = build_ms;
+    r->level_first = Lp + 1;
+    r->level_last = m->nlevels - 1;
+    for (int L = Lp + 1; L < m->nlevels; ++L)
+        if (!d->quiet) printf("  level %2d: %12lld tiles  %10.3f ms (device timeline)\n", L,
+               (long long)(m->level_start[L + 1] - m->level_start[L]), r->level_ms[L]);
+    snprintf(r->note, sizeof r->note, "host: level passes %.3f ms (pdl %s), upload %.3f ms, download %.3f ms", build_ms,
+             d->pdl ? "on" : "off", r->upload_ms, r->download_ms);
+    free(stamps);
+    cudaFree(d_ls);
+    cudaFree(d_counts);
+    cudaFree(d_off);
+    cudaFree(tmp);
+    dmesh_destroy(&M);
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    cudaStreamDestroy(s);
+    r->total_ms = timer_ms() - t_start;
+    return 0;
+fail:
+    nvtxRangePop();
+fail_quiet:
+    free(stamps);
+    cudaFree(d_ls);
+    cudaFree(d_counts);
+    cudaFree(d_off);
+    cudaFree(tmp);
+    dmesh_destroy(&M);
+    if (e0) cudaEventDestroy(e0);
+    if (e1) cudaEventDestroy(e1);
+    if (s) cudaStreamDestroy(s);
+    return -1;
+}

@@ -1,0 +1,24 @@
+/* gpu.h - the C interface of the CUDA engines (device/). */
+#ifndef DPAMR_GPU_H
+#define DPAMR_GPU_H
+
+#include <stddef.h>
+#include "../src/engine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** 1 when a CUDA device (sm_90 or newer for PDL) can be used; else 0 and the reason in why. */
+int gpu_available(char *why, size_t whylen);
+
+/** Refine m on the GPU with variant DP_VARIANT_CDP or DP_VARIANT_HOST. 0, or -1 with err. */
+int gpu_refine(int variant, const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen);
+
+/** Device-to-device copy bandwidth in GB/s (bytes read plus written), measured now. 0 or -1. */
+int gpu_copy_bandwidth(double *gbps, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,154 @@
+/* gpu_common.cuh - pieces shared by the CUDA engines: error checks, the device tile store, the
+ * block-cooperative tile operations (built on src/core.h, the same functions the CPU engine
+ * calls), the PDL launch helper and the %globaltimer timeline. */
+#ifndef DPAMR_GPU_COMMON_CUH
+#define DPAMR_GPU_COMMON_CUH
+
+#include <cuda_runtime.h>
+#include <stdio.h>
+
+#include "../src/core.h"
+#include "../src/engine.h"
+
+/* Host-side: check a CUDA call; on failure write a message to err and jump to `fail`. */
+#define CK(call)                                                                                  \
+    do {                                                                                          \
+        cudaError_t ck_e = (call);                                                                \
+        if (ck_e != cudaSuccess) {                                                                \
+            snprintf(err, errlen, "CUDA error in %s (%s:%d): %s", #call, __FILE__, __LINE__,      \
+                     cudaGetErrorString(ck_e));                                                   \
+            goto fail;                                                                            \
+        }                                                                                         \
+    } while (0)
+
+/* Check the launch that just happened (configuration errors show up here). */
+#define CK_LAUNCH(name) CK(cudaPeekAtLastError())
+
+/* Device counters, one array of unsigned long long. */
+enum {
+    ST_NTILES = 0,       /* next free tile slot: tiles reserved so far (may pass capacity) */
+    ST_LAUNCHES,         /* device-side launches that succeeded */
+    ST_FAIL_PENDING,     /* failed with cudaErrorLaunchPendingCountExceeded */
+    ST_FAIL_RESOURCES,   /* failed with cudaErrorLaunchOutOfResources */
+    ST_FAIL_OTHER,       /* failed with any other error */
+    ST_OVERFLOW,         /* tile reservations refused for lack of capacity */
+    ST_COUNT
+};
+
+/* The tile store in device memory: the mesh's arrays, capacity `cap`. Passed by value. */
+typedef struct {
+    int32_t *level;
+    int32_t *coord;
+    uint64_t *key;
+    int64_t *parent;
+    uint8_t *childmask;
+    float *field[DP_MAX_FIELDS];
+    long long cap;
+    unsigned long long *stats; /* [ST_COUNT] */
+    unsigned long long *stamps; /* timeline: [2*slot] first block start, [2*slot+1] last block end */
+} dmesh_t;
+
+/* Refinement parameters: one copy in constant memory, read by every kernel. */
+extern __constant__ dp_params c_params;
+
+/* ---- timeline (overlap witness) ---------------------------------------------------------------- */
+
+static __device__ __forceinline__ unsigned long long globaltimer_ns(void)
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+/* Thread 0 of each block stamps the start; call at block entry. slot < 0: no timeline. */
+static __device__ __forceinline__ void stamp_start(unsigned long long *stamps, int slot)
+{
+    if (stamps && slot >= 0 && threadIdx.x == 0) atomicMin(&stamps[2 * slot], globaltimer_ns());
+}
+static __device__ __forceinline__ void stamp_end(unsigned long long *stamps, int slot)
+{
+    if (stamps && slot >= 0 && threadIdx.x == 0) atomicMax(&stamps[2 * slot + 1], globaltimer_ns());
+}
+
+/* ---- block-cooperative tile operations ------------------------------------------------------- */
+
+/* Fill tile t's cells: from its parent (prolong) or the model. All threads of the block take
+ * part; consecutive threads write consecutive cells. */
+static __device__ __forceinline__ void block_fill_tile(const dmesh_t &M, long long t, int level, const int32_t *c,
+                                                       long long parent, int octant)
+{
+    const dp_params *p = &c_params;
+    const int B = p->B, cells = dp_cells(p->dim, B);
+    for (int f = 0; f < p->nf; ++f) {
+        float *dst = M.field[f] + (size_t)t * cells;
+        const float *u = M.field[f] + (size_t)parent * cells;
+        for (int i = threadIdx.x; i < cells; i += blockDim.x) {
+            const int x = i % B, y = (i / B) % B, z = i / (B * B);
+            dst[i] = p->fill == DP_FILL_PROLONG ? dp_prolong(p->dim, B, u, octant, x, y, z)
+                                                : dp_model_cell(p, f, level, c[0], c[1], c[2], x, y, z);
+        }
+    }
+}
+
+/* Octant flags of tile t (reads only its cells), reduced over the block into *smask.
+ * Ends with __syncthreads(); every thread may read *smask afterwards. */
+static __device__ __forceinline__ unsigned block_octant_flags(const dmesh_t &M, long long t, int level,
+                                                              unsigned *smask)
+{
+    const dp_params *p = &c_params;
+    const int B = p->B, cells = dp_cells(p->dim, B);
+    const float *u = M.field[p->crit_field] + (size_t)t * cells;
+    const double h = dp_spacing(p, level);
+    unsigned mine = 0;
+    for (int i = threadIdx.x; i < cells; i += blockDim.x) {
+        const int x = i % B, y = (i / B) % B, z = i / (B * B);
+        if (dp_flag_cell(p, u, x, y, z, h)) mine |= 1u << dp_octant_of(B, x, y, z);
+    }
+    /* warp reduce, then one shared atomic per warp */
+    for (int o = 16; o > 0; o >>= 1) mine |= __shfl_xor_sync(0xffffffffu, mine, o);
+    if ((threadIdx.x & 31) == 0 && mine) atomicOr(smask, mine);
+    __syncthreads();
+    return *smask;
+}
+
+/* Threads per block for a tile: one thread per cell, 32..256. */
+static inline int tile_threads(int dim, int B)
+{
+    int c = dp_cells(dim, B);
+    return c < 32 ? 32 : (c > 256 ? 256 : c);
+}
+
+/* ---- host helpers (gpu_common.cu) ------------------------------------------------------------- */
+
+/** Allocate the device tile store for cap tiles and upload tiles [0, m->ntiles). */
+int dmesh_create(dmesh_t *M, const mesh_t *m, long long cap, int timeline_slots, cudaStream_t s, char *err,
+                 size_t errlen);
+void dmesh_destroy(dmesh_t *M);
+/** Download tiles [from, ntiles) into m (grown as needed) and set m->ntiles. */
+int dmesh_download(const dmesh_t *M, mesh_t *m, long long from, long long ntiles, cudaStream_t s, char *err,
+                   size_t errlen);
+/** Sort tiles [first, first+n) to canonical order (level, Morton key) with CUB, remapping parents. */
+int dmesh_sort(dmesh_t *M, long long first, long long n, int pdl, cudaStream_t s, float *ms, char *err,
+               size_t errlen);
+/** Bytes of device memory per tile (metadata plus fields). */
+size_t dmesh_tile_bytes(const dp_params *p);
+
+/** The one launch helper: cudaLaunchKernelEx with the programmatic-stream-serialization attribute set
+ *  to `pdl`. Both modes go through here; they differ in that one bit. */
+cudaError_t launch_pdl(const void *kernel, dim3 grid, dim3 block, cudaStream_t s, int pdl, void **args);
+
+/** Copy the deck's parameters to constant memory. */
+cudaError_t upload_params(const dp_params *p, cudaStream_t s);
+
+/** Tile capacity on the device: the deck's max_tiles, or the computed bound limited by memory. */
+long long gpu_tile_capacity(const deck_t *d, const mesh_t *m, size_t reserve_bytes, size_t *free_bytes);
+
+/** Write the timeline stamps of named kernels as a Chrome trace JSON (path may be ""). */
+int timeline_write(const char *path, const char *const *names, const unsigned long long *stamps, int n, char *err,
+                   size_t errlen);
+
+/** Engines. */
+int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen);
+int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen);
+
+#endif

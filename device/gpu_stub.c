@@ -1,0 +1,27 @@
+/* gpu_stub.c - used when dpamr is built without CUDA (DPAMR_CUDA=OFF or no nvcc). */
+#include "gpu.h"
+
+#include <stdio.h>
+
+int gpu_available(char *why, size_t whylen)
+{
+    snprintf(why, whylen, "this dpamr was built without CUDA (configure with nvcc and DPAMR_CUDA=ON)");
+    return 0;
+}
+
+int gpu_refine(int variant, const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen)
+{
+    (void)variant;
+    (void)d;
+    (void)m;
+    (void)r;
+    gpu_available(err, errlen);
+    return -1;
+}
+
+int gpu_copy_bandwidth(double *gbps, char *err, size_t errlen)
+{
+    *gbps = 0.0;
+    gpu_available(err, errlen);
+    return -1;
+}

@@ -1,0 +1,40 @@
+/* h5io.h - HDF5 files: VTKHDF OverlappingAMR for ParaView plus the project's /dpamr group.
+ * The layout is documented in README.md ("Files"). */
+#ifndef DPAMR_H5IO_H
+#define DPAMR_H5IO_H
+
+#include <stddef.h>
+#include "../src/mesh.h"
+#include "../validation/valid.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** What a run records beside the mesh (written as attributes and small datasets under /dpamr). */
+typedef struct {
+    const char *deck_text;   /* stored as /dpamr/deck */
+    const char *variant;     /* engine that built the mesh: cpu, cdp, host, mesh (level 0 only) */
+    const char *version;     /* dpamr version string */
+    int pdl;                 /* 1 on, 0 off */
+    double load_ms, refine_ms, validate_ms;
+    int nlevels_timed;
+    double level_ms[DP_MAX_LEVELS];
+    long long device_launches, launch_failures, pool_size; /* -1 where not applicable */
+    const valid_report_t *valid; /* may be NULL (then no /dpamr/validation group) */
+} h5io_meta_t;
+
+/** Write m to path through a temporary file in the same directory, renamed on success.
+ *  Returns 0, or -1 with a message in err (no file left behind, an older file intact). */
+int h5io_write(const char *path, const mesh_t *m, const h5io_meta_t *meta, char *err, size_t errlen);
+
+/** Read the /dpamr group of path into m (allocated here, capacity = number of tiles).
+ *  If deck_text is not NULL it receives a malloc'd copy of /dpamr/deck (or NULL if absent).
+ *  Every layout, shape, dtype, consistency and NaN/Inf problem is an error naming the file,
+ *  the object and what was expected. Returns 0 or -1. */
+int h5io_read(const char *path, mesh_t *m, char **deck_text, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

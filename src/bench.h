@@ -1,0 +1,11 @@
+/* bench.h - `dpamr bench`: check the variants agree byte for byte, then time them. */
+#ifndef DPAMR_BENCH_H
+#define DPAMR_BENCH_H
+#include <stddef.h>
+#include "deck.h"
+#include "mesh.h"
+/** Entry point of `dpamr bench DECK [key=value ...]`; returns the exit status. */
+int bench_main(int argc, char **argv);
+/** Load deck + mesh (shared with `dpamr run`, defined in main.c). */
+int driver_load(deck_t *d, mesh_t *m, int argc, char **argv, char *err, size_t n);
+#endif

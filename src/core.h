@@ -1,0 +1,266 @@
+/* core.h - numerics shared by the CPU reference engine and the CUDA kernels.
+ *
+ * Everything here is a static inline function usable on host and device (DP_HD), so the variants
+ * cannot drift apart: criterion, octant flags, prolongation, model evaluation and Morton keys.
+ * Bit-identical results also need the same rounding: host code is compiled with -ffp-contract=off
+ * and device code with -fmad=false (see CMakeLists.txt), and nothing here calls a libm function
+ * whose last bit may differ between glibc and CUDA (exp is computed by dp_exp below).
+ */
+#ifndef DPAMR_CORE_H
+#define DPAMR_CORE_H
+
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define DP_HD __host__ __device__
+#else
+#define DP_HD
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DP_MAX_FIELDS 8
+#define DP_MAX_OBJECTS 16
+#define DP_MAX_LEVELS 24 /* levels 0..DP_MAX_LEVELS-1 */
+
+typedef int64_t dp_tidx; /* tile index or count: can pass 2^31 */
+
+enum { DP_CRIT_JUMP = 0, DP_CRIT_GRADIENT = 1 };
+enum { DP_FILL_PROLONG = 0, DP_FILL_MODEL = 1 };
+enum { DP_OBJ_ELLIPSOID = 0, DP_OBJ_BOX = 1, DP_OBJ_GAUSSIAN = 2 };
+
+/* One analytic object of the model (see docs/design.md). */
+typedef struct {
+    int kind;
+    double center[3];
+    double radius[3]; /* semi-axes (ellipsoid, gaussian width) or half-widths (box) */
+    double inside[DP_MAX_FIELDS];
+    double outside[DP_MAX_FIELDS];
+} dp_object;
+
+/* Everything a kernel needs to know about the refinement: plain data, copied to the device. */
+typedef struct {
+    int dim, B, nf;
+    int max_level;
+    int fill;           /* DP_FILL_* */
+    int crit;           /* DP_CRIT_* */
+    int crit_field;     /* index of the field the criterion reads */
+    float threshold_f;  /* threshold as float (jump) */
+    double threshold;   /* threshold as double (gradient) */
+    double origin[3];
+    double h0;          /* level-0 cell spacing */
+    int nobj;
+    dp_object obj[DP_MAX_OBJECTS];
+} dp_params;
+
+/* ---- Morton keys ------------------------------------------------------------------------- */
+
+/* Spread the low 32 bits of v so bit b lands at bit 2b. */
+static inline DP_HD uint64_t dp_spread2(uint64_t v)
+{
+    v &= 0xffffffffull;
+    v = (v | (v << 16)) & 0x0000ffff0000ffffull;
+    v = (v | (v << 8)) & 0x00ff00ff00ff00ffull;
+    v = (v | (v << 4)) & 0x0f0f0f0f0f0f0f0full;
+    v = (v | (v << 2)) & 0x3333333333333333ull;
+    v = (v | (v << 1)) & 0x5555555555555555ull;
+    return v;
+}
+
+/* Spread the low 21 bits of v so bit b lands at bit 3b. */
+static inline DP_HD uint64_t dp_spread3(uint64_t v)
+{
+    v &= 0x1fffffull;
+    v = (v | (v << 32)) & 0x1f00000000ffffull;
+    v = (v | (v << 16)) & 0x1f0000ff0000ffull;
+    v = (v | (v << 8)) & 0x100f00f00f00f00full;
+    v = (v | (v << 4)) & 0x10c30c30c30c30c3ull;
+    v = (v | (v << 2)) & 0x1249249249249249ull;
+    return v;
+}
+
+/* Morton key of tile coordinates (x lowest bit). 2D: 32 bits per axis, 3D: 21 bits per axis. */
+static inline DP_HD uint64_t dp_morton(int dim, int32_t i, int32_t j, int32_t k)
+{
+    if (dim == 2)
+        return dp_spread2((uint32_t)i) | (dp_spread2((uint32_t)j) << 1);
+    return dp_spread3((uint32_t)i) | (dp_spread3((uint32_t)j) << 1) | (dp_spread3((uint32_t)k) << 2);
+}
+
+/* ---- criterion --------------------------------------------------------------------------- */
+
+static inline DP_HD int dp_cells(int dim, int B) { return dim == 3 ? B * B * B : B * B; }
+
+/* Is cell (x,y,z) of tile data u (B^dim cells, x fastest) flagged? Reads only the tile's cells. */
+static inline DP_HD int dp_flag_cell(const dp_params *p, const float *u, int x, int y, int z, double h)
+{
+    const int B = p->B;
+    const int c = x + B * (y + B * z);
+    const float uc = u[c];
+    float jmax = 0.0f;
+    int nb[6];
+    int n = 0;
+    if (x > 0) nb[n++] = c - 1;
+    if (x < B - 1) nb[n++] = c + 1;
+    if (y > 0) nb[n++] = c - B;
+    if (y < B - 1) nb[n++] = c + B;
+    if (p->dim == 3) {
+        if (z > 0) nb[n++] = c - B * B;
+        if (z < B - 1) nb[n++] = c + B * B;
+    }
+    for (int a = 0; a < n; ++a) {
+        float dj = uc - u[nb[a]];
+        dj = dj < 0.0f ? -dj : dj;
+        jmax = dj > jmax ? dj : jmax;
+    }
+    if (p->crit == DP_CRIT_JUMP)
+        return jmax > p->threshold_f;
+    return (double)jmax > p->threshold * h;
+}
+
+/* Octant of a cell: bit a set when the cell lies in the upper half on axis a. */
+static inline DP_HD int dp_octant_of(int B, int x, int y, int z)
+{
+    const int hb = B >> 1;
+    return (x >= hb) | ((y >= hb) << 1) | ((z >= hb) << 2);
+}
+
+/* Cell spacing at a level: h0 / 2^level, exact. */
+static inline DP_HD double dp_spacing(const dp_params *p, int level)
+{
+    double h = p->h0;
+    for (int l = 0; l < level; ++l) h *= 0.5;
+    return h;
+}
+
+/* ---- prolongation ------------------------------------------------------------------------ */
+
+static inline DP_HD float dp_minmod(float a, float b)
+{
+    if (a > 0.0f && b > 0.0f) return a < b ? a : b;
+    if (a < 0.0f && b < 0.0f) return a > b ? a : b;
+    return 0.0f;
+}
+
+/* Limited slope of parent tile data u at parent cell pc along stride s (coordinate q on that axis).
+ * Zero on the tile border: the criterion and the prolongation read only the tile's own cells. */
+static inline DP_HD float dp_slope(const float *u, int pc, int s, int q, int B)
+{
+    if (q == 0 || q == B - 1) return 0.0f;
+    return dp_minmod(u[pc + s] - u[pc], u[pc] - u[pc - s]);
+}
+
+/* Value of child cell (x,y,z) of the child in octant o, from parent tile data u.
+ * Conservative: the 2^dim children of a parent cell average back to it to round-off. */
+static inline DP_HD float dp_prolong(int dim, int B, const float *u, int o, int x, int y, int z)
+{
+    const int hb = B >> 1;
+    const int px = (o & 1) * hb + (x >> 1);
+    const int py = ((o >> 1) & 1) * hb + (y >> 1);
+    const int pz = dim == 3 ? ((o >> 2) & 1) * hb + (z >> 1) : 0;
+    const int pc = px + B * (py + B * pz);
+    const float sx = dp_slope(u, pc, 1, px, B);
+    const float sy = dp_slope(u, pc, B, py, B);
+    const float qx = (x & 1) ? 0.25f : -0.25f;
+    const float qy = (y & 1) ? 0.25f : -0.25f;
+    float d = sx * qx + sy * qy;
+    if (dim == 3) {
+        const float sz = dp_slope(u, pc, B * B, pz, B);
+        const float qz = (z & 1) ? 0.25f : -0.25f;
+        d = d + sz * qz;
+    }
+    return u[pc] + d;
+}
+
+/* ---- model ------------------------------------------------------------------------------- */
+
+/* exp(x) for x <= 0 from basic IEEE operations only (no libm), so host and device agree to the
+ * bit. Cody-Waite reduction x = k ln2 + r, |r| <= ln2/2, degree-13 Taylor polynomial (relative
+ * error below 1e-15), then scaling by 2^k built from the exponent bits. */
+static inline DP_HD double dp_exp(double x)
+{
+    if (!(x > -708.0)) return 0.0; /* also maps NaN to 0: callers pass -|q| */
+    if (x > 0.0) x = 0.0;
+    const double ln2_hi = 6.93147180369123816490e-01;
+    const double ln2_lo = 1.90821492927058770002e-10;
+    const double inv_ln2 = 1.44269504088896338700e+00;
+    double kf = x * inv_ln2 - 0.5;
+    int k = (int)kf; /* truncation toward zero of a non-positive value: round to nearest below */
+    kf = (double)k;
+    double r = (x - kf * ln2_hi) - kf * ln2_lo;
+    double s = 1.0 / 6227020800.0; /* 1/13! */
+    s = s * r + 1.0 / 479001600.0;
+    s = s * r + 1.0 / 39916800.0;
+    s = s * r + 1.0 / 3628800.0;
+    s = s * r + 1.0 / 362880.0;
+    s = s * r + 1.0 / 40320.0;
+    s = s * r + 1.0 / 5040.0;
+    s = s * r + 1.0 / 720.0;
+    s = s * r + 1.0 / 120.0;
+    s = s * r + 1.0 / 24.0;
+    s = s * r + 1.0 / 6.0;
+    s = s * r + 0.5;
+    s = s * r + 1.0;
+    s = s * r + 1.0;
+    /* 2^k for k in [-1022, 0]; below that the result underflows to 0 in the check above */
+    union { uint64_t u; double d; } two_k;
+    two_k.u = (uint64_t)(k + 1023) << 52;
+    return s * two_k.d;
+}
+
+/* Shape of an object at point x: 1 inside, 0 outside, a smooth bump for a gaussian. */
+static inline DP_HD double dp_shape(int dim, const dp_object *ob, const double *x)
+{
+    double q = 0.0, m = 0.0;
+    for (int a = 0; a < dim; ++a) {
+        double t = (x[a] - ob->center[a]) / ob->radius[a];
+        t = t < 0.0 ? -t : t;
+        q = q + t * t;
+        m = t > m ? t : m;
+    }
+    if (ob->kind == DP_OBJ_ELLIPSOID) return q <= 1.0 ? 1.0 : 0.0;
+    if (ob->kind == DP_OBJ_BOX) return m <= 1.0 ? 1.0 : 0.0;
+    return dp_exp(-q);
+}
+
+/* Model value of field f at cell (x,y,z) of tile (level, ti, tj, tk): sampled at the cell centre. */
+static inline DP_HD float dp_model_cell(const dp_params *p, int f, int level, int32_t ti, int32_t tj,
+                                        int32_t tk, int x, int y, int z)
+{
+    const double h = dp_spacing(p, level);
+    const int32_t ci[3] = { ti * p->B + x, tj * p->B + y, tk * p->B + z };
+    double pt[3];
+    for (int a = 0; a < 3; ++a) pt[a] = p->origin[a] + ((double)ci[a] + 0.5) * h;
+    double v = 0.0;
+    for (int o = 0; o < p->nobj; ++o) {
+        const dp_object *ob = &p->obj[o];
+        v = v + (ob->outside[f] + (ob->inside[f] - ob->outside[f]) * dp_shape(p->dim, ob, pt));
+    }
+    return (float)v;
+}
+
+/* Child tile coordinates from parent coordinates and octant. */
+static inline DP_HD void dp_child_coord(const int32_t *pc, int o, int32_t *cc)
+{
+    cc[0] = 2 * pc[0] + (o & 1);
+    cc[1] = 2 * pc[1] + ((o >> 1) & 1);
+    cc[2] = 2 * pc[2] + ((o >> 2) & 1);
+}
+
+/* Composite sort key (level, Morton key) for the device-side sort. The deck check keeps
+ * dim * coordinate bits + 5 <= 64 (see deck.c). */
+static inline DP_HD uint64_t dp_sort_key(int level, uint64_t morton) { return ((uint64_t)level << 59) | morton; }
+
+static inline DP_HD int dp_popcount(unsigned v)
+{
+    int n = 0;
+    while (v) { n += (int)(v & 1u); v >>= 1; }
+    return n;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

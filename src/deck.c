@@ -1,0 +1,528 @@
+/* deck.c - input decks in the style of AMReX ParmParse.
+ *
+ * A deck is `key = value` lines; `#` starts a comment; values are whitespace-separated lists.
+ * `key=value` arguments after the deck path override the file. Every key is checked: an unknown
+ * key, a duplicate, a wrong type or a value out of range is one error naming where it came from
+ * (file and line, or the command line), the key, the value and what is valid.
+ */
+#include "deck.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    char *key;
+    char *val;
+    int line;      /* 0 for a command-line override */
+    int used;
+} entry_t;
+
+typedef struct {
+    entry_t *e;
+    int n, cap;
+    const char *origin; /* file name for messages */
+    char *err;
+    size_t errlen;
+} kv_t;
+
+static int fail(kv_t *kv, const entry_t *e, const char *fmt, ...)
+{
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (!e)
+        snprintf(kv->err, kv->errlen, "%s: %s", kv->origin, what);
+    else if (e->line > 0)
+        snprintf(kv->err, kv->errlen, "%s:%d: key '%s' = '%s': %s", kv->origin, e->line, e->key, e->val, what);
+    else
+        snprintf(kv->err, kv->errlen, "command line: override '%s=%s': %s", e->key, e->val, what);
+    return -1;
+}
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s)) ++s;
+    char *end = s + strlen(s);
+    while (end > s && isspace((unsigned char)end[-1])) *--end = '\0';
+    return s;
+}
+
+static entry_t *find(kv_t *kv, const char *key)
+{
+    for (int i = 0; i < kv->n; ++i)
+        if (strcmp(kv->e[i].key, key) == 0) return &kv->e[i];
+    return NULL;
+}
+
+static int valid_key_syntax(const char *k)
+{
+    if (!*k) return 0;
+    for (; *k; ++k)
+        if (!isalnum((unsigned char)*k) && *k != '_' && *k != '.') return 0;
+    return 1;
+}
+
+/* Add one key/value. Duplicates inside the file are errors; an override replaces. */
+static int add(kv_t *kv, const char *key, const char *val, int line)
+{
+    entry_t tmp = { (char *)key, (char *)val, line, 0 };
+    if (!valid_key_syntax(key))
+        return fail(kv, &tmp, "a key is letters, digits, '_' and '.' only");
+    if (!*val) return fail(kv, &tmp, "empty value");
+    entry_t *old = find(kv, key);
+    if (old && line > 0)
+        return fail(kv, &tmp, "duplicate key (first set on line %d)", old->line);
+    if (old) {
+        free(old->val);
+        old->val = strdup(val);
+        old->line = 0;
+        return 0;
+    }
+    if (kv->n == kv->cap) {
+        kv->cap = kv->cap ? 2 * kv->cap : 32;
+        entry_t *ne = realloc(kv->e, (size_t)kv->cap * sizeof *ne);
+        if (!ne) return fail(kv, NULL, "out of memory");
+        kv->e = ne;
+    }
+    kv->e[kv->n].key = strdup(key);
+    kv->e[kv->n].val = strdup(val);
+    kv->e[kv->n].line = line;
+    kv->e[kv->n].used = 0;
+    kv->n++;
+    return 0;
+}
+
+static int parse_text(kv_t *kv, const char *text)
+{
+    char *buf = strdup(text);
+    int line = 0, rc = 0;
+    /* split by hand: strtok would merge empty lines and lose line numbers */
+    for (char *s = buf; s && rc == 0;) {
+        char *nl = strchr(s, '\n');
+        if (nl) *nl = '\0';
+        ++line;
+        char *hash = strchr(s, '#');
+        if (hash) *hash = '\0';
+        char *t = trim(s);
+        if (*t) {
+            char *eq = strchr(t, '=');
+            if (!eq) {
+                snprintf(kv->err, kv->errlen, "%s:%d: '%s' is not 'key = value'", kv->origin, line, t);
+                rc = -1;
+                break;
+            }
+            *eq = '\0';
+            rc = add(kv, trim(t), trim(eq + 1), line);
+        }
+        s = nl ? nl + 1 : NULL;
+    }
+    free(buf);
+    return rc;
+}
+
+/* ---- typed getters: each marks the entry used ---------------------------------------------- */
+
+static int split(char *v, char **tok, int max)
+{
+    int n = 0;
+    for (char *s = strtok(v, " \t"); s; s = strtok(NULL, " \t")) {
+        if (n == max) return max + 1;
+        tok[n++] = s;
+    }
+    return n;
+}
+
+/* Read a list of `lo..hi` integers of length nmin..nmax. Returns count, or -1 on error. */
+static int get_ints(kv_t *kv, const char *key, long long *out, int nmin, int nmax, long long lo, long long hi,
+                    const char *what)
+{
+    entry_t *e = find(kv, key);
+    if (!e) return 0;
+    e->used = 1;
+    char *v = strdup(e->val);
+    char *tok[64];
+    int n = split(v, tok, nmax < 64 ? nmax : 64);
+    int rc = n;
+    if (n < nmin || n > nmax) {
+        rc = nmin == nmax ? fail(kv, e, "expected %d value%s (%s)", nmin, nmin > 1 ? "s" : "", what)
+                          : fail(kv, e, "expected %d to %d values (%s)", nmin, nmax, what);
+    }
+    for (int i = 0; rc >= 0 && i < n; ++i) {
+        char *end;
+        errno = 0;
+        long long x = strtoll(tok[i], &end, 10);
+        if (*end || errno) rc = fail(kv, e, "'%s' is not an integer (%s)", tok[i], what);
+        else if (x < lo || x > hi) rc = fail(kv, e, "%lld is out of range (%s)", x, what);
+        else out[i] = x;
+    }
+    free(v);
+    return rc;
+}
+
+static int get_doubles(kv_t *kv, const char *key, double *out, int nmin, int nmax, const char *what)
+{
+    entry_t *e = find(kv, key);
+    if (!e) return 0;
+    e->used = 1;
+    char *v = strdup(e->val);
+    char *tok[64];
+    int n = split(v, tok, nmax < 64 ? nmax : 64);
+    int rc = n;
+    if (n < nmin || n > nmax)
+        rc = nmin == nmax ? fail(kv, e, "expected %d number%s (%s)", nmin, nmin > 1 ? "s" : "", what)
+                          : fail(kv, e, "expected %d to %d numbers (%s)", nmin, nmax, what);
+    for (int i = 0; rc >= 0 && i < n; ++i) {
+        char *end;
+        errno = 0;
+        double x = strtod(tok[i], &end);
+        if (*end || errno || !isfinite(x)) rc = fail(kv, e, "'%s' is not a finite number (%s)", tok[i], what);
+        else out[i] = x;
+    }
+    free(v);
+    return rc;
+}
+
+/* A single word from a fixed set. Returns the index, -1 (absent: *out untouched) or -2 (error). */
+static int get_choice(kv_t *kv, const char *key, const char *const *names, int nnames, int *out)
+{
+    entry_t *e = find(kv, key);
+    if (!e) return -1;
+    e->used = 1;
+    for (int i = 0; i < nnames; ++i)
+        if (strcmp(e->val, names[i]) == 0) {
+            *out = i;
+            return i;
+        }
+    char valid[256] = "";
+    for (int i = 0; i < nnames; ++i) {
+        strcat(valid, i ? ", " : "");
+        strcat(valid, names[i]);
+    }
+    fail(kv, e, "valid values are %s", valid);
+    return -2;
+}
+
+static int get_string(kv_t *kv, const char *key, char *out, size_t outlen)
+{
+    entry_t *e = find(kv, key);
+    if (!e) return 0;
+    e->used = 1;
+    if (strlen(e->val) >= outlen) return fail(kv, e, "longer than %zu characters", outlen - 1);
+    if (strpbrk(e->val, " \t")) return fail(kv, e, "a single word is expected (no spaces)");
+    strcpy(out, e->val);
+    return 1;
+}
+
+/* A list of names (identifiers) of length nmin..nmax, unique. Returns the count (0: absent) or -1. */
+static int get_names(kv_t *kv, const char *key, char (*out)[64], int nmin, int nmax)
+{
+    entry_t *e = find(kv, key);
+    if (!e) return 0;
+    e->used = 1;
+    char *v = strdup(e->val);
+    char *tok[64];
+    int n = split(v, tok, nmax < 64 ? nmax : 64), rc = n;
+    if (n < nmin || n > nmax) rc = fail(kv, e, "expected %d to %d names", nmin, nmax);
+    for (int i = 0; rc >= 0 && i < n; ++i) {
+        size_t len = strlen(tok[i]);
+        int ok = len > 0 && len < 64 && (isalpha((unsigned char)tok[i][0]) || tok[i][0] == '_');
+        for (size_t c = 0; ok && c < len; ++c) ok = isalnum((unsigned char)tok[i][c]) || tok[i][c] == '_';
+        if (!ok) rc = fail(kv, e, "'%s' is not a name (a letter or '_', then letters, digits, '_'; < 64 chars)", tok[i]);
+        for (int j = 0; rc >= 0 && j < i; ++j)
+            if (strcmp(tok[i], tok[j]) == 0) rc = fail(kv, e, "'%s' is named twice", tok[i]);
+        if (rc >= 0) strcpy(out[i], tok[i]);
+    }
+    free(v);
+    return rc;
+}
+
+/* ---- the schema ------------------------------------------------------------------------------ */
+
+static int is_pow2(long long x) { return x > 0 && (x & (x - 1)) == 0; }
+
+static int parse_objects(kv_t *kv, deck_t *d)
+{
+    dp_params *p = &d->p;
+    p->nobj = 0;
+    int n = get_names(kv, "model.objects", d->object_name, 0, DP_MAX_OBJECTS);
+    if (n < 0) return -1;
+    p->nobj = n;
+    static const char *const kinds[] = { "ellipsoid", "box", "gaussian", "sphere" };
+    for (int o = 0; o < n; ++o) {
+        dp_object *ob = &p->obj[o];
+        char key[160];
+        const char *nm = d->object_name[o];
+        int kind = 0;
+        snprintf(key, sizeof key, "model.%s.type", nm);
+        int r = get_choice(kv, key, kinds, 4, &kind);
+        if (r == -2) return -1;
+        if (r == -1) return fail(kv, NULL, "object '%s' needs '%s' (ellipsoid, sphere, box or gaussian)", nm, key);
+        ob->kind = kind == 3 ? DP_OBJ_ELLIPSOID : kind;
+        snprintf(key, sizeof key, "model.%s.center", nm);
+        r = get_doubles(kv, key, ob->center, p->dim, p->dim, "one coordinate per dimension");
+        if (r < 0) return -1;
+        if (r == 0) return fail(kv, NULL, "object '%s' needs '%s' (%d numbers)", nm, key, p->dim);
+        snprintf(key, sizeof key, "model.%s.radius", nm);
+        double rad[3];
+        r = get_doubles(kv, key, rad, 1, p->dim, "one radius for all axes, or one per axis");
+        if (r < 0) return -1;
+        if (r == 0) return fail(kv, NULL, "object '%s' needs '%s' (1 or %d positive numbers)", nm, key, p->dim);
+        for (int a = 0; a < 3; ++a) {
+            ob->radius[a] = a < p->dim ? rad[r == 1 ? 0 : a] : 1.0;
+            if (!(ob->radius[a] > 0)) return fail(kv, find(kv, key), "radii must be > 0");
+        }
+        if (kind == 3 && r != 1) return fail(kv, find(kv, key), "a sphere has one radius (use ellipsoid for several)");
+        if (p->dim == 2) ob->center[2] = 0.0;
+        for (int side = 0; side < 2; ++side) {
+            double v[DP_MAX_FIELDS];
+            double *dst = side ? ob->outside : ob->inside;
+            snprintf(key, sizeof key, "model.%s.%s", nm, side ? "outside" : "inside");
+            r = get_doubles(kv, key, v, 1, p->nf, "one value for all fields, or one per field");
+            if (r < 0) return -1;
+            for (int f = 0; f < p->nf; ++f) dst[f] = r == 0 ? (side ? 0.0 : 1.0) : v[r == 1 ? 0 : f];
+        }
+    }
+    return 0;
+}
+
+static const char *const k_keys_help =
+    "dim, root, tile_size, max_level, origin, cell_size, fields, fill, criterion, criterion_field, "
+    "threshold, model.objects, model.NAME.{type,center,radius,inside,outside}, mesh_file, output, variant, "
+    "pdl, max_tiles, pool, trace, threads, bench_repeats, bench_warmup, bench_cpu, bench_out";
+
+static int schema(kv_t *kv, deck_t *d, const char *deck_path)
+{
+    dp_params *p = &d->p;
+    long long v[8];
+    int r;
+
+    p->dim = 2;
+    if ((r = get_ints(kv, "dim", v, 1, 1, 2, 3, "2 or 3")) < 0) return -1;
+    if (r) p->dim = (int)v[0];
+
+    d->root[0] = d->root[1] = d->root[2] = 1;
+    for (int a = 0; a < p->dim; ++a) d->root[a] = 4;
+    if ((r = get_ints(kv, "root", v, p->dim, p->dim, 1, 65536, "root tiles per axis, 1 to 65536 each")) < 0) return -1;
+    for (int a = 0; a < r; ++a) d->root[a] = (int)v[a];
+
+    p->B = 8;
+    if ((r = get_ints(kv, "tile_size", v, 1, 1, 4, 32, "a power of two from 4 to 32")) < 0) return -1;
+    if (r) {
+        if (!is_pow2(v[0])) return fail(kv, find(kv, "tile_size"), "not a power of two (valid: 4, 8, 16, 32)");
+        p->B = (int)v[0];
+    }
+
+    p->max_level = 4;
+    if ((r = get_ints(kv, "max_level", v, 1, 1, 0, DP_MAX_LEVELS - 1, "0 to 23")) < 0) return -1;
+    if (r) p->max_level = (int)v[0];
+    /* Tile coordinates at the finest level must fit the sort key: dim * bits + 5 <= 64. */
+    {
+        const int bits = p->dim == 2 ? 29 : 19;
+        int rmax = 0;
+        for (int a = 0; a < p->dim; ++a) rmax = d->root[a] > rmax ? d->root[a] : rmax;
+        long long span = (long long)rmax << p->max_level;
+        if (span > (1ll << bits) || span * p->B > 2147483647ll) {
+            entry_t *e = find(kv, "max_level");
+            return fail(kv, e, "root tiles x 2^max_level = %lld exceeds %lld tiles per axis in %dD "
+                               "(the Morton sort key and 32-bit cell indices); lower max_level or root",
+                        span, 1ll << bits, p->dim);
+        }
+    }
+
+    for (int a = 0; a < 3; ++a) p->origin[a] = 0.0;
+    if ((r = get_doubles(kv, "origin", p->origin, p->dim, p->dim, "domain corner, one per dimension")) < 0) return -1;
+
+    int rmax = 0;
+    for (int a = 0; a < p->dim; ++a) rmax = d->root[a] > rmax ? d->root[a] : rmax;
+    p->h0 = 1.0 / ((double)rmax * p->B);
+    if ((r = get_doubles(kv, "cell_size", &p->h0, 1, 1, "level-0 cell spacing")) < 0) return -1;
+    if (!(p->h0 > 0)) return fail(kv, find(kv, "cell_size"), "must be > 0");
+
+    p->nf = 1;
+    strcpy(d->field_name[0], "rho");
+    if ((r = get_names(kv, "fields", d->field_name, 1, DP_MAX_FIELDS)) < 0) return -1;
+    if (r > 0) p->nf = r;
+
+    static const char *const fills[] = { "prolong", "model" };
+    p->fill = DP_FILL_PROLONG;
+    if (get_choice(kv, "fill", fills, 2, &p->fill) == -2) return -1;
+
+    static const char *const crits[] = { "jump", "gradient" };
+    p->crit = DP_CRIT_JUMP;
+    if (get_choice(kv, "criterion", crits, 2, &p->crit) == -2) return -1;
+
+    p->crit_field = 0;
+    entry_t *cf = find(kv, "criterion_field");
+    if (cf) {
+        cf->used = 1;
+        int found = -1;
+        for (int f = 0; f < p->nf; ++f)
+            if (strcmp(cf->val, d->field_name[f]) == 0) found = f;
+        if (found < 0) return fail(kv, cf, "not one of the names in 'fields'");
+        p->crit_field = found;
+    }
+
+    p->threshold = 0.1;
+    if ((r = get_doubles(kv, "threshold", &p->threshold, 1, 1, "a number > 0")) < 0) return -1;
+    if (!(p->threshold > 0)) return fail(kv, find(kv, "threshold"), "must be > 0");
+    p->threshold_f = (float)p->threshold;
+
+    if (parse_objects(kv, d) < 0) return -1;
+
+    /* mesh_file: relative to the deck's directory. Default: the deck's name with .mesh.hdf. */
+    char mf[4096] = "";
+    if (get_string(kv, "mesh_file", mf, sizeof mf) < 0) return -1;
+    if (!mf[0]) {
+        const char *base = strrchr(deck_path, '/');
+        base = base ? base + 1 : deck_path;
+        snprintf(mf, sizeof mf, "%s", base);
+        char *dot = strrchr(mf, '.');
+        if (dot && dot != mf) *dot = '\0';
+        strncat(mf, ".mesh.hdf", sizeof mf - strlen(mf) - 1);
+    }
+    if (mf[0] == '/' || !d->dir[0]) snprintf(d->mesh_file, sizeof d->mesh_file, "%s", mf);
+    else snprintf(d->mesh_file, sizeof d->mesh_file, "%s/%s", d->dir, mf);
+
+    snprintf(d->output, sizeof d->output, "dpamr_out.hdf");
+    if (get_string(kv, "output", d->output, sizeof d->output) < 0) return -1;
+    size_t ol = strlen(d->output);
+    if (ol < 5 || strcmp(d->output + ol - 4, ".hdf") != 0)
+        return fail(kv, find(kv, "output"), "must end in .hdf (the extension ParaView 5.11 opens as VTKHDF)");
+
+    static const char *const variants[] = { "auto", "cpu", "cdp", "host" };
+    d->variant = DP_VARIANT_AUTO;
+    if (get_choice(kv, "variant", variants, 4, &d->variant) == -2) return -1;
+
+    static const char *const onoff[] = { "off", "on" };
+    d->pdl = 1;
+    if (get_choice(kv, "pdl", onoff, 2, &d->pdl) == -2) return -1;
+
+    d->max_tiles = 0;
+    if ((r = get_ints(kv, "max_tiles", v, 1, 1, 0, 1ll << 40, "0 (computed) or a tile count")) < 0) return -1;
+    if (r) d->max_tiles = v[0];
+    d->pool = 0;
+    if ((r = get_ints(kv, "pool", v, 1, 1, 0, 1ll << 26, "0 (computed bound) or a pending-launch count")) < 0) return -1;
+    if (r) d->pool = v[0];
+    d->trace[0] = '\0';
+    if (get_string(kv, "trace", d->trace, sizeof d->trace) < 0) return -1;
+    d->threads = 0;
+    if ((r = get_ints(kv, "threads", v, 1, 1, 0, 4096, "0 (OpenMP default) or a thread count")) < 0) return -1;
+    if (r) d->threads = (int)v[0];
+
+    d->bench_repeats = 5;
+    if ((r = get_ints(kv, "bench_repeats", v, 1, 1, 1, 1000, "1 to 1000")) < 0) return -1;
+    if (r) d->bench_repeats = (int)v[0];
+    d->bench_warmup = 1;
+    if ((r = get_ints(kv, "bench_warmup", v, 1, 1, 0, 100, "0 to 100")) < 0) return -1;
+    if (r) d->bench_warmup = (int)v[0];
+    d->bench_cpu = 1;
+    if (get_choice(kv, "bench_cpu", onoff, 2, &d->bench_cpu) == -2) return -1;
+    snprintf(d->bench_out, sizeof d->bench_out, "bench");
+    if (get_string(kv, "bench_out", d->bench_out, sizeof d->bench_out) < 0) return -1;
+
+    for (int i = 0; i < kv->n; ++i)
+        if (!kv->e[i].used) return fail(kv, &kv->e[i], "unknown key (valid keys: %s)", k_keys_help);
+    return 0;
+}
+
+/* The effective deck as text: one `key = value` line per entry, overrides applied. */
+static char *render(const kv_t *kv)
+{
+    size_t len = 64;
+    for (int i = 0; i < kv->n; ++i) len += strlen(kv->e[i].key) + strlen(kv->e[i].val) + 4;
+    char *s = malloc(len), *w = s;
+    w += sprintf(w, "# effective deck (file plus overrides)\n");
+    for (int i = 0; i < kv->n; ++i) w += sprintf(w, "%s = %s\n", kv->e[i].key, kv->e[i].val);
+    return s;
+}
+
+static void kv_free(kv_t *kv)
+{
+    for (int i = 0; i < kv->n; ++i) {
+        free(kv->e[i].key);
+        free(kv->e[i].val);
+    }
+    free(kv->e);
+}
+
+static int finish(deck_t *d, kv_t *kv, int rc)
+{
+    if (rc == 0) d->text = render(kv);
+    kv_free(kv);
+    return rc;
+}
+
+int deck_parse_text(deck_t *d, const char *origin, const char *text, char *err, size_t errlen)
+{
+    memset(d, 0, sizeof *d);
+    snprintf(d->path, sizeof d->path, "%s", origin);
+    kv_t kv = { NULL, 0, 0, origin, err, errlen };
+    int rc = parse_text(&kv, text);
+    if (rc == 0) rc = schema(&kv, d, origin);
+    return finish(d, &kv, rc);
+}
+
+int deck_load(deck_t *d, const char *path, int noverride, char **overrides, char *err, size_t errlen)
+{
+    memset(d, 0, sizeof *d);
+    snprintf(d->path, sizeof d->path, "%s", path);
+    const char *slash = strrchr(path, '/');
+    if (slash) snprintf(d->dir, sizeof d->dir, "%.*s", (int)(slash - path), path);
+    if (slash == path) strcpy(d->dir, "/");
+
+    FILE *fp = fopen(path, "rb");
+    if (!fp) {
+        snprintf(err, errlen, "%s: cannot open deck: %s", path, strerror(errno));
+        return -1;
+    }
+    size_t cap = 4096, n = 0;
+    char *text = malloc(cap);
+    for (size_t got; (got = fread(text + n, 1, cap - n - 1, fp)) > 0;) {
+        n += got;
+        if (n + 1 == cap) text = realloc(text, cap *= 2);
+    }
+    fclose(fp);
+    text[n] = '\0';
+    if (strlen(text) != n) {
+        free(text);
+        snprintf(err, errlen, "%s: not a text deck (contains a NUL byte)", path);
+        return -1;
+    }
+    kv_t kv = { NULL, 0, 0, path, err, errlen };
+    int rc = parse_text(&kv, text);
+    free(text);
+    for (int i = 0; rc == 0 && i < noverride; ++i) {
+        char *o = strdup(overrides[i]);
+        char *eq = strchr(o, '=');
+        if (!eq) {
+            snprintf(err, errlen, "command line: '%s' is not key=value", overrides[i]);
+            rc = -1;
+        } else {
+            *eq = '\0';
+            kv.origin = path;
+            rc = add(&kv, trim(o), trim(eq + 1), 0);
+        }
+        free(o);
+    }
+    if (rc == 0) rc = schema(&kv, d, path);
+    return finish(d, &kv, rc);
+}
+
+void deck_free(deck_t *d)
+{
+    free(d->text);
+    d->text = NULL;
+}
+
+const char *deck_variant_name(int v)
+{
+    static const char *const names[] = { "auto", "cpu", "cdp", "host" };
+    return v >= 0 && v < 4 ? names[v] : "?";
+}

@@ -1,0 +1,49 @@
+/* deck.h - input decks: `key = value` lines, `#` comments, `key=value` overrides. */
+#ifndef DPAMR_DECK_H
+#define DPAMR_DECK_H
+
+#include <stddef.h>
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { DP_VARIANT_AUTO = 0, DP_VARIANT_CPU, DP_VARIANT_CDP, DP_VARIANT_HOST };
+
+/** A parsed, checked deck. Defaults are documented in README.md ("Deck keys"). */
+typedef struct {
+    char path[4096];        /* the deck file as given */
+    char dir[4096];         /* its directory: relative mesh_file paths resolve from here */
+    char *text;             /* the deck text plus overrides, as stored in output files */
+    dp_params p;            /* numerics shared with the kernels */
+    int root[3];
+    char field_name[DP_MAX_FIELDS][64];
+    char object_name[DP_MAX_OBJECTS][64];
+    char mesh_file[8192];   /* resolved path */
+    char output[4096];
+    int variant;            /* DP_VARIANT_* */
+    int pdl;                /* 1 on, 0 off */
+    long long max_tiles;    /* 0: computed */
+    long long pool;         /* 0: computed bound; >0 forces the pending-launch pool size */
+    char trace[4096];       /* Chrome trace output path ("" = none) */
+    int threads;            /* OpenMP threads for the cpu engine, 0 = default */
+    int bench_repeats;      /* timed repeats per variant (median reported) */
+    int bench_warmup;       /* untimed runs per variant before timing */
+    int bench_cpu;          /* 1: time the cpu variant too */
+    char bench_out[4096];   /* prefix of the bench CSV and JSON files */
+    int quiet;              /* not a key: engines print no per-level lines (bench) */
+} deck_t;
+
+/** Parse a deck file plus overrides ("key=value" strings). On error writes one message naming the
+ *  file, line, key, value and what is valid into err and returns -1. */
+int deck_load(deck_t *d, const char *path, int noverride, char **overrides, char *err, size_t errlen);
+/** Parse deck text (as stored in an output file); `origin` names it in messages. */
+int deck_parse_text(deck_t *d, const char *origin, const char *text, char *err, size_t errlen);
+void deck_free(deck_t *d);
+const char *deck_variant_name(int v);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

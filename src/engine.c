@@ -1,0 +1,88 @@
+/* engine.c - variant dispatch, tile capacity, and level 0 from the model. */
+#include "engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../device/gpu.h"
+
+dp_tidx engine_tile_capacity(const deck_t *d, const mesh_t *m, dp_tidx limit)
+{
+    if (d->max_tiles > 0) return (dp_tidx)d->max_tiles;
+    /* Full-domain bound: every tile of every level up to max_level. */
+    const dp_tidx roots = (dp_tidx)m->root[0] * m->root[1] * m->root[2];
+    dp_tidx total = 0, per = roots;
+    for (int L = 0; L <= d->p.max_level; ++L) {
+        total += per;
+        if (total >= limit) return limit;
+        per <<= d->p.dim;
+    }
+    return total < limit ? total : limit;
+}
+
+int engine_refine(int variant, const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    r->variant = variant;
+    r->pdl = d->pdl;
+    r->device_launches = r->pool_size = r->pool_bound = -1;
+    for (int L = 0; L < DP_MAX_LEVELS; ++L) r->level_ms[L] = -1.0;
+    if (m->nlevels - 1 > d->p.max_level) {
+        snprintf(err, errlen, "the mesh has levels up to %d but max_level = %d: no tile may lie beyond max_level",
+                 m->nlevels - 1, d->p.max_level);
+        return -1;
+    }
+    if (variant == DP_VARIANT_CPU) return refine_cpu(d, m, r, err, errlen);
+    return gpu_refine(variant, d, m, r, err, errlen);
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int engine_make_level0(const deck_t *d, mesh_t *m, char *err, size_t errlen)
+{
+    const dp_params *p = &d->p;
+    memset(m, 0, sizeof *m);
+    m->dim = p->dim;
+    m->B = p->B;
+    m->nf = p->nf;
+    for (int a = 0; a < 3; ++a) {
+        m->root[a] = d->root[a];
+        m->origin[a] = p->origin[a];
+    }
+    m->h0 = p->h0;
+    for (int f = 0; f < p->nf; ++f) snprintf(m->field_name[f], DP_NAME_LEN, "%s", d->field_name[f]);
+    const dp_tidx n = (dp_tidx)d->root[0] * d->root[1] * d->root[2];
+    if (mesh_alloc(m, n) != 0) {
+        snprintf(err, errlen, "out of host memory for %lld root tiles", (long long)n);
+        return -1;
+    }
+    /* Root tiles in Morton order: sort (key, linear index) pairs packed as keys. */
+    uint64_t *keys = malloc((size_t)n * sizeof *keys);
+    dp_tidx t = 0;
+    for (int k = 0; k < d->root[2]; ++k)
+        for (int j = 0; j < d->root[1]; ++j)
+            for (int i = 0; i < d->root[0]; ++i) keys[t++] = dp_morton(p->dim, i, j, k);
+    qsort(keys, (size_t)n, sizeof *keys, cmp_key);
+    for (t = 0; t < n; ++t) {
+        /* invert the Morton key (keys are unique, coordinates recovered bit by bit) */
+        int32_t c[3] = { 0, 0, 0 };
+        for (int b = 0; b < 63 / p->dim; ++b)
+            for (int a = 0; a < p->dim; ++a) c[a] |= (int32_t)((keys[t] >> (b * p->dim + a)) & 1u) << b;
+        m->level[t] = 0;
+        memcpy(m->coord + 3 * t, c, sizeof c);
+        m->key[t] = keys[t];
+        m->parent[t] = -1;
+        m->childmask[t] = 0;
+    }
+    free(keys);
+    m->ntiles = n;
+#pragma omp parallel for schedule(dynamic, 16)
+    for (dp_tidx i = 0; i < n; ++i) engine_fill_tile(p, m, i, -1, 0);
+    mesh_index_levels(m);
+    return 0;
+}

@@ -1,0 +1,127 @@
+/* engine_cpu.c - the CPU reference engine: plain C, OpenMP across tiles. The oracle the GPU
+ * engines must match bit for bit.
+ *
+ * Level by level from the finest level present: flag octants of every tile, exclusive-scan the
+ * child counts, then create the children parent by parent, octant by octant. Because a child's
+ * Morton key is (parent key << dim) | octant, this order is already the canonical order.
+ */
+#include "engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "timer.h"
+
+unsigned engine_octant_flags(const dp_params *p, const mesh_t *m, dp_tidx t)
+{
+    const int B = p->B, cells = dp_cells(p->dim, B), nz = p->dim == 3 ? B : 1;
+    const float *u = m->field[p->crit_field] + (size_t)t * cells;
+    const double h = dp_spacing(p, m->level[t]);
+    unsigned mask = 0;
+    for (int z = 0; z < nz; ++z)
+        for (int y = 0; y < B; ++y)
+            for (int x = 0; x < B; ++x)
+                if (dp_flag_cell(p, u, x, y, z, h)) mask |= 1u << dp_octant_of(B, x, y, z);
+    return mask;
+}
+
+void engine_fill_tile(const dp_params *p, mesh_t *m, dp_tidx t, dp_tidx parent, int octant)
+{
+    const int B = p->B, cells = dp_cells(p->dim, B), nz = p->dim == 3 ? B : 1;
+    const int32_t *c = m->coord + 3 * t;
+    for (int f = 0; f < p->nf; ++f) {
+        float *dst = m->field[f] + (size_t)t * cells;
+        const float *u = parent >= 0 ? m->field[f] + (size_t)parent * cells : NULL;
+        for (int z = 0; z < nz; ++z)
+            for (int y = 0; y < B; ++y)
+                for (int x = 0; x < B; ++x) {
+                    const int i = x + B * (y + B * z);
+                    if (p->fill == DP_FILL_PROLONG && u)
+                        dst[i] = dp_prolong(p->dim, B, u, octant, x, y, z);
+                    else
+                        dst[i] = dp_model_cell(p, f, m->level[t], c[0], c[1], c[2], x, y, z);
+                }
+    }
+}
+
+/* Build level L+1 from the tiles of level L. Returns the number of new tiles, or -1. */
+static dp_tidx build_level(const deck_t *d, mesh_t *m, int L, dp_tidx cap, char *err, size_t errlen)
+{
+    const dp_params *p = &d->p;
+    const dp_tidx s = m->level_start[L], n = m->level_start[L + 1] - s;
+    uint8_t *mask = malloc((size_t)(n > 0 ? n : 1));
+    dp_tidx *off = malloc((size_t)(n + 1) * sizeof *off);
+    if (!mask || !off) {
+        free(mask);
+        free(off);
+        snprintf(err, errlen, "out of host memory flagging level %d (%lld tiles)", L, (long long)n);
+        return -1;
+    }
+#pragma omp parallel for schedule(dynamic, 64)
+    for (dp_tidx i = 0; i < n; ++i) mask[i] = (uint8_t)engine_octant_flags(p, m, s + i);
+    off[0] = 0;
+    for (dp_tidx i = 0; i < n; ++i) off[i + 1] = off[i] + dp_popcount(mask[i]);
+    const dp_tidx total = off[n], first = m->ntiles;
+    if (first + total > cap) {
+        snprintf(err, errlen,
+                 "tile store overflow at level %d: capacity %lld tiles, at least %lld needed "
+                 "(set max_tiles >= %lld, or lower max_level)",
+                 L + 1, (long long)cap, (long long)(first + total), (long long)(first + total));
+        free(mask);
+        free(off);
+        return -1;
+    }
+    if (mesh_reserve(m, first + total) != 0) {
+        snprintf(err, errlen, "out of host memory: %lld tiles need %.2f GiB", (long long)(first + total),
+                 (double)(first + total) * ((double)mesh_cells(m) * 4.0 * m->nf + 29.0) / 1073741824.0);
+        free(mask);
+        free(off);
+        return -1;
+    }
+#pragma omp parallel for schedule(dynamic, 16)
+    for (dp_tidx i = 0; i < n; ++i) {
+        dp_tidx ch = first + off[i];
+        const dp_tidx par = s + i;
+        for (int o = 0; o < (1 << p->dim); ++o) {
+            if (!(mask[i] >> o & 1)) continue;
+            m->level[ch] = L + 1;
+            dp_child_coord(m->coord + 3 * par, o, m->coord + 3 * ch);
+            m->key[ch] = dp_morton(p->dim, m->coord[3 * ch], m->coord[3 * ch + 1], m->coord[3 * ch + 2]);
+            m->parent[ch] = par;
+            m->childmask[ch] = 0;
+            engine_fill_tile(p, m, ch, par, o);
+            ++ch;
+        }
+        m->childmask[par] = mask[i];
+    }
+    m->ntiles = first + total;
+    if (total > 0) {
+        m->nlevels = L + 2;
+        m->level_start[L + 2] = m->ntiles;
+    }
+    free(mask);
+    free(off);
+    return total;
+}
+
+int refine_cpu(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen)
+{
+    const double t0 = timer_ms();
+    const dp_tidx cap = engine_tile_capacity(d, m, (dp_tidx)1 << 40);
+    r->tile_capacity = cap;
+    r->level_first = m->nlevels;
+    r->level_last = m->nlevels - 1;
+    for (int L = m->nlevels - 1; L < d->p.max_level; ++L) {
+        const double tl = timer_ms();
+        const dp_tidx added = build_level(d, m, L, cap, err, errlen);
+        if (added < 0) return -1;
+        if (added == 0) break;
+        r->level_ms[L + 1] = timer_ms() - tl;
+        r->level_last = L + 1;
+        if (!d->quiet) printf("  level %2d: %12lld tiles  %10.2f ms\n", L + 1, (long long)added, r->level_ms[L + 1]);
+        fflush(stdout);
+    }
+    r->refine_ms = r->total_ms = timer_ms() - t0;
+    return 0;
+}

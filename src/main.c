@@ -1,0 +1,246 @@
+/* main.c - the dpamr driver: deck -> mesh file -> refinement engine -> validation -> file. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "../device/gpu.h"
+#include "../io/h5io.h"
+#include "../validation/valid.h"
+#include "bench.h"
+#include "deck.h"
+#include "engine.h"
+#include "mesh.h"
+#include "timer.h"
+
+#define ERRLEN 2048
+
+static void usage(FILE *fp)
+{
+    fprintf(fp,
+            "dpamr %s - adaptive mesh refinement with CUDA dynamic parallelism, a host-restructured\n"
+            "GPU variant and a CPU reference that all build the same mesh bit for bit.\n\n"
+            "usage:\n"
+            "  dpamr run   DECK [key=value ...]  refine the deck's mesh_file, validate, write `output`\n"
+            "  dpamr mesh  DECK [key=value ...]  sample level 0 from the deck's model into mesh_file\n"
+            "  dpamr check FILE                  re-validate a file written by dpamr\n"
+            "  dpamr bench DECK [key=value ...]  check that the variants agree, then time them\n"
+            "  dpamr gpu                         say whether a usable CUDA device is present (exit 0/1)\n"
+            "  dpamr --help | --version\n\n"
+            "Deck keys and file layouts: README.md.\n",
+            DPAMR_VERSION);
+}
+
+static int die(const char *msg)
+{
+    fprintf(stderr, "dpamr: error: %s\n", msg);
+    return 1;
+}
+
+/** The mesh file must describe the deck's domain: same dim, tile size, root grid, geometry, fields. */
+static int mesh_matches_deck(const mesh_t *m, const deck_t *d, const char *file, char *err, size_t n)
+{
+    const dp_params *p = &d->p;
+    if (m->dim != p->dim || m->B != p->B)
+        return snprintf(err, n, "%s has dim %d, tile_size %d but the deck %s says dim %d, tile_size %d", file,
+                        m->dim, m->B, d->path, p->dim, p->B), -1;
+    for (int a = 0; a < 3; ++a)
+        if (m->root[a] != d->root[a])
+            return snprintf(err, n, "%s has root %d %d %d but the deck %s says root %d %d %d", file, m->root[0],
+                            m->root[1], m->root[2], d->path, d->root[0], d->root[1], d->root[2]), -1;
+    for (int a = 0; a < p->dim; ++a)
+        if (m->origin[a] != p->origin[a] || m->h0 != p->h0)
+            return snprintf(err, n, "%s has origin/cell_size (%g %g %g / %g) other than the deck %s (%g %g %g / %g)",
+                            file, m->origin[0], m->origin[1], m->origin[2], m->h0, d->path, p->origin[0],
+                            p->origin[1], p->origin[2], p->h0), -1;
+    if (m->nf != p->nf)
+        return snprintf(err, n, "%s has %d fields but the deck %s names %d in 'fields'", file, m->nf, d->path, p->nf),
+               -1;
+    for (int f = 0; f < p->nf; ++f)
+        if (strcmp(m->field_name[f], d->field_name[f]) != 0)
+            return snprintf(err, n, "%s field %d is '%s' but the deck %s says '%s' (fields must match in order)", file,
+                            f, m->field_name[f], d->path, d->field_name[f]), -1;
+    return 0;
+}
+
+/** Turn variant=auto into a concrete variant; check that a GPU variant has a device. */
+static int resolve_variant(const deck_t *d, char *err, size_t n)
+{
+    char why[512];
+    if (d->variant == DP_VARIANT_CPU) return DP_VARIANT_CPU;
+    const int have = gpu_available(why, sizeof why);
+    if (d->variant == DP_VARIANT_AUTO) {
+        if (have) return DP_VARIANT_CDP;
+        printf("variant=auto: no usable GPU (%s); falling back to variant=cpu\n", why);
+        return DP_VARIANT_CPU;
+    }
+    if (!have) {
+        snprintf(err, n, "variant=%s needs a CUDA device: %s (use variant=cpu or variant=auto)",
+                 deck_variant_name(d->variant), why);
+        return -1;
+    }
+    return d->variant;
+}
+
+static void fill_meta(h5io_meta_t *meta, const deck_t *d, const char *variant, const valid_report_t *v)
+{
+    memset(meta, 0, sizeof *meta);
+    meta->deck_text = d->text;
+    meta->variant = variant;
+    meta->version = DPAMR_VERSION;
+    meta->pdl = d->pdl;
+    meta->device_launches = meta->launch_failures = meta->pool_size = -1;
+    meta->valid = v;
+}
+
+/** Load the deck and its mesh and make them agree. 0 or -1 with err. */
+int driver_load(deck_t *d, mesh_t *m, int argc, char **argv, char *err, size_t n)
+{
+    if (deck_load(d, argv[0], argc - 1, argv + 1, err, n) != 0) return -1;
+#ifdef _OPENMP
+    if (d->threads > 0) omp_set_num_threads(d->threads);
+#endif
+    if (h5io_read(d->mesh_file, m, NULL, err, n) != 0) return -1;
+    if (mesh_matches_deck(m, d, d->mesh_file, err, n) != 0) return -1;
+    return 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    char err[ERRLEN];
+    deck_t d;
+    mesh_t m;
+    memset(&m, 0, sizeof m);
+    const double t0 = timer_ms();
+    if (driver_load(&d, &m, argc, argv, err, sizeof err) != 0) return die(err);
+    const double load_ms = timer_ms() - t0;
+    const int variant = resolve_variant(&d, err, sizeof err);
+    if (variant < 0) return die(err);
+
+    printf("dpamr run %s: variant=%s pdl=%s, %dD, tile %d^%d, %lld tiles on levels 0..%d, max_level %d\n", d.path,
+           deck_variant_name(variant), d.pdl ? "on" : "off", d.p.dim, d.p.B, d.p.dim, (long long)m.ntiles,
+           m.nlevels - 1, d.p.max_level);
+    refine_report_t r;
+    if (engine_refine(variant, &d, &m, &r, err, sizeof err) != 0) return die(err);
+    if (r.note[0]) printf("%s\n", r.note);
+    if (r.pool_size >= 0)
+        printf("pending-launch pool: %lld (computed bound %lld); device launches: %lld, failed: %lld\n", r.pool_size,
+               r.pool_bound, r.device_launches, r.launch_failures);
+    printf("refined in %.3f ms (engine total %.3f ms): %lld tiles on %d levels\n", r.refine_ms, r.total_ms,
+           (long long)m.ntiles, m.nlevels);
+
+    const double tv = timer_ms();
+    valid_report_t v;
+    valid_check(&m, &d.p, &v);
+    const double validate_ms = timer_ms() - tv;
+    valid_print(&v, &m);
+    if (!v.passed) {
+        fprintf(stderr, "dpamr: error: validation failed; %s not written\n", d.output);
+        return 2;
+    }
+    h5io_meta_t meta;
+    fill_meta(&meta, &d, deck_variant_name(variant), &v);
+    meta.load_ms = load_ms;
+    meta.refine_ms = r.refine_ms;
+    meta.validate_ms = validate_ms;
+    meta.nlevels_timed = m.nlevels;
+    for (int L = 0; L < m.nlevels; ++L) meta.level_ms[L] = r.level_ms[L];
+    meta.device_launches = r.device_launches;
+    meta.launch_failures = r.launch_failures;
+    meta.pool_size = r.pool_size;
+    if (h5io_write(d.output, &m, &meta, err, sizeof err) != 0) return die(err);
+    printf("wrote %s\n", d.output);
+    mesh_free(&m);
+    deck_free(&d);
+    return 0;
+}
+
+static int cmd_mesh(int argc, char **argv)
+{
+    char err[ERRLEN];
+    deck_t d;
+    mesh_t m;
+    if (deck_load(&d, argv[0], argc - 1, argv + 1, err, sizeof err) != 0) return die(err);
+    if (engine_make_level0(&d, &m, err, sizeof err) != 0) return die(err);
+    valid_report_t v;
+    valid_check(&m, &d.p, &v);
+    if (!v.passed) {
+        fprintf(stderr, "dpamr: error: level-0 mesh failed validation: %s\n", v.first_failure);
+        return 2;
+    }
+    h5io_meta_t meta;
+    fill_meta(&meta, &d, "mesh", &v);
+    if (h5io_write(d.mesh_file, &m, &meta, err, sizeof err) != 0) return die(err);
+    printf("wrote %s: %lld root tiles of %d^%d cells, %d field(s)\n", d.mesh_file, (long long)m.ntiles, d.p.B,
+           d.p.dim, d.p.nf);
+    mesh_free(&m);
+    deck_free(&d);
+    return 0;
+}
+
+static int cmd_check(const char *file)
+{
+    char err[ERRLEN];
+    mesh_t m;
+    char *text = NULL;
+    if (h5io_read(file, &m, &text, err, sizeof err) != 0) return die(err);
+    if (!text) {
+        snprintf(err, sizeof err, "%s: no /dpamr/deck in the file: cannot tell the criterion to check against", file);
+        return die(err);
+    }
+    deck_t d;
+    char origin[4200];
+    snprintf(origin, sizeof origin, "%s:/dpamr/deck", file);
+    if (deck_parse_text(&d, origin, text, err, sizeof err) != 0) return die(err);
+    free(text);
+    if (mesh_matches_deck(&m, &d, file, err, sizeof err) != 0) return die(err);
+    valid_report_t v;
+    valid_check(&m, &d.p, &v);
+    printf("%s: %lld tiles on %d levels\n", file, (long long)m.ntiles, m.nlevels);
+    valid_print(&v, &m);
+    mesh_free(&m);
+    deck_free(&d);
+    return v.passed ? 0 : 2;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 1;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version")) {
+        printf("dpamr %s\n", DPAMR_VERSION);
+        return 0;
+    }
+    if (!strcmp(cmd, "gpu")) {
+        char why[512];
+        const int ok = gpu_available(why, sizeof why);
+        printf("%s: %s\n", ok ? "GPU" : "no GPU", why);
+        return ok ? 0 : 1;
+    }
+    const int known = !strcmp(cmd, "run") || !strcmp(cmd, "mesh") || !strcmp(cmd, "check") || !strcmp(cmd, "bench");
+    if (!known) {
+        fprintf(stderr, "dpamr: error: unknown subcommand '%s' (valid: run, mesh, check, bench, gpu)\n", cmd);
+        return 1;
+    }
+    if (argc < 3) {
+        fprintf(stderr, "dpamr: error: '%s' needs a %s argument\n", cmd, strcmp(cmd, "check") ? "DECK" : "FILE");
+        return 1;
+    }
+    if (!strcmp(cmd, "run")) return cmd_run(argc - 2, argv + 2);
+    if (!strcmp(cmd, "mesh")) return cmd_mesh(argc - 2, argv + 2);
+    if (!strcmp(cmd, "bench")) return bench_main(argc - 2, argv + 2);
+    if (argc > 3) {
+        fprintf(stderr, "dpamr: error: 'check' takes one FILE (got %d arguments)\n", argc - 2);
+        return 1;
+    }
+    return cmd_check(argv[2]);
+}

@@ -1,0 +1,140 @@
+/* mesh.c - allocation and indexing of the tile hierarchy. */
+#include "mesh.h"
+
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+int mesh_reserve(mesh_t *m, dp_tidx cap)
+{
+    if (cap <= m->cap) return 0;
+    const size_t cells = (size_t)mesh_cells(m);
+    const size_t old = (size_t)m->cap, n = (size_t)cap;
+#define GROW(ptr, per)                                                           \
+    do {                                                                         \
+        void *q = realloc((ptr), n * (per) * sizeof(*(ptr)));                    \
+        if (!q) return -1;                                                       \
+        (ptr) = q;                                                               \
+        memset((ptr) + old * (per), 0, (n - old) * (per) * sizeof(*(ptr)));      \
+    } while (0)
+    GROW(m->level, 1);
+    GROW(m->coord, 3);
+    GROW(m->key, 1);
+    GROW(m->parent, 1);
+    GROW(m->childmask, 1);
+    for (int f = 0; f < m->nf; ++f) GROW(m->field[f], cells);
+#undef GROW
+    m->cap = cap;
+    return 0;
+}
+
+int mesh_alloc(mesh_t *m, dp_tidx cap)
+{
+    m->cap = 0;
+    m->ntiles = 0;
+    m->level = NULL;
+    m->coord = NULL;
+    m->key = NULL;
+    m->parent = NULL;
+    m->childmask = NULL;
+    for (int f = 0; f < DP_MAX_FIELDS; ++f) m->field[f] = NULL;
+    if (mesh_reserve(m, cap < 1 ? 1 : cap) != 0) {
+        mesh_free(m);
+        return -1;
+    }
+    return 0;
+}
+
+void mesh_free(mesh_t *m)
+{
+    free(m->level);
+    free(m->coord);
+    free(m->key);
+    free(m->parent);
+    free(m->childmask);
+    for (int f = 0; f < DP_MAX_FIELDS; ++f) {
+        free(m->field[f]);
+        m->field[f] = NULL;
+    }
+    m->level = NULL;
+    m->coord = NULL;
+    m->key = NULL;
+    m->parent = NULL;
+    m->childmask = NULL;
+    m->cap = m->ntiles = 0;
+    m->nlevels = 0;
+}
+
+void mesh_index_levels(mesh_t *m)
+{
+    int nl = 0;
+    for (dp_tidx t = 0; t < m->ntiles; ++t)
+        if (m->level[t] + 1 > nl) nl = m->level[t] + 1;
+    if (nl > DP_MAX_LEVELS) nl = DP_MAX_LEVELS;
+    dp_tidx t = 0;
+    for (int L = 0; L <= nl; ++L) {
+        while (t < m->ntiles && m->level[t] < L) ++t;
+        m->level_start[L] = t;
+    }
+    m->level_start[nl] = m->ntiles;
+    m->nlevels = nl;
+}
+
+void mesh_index_children(mesh_t *m)
+{
+    memset(m->childmask, 0, (size_t)m->ntiles);
+    for (dp_tidx t = 0; t < m->ntiles; ++t) {
+        const int64_t p = m->parent[t];
+        if (p < 0 || p >= m->ntiles) continue;
+        const int o = (m->coord[3 * t] & 1) | ((m->coord[3 * t + 1] & 1) << 1) |
+                      ((m->coord[3 * t + 2] & 1) << 2);
+        m->childmask[p] |= (uint8_t)(1u << o);
+    }
+}
+
+int mesh_copy(mesh_t *dst, const mesh_t *src)
+{
+    *dst = *src;
+    if (mesh_alloc(dst, src->ntiles) != 0) return -1;
+    const size_t n = (size_t)src->ntiles, cells = (size_t)mesh_cells(src);
+    memcpy(dst->level, src->level, n * sizeof *src->level);
+    memcpy(dst->coord, src->coord, 3 * n * sizeof *src->coord);
+    memcpy(dst->key, src->key, n * sizeof *src->key);
+    memcpy(dst->parent, src->parent, n * sizeof *src->parent);
+    memcpy(dst->childmask, src->childmask, n);
+    for (int f = 0; f < src->nf; ++f) memcpy(dst->field[f], src->field[f], n * cells * sizeof(float));
+    dst->ntiles = src->ntiles;
+    return 0;
+}
+
+int mesh_equal(const mesh_t *a, const mesh_t *b, char *why, size_t n)
+{
+    if (a->ntiles != b->ntiles || a->nf != b->nf || a->nlevels != b->nlevels) {
+        snprintf(why, n, "%lld vs %lld tiles, %d vs %d levels", (long long)a->ntiles, (long long)b->ntiles, a->nlevels,
+                 b->nlevels);
+        return 0;
+    }
+    const size_t t = (size_t)a->ntiles, cells = (size_t)mesh_cells(a);
+#define SAME(arr, count, name)                                                                                 \
+    if (memcmp(a->arr, b->arr, (count) * sizeof *a->arr) != 0) {                                               \
+        snprintf(why, n, "%s differs", name);                                                                  \
+        return 0;                                                                                              \
+    }
+    SAME(level, t, "level");
+    SAME(coord, 3 * t, "coord");
+    SAME(key, t, "key");
+    SAME(parent, t, "parent");
+    SAME(childmask, t, "childmask");
+#undef SAME
+    for (int f = 0; f < a->nf; ++f)
+        if (memcmp(a->field[f], b->field[f], t * cells * sizeof(float)) != 0) {
+            for (size_t i = 0; i < t * cells; ++i)
+                if (memcmp(&a->field[f][i], &b->field[f][i], sizeof(float)) != 0) {
+                    snprintf(why, n, "field %s differs first at tile %zu cell %zu (%.9g vs %.9g)", a->field_name[f],
+                             i / cells, i % cells, a->field[f][i], b->field[f][i]);
+                    break;
+                }
+            return 0;
+        }
+    return 1;
+}

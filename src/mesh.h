@@ -1,0 +1,53 @@
+/* mesh.h - the tile hierarchy in memory (see docs/design.md, "Data model"). */
+#ifndef DPAMR_MESH_H
+#define DPAMR_MESH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DP_NAME_LEN 64
+
+/** A tile hierarchy in canonical order (level, then Morton key). Arrays hold `cap` tiles. */
+typedef struct {
+    int dim, B, nf;
+    int root[3];            /* root tile grid (root[2] == 1 in 2D) */
+    double origin[3];
+    double h0;              /* level-0 cell spacing */
+    char field_name[DP_MAX_FIELDS][DP_NAME_LEN];
+    dp_tidx ntiles, cap;
+    int nlevels;                              /* levels 0..nlevels-1 are present */
+    dp_tidx level_start[DP_MAX_LEVELS + 1];   /* level L: [level_start[L], level_start[L+1]) */
+    int32_t *level;     /* [cap] */
+    int32_t *coord;     /* [cap*3] i, j, k */
+    uint64_t *key;      /* [cap] Morton key */
+    int64_t *parent;    /* [cap] canonical index of the parent, -1 for roots */
+    uint8_t *childmask; /* [cap] bit o set when octant o has a child */
+    float *field[DP_MAX_FIELDS]; /* [cap * cells] each */
+} mesh_t;
+
+/** Cells per tile. */
+static inline int mesh_cells(const mesh_t *m) { return dp_cells(m->dim, m->B); }
+
+/** Allocate arrays for cap tiles (contents zeroed). Returns 0 on success, -1 when out of memory. */
+int mesh_alloc(mesh_t *m, dp_tidx cap);
+/** Grow the arrays to at least cap tiles, keeping contents. Returns 0 or -1. */
+int mesh_reserve(mesh_t *m, dp_tidx cap);
+void mesh_free(mesh_t *m);
+/** Recompute nlevels and level_start from level[] (tiles must be in canonical order). */
+void mesh_index_levels(mesh_t *m);
+/** Deep copy of src into dst (allocated here). 0 or -1. */
+int mesh_copy(mesh_t *dst, const mesh_t *src);
+/** 1 when a and b hold the same tiles and the same field bits; else 0 and the first difference. */
+int mesh_equal(const mesh_t *a, const mesh_t *b, char *why, size_t n);
+/** Recompute childmask[] from parent[] and coord[]. */
+void mesh_index_children(mesh_t *m);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,86 @@
+#!/bin/bash
+# errors.sh DPAMR DECK WORKDIR - bad input ends in one clear message and a non-zero exit,
+# leaves no output file behind, keeps an older output intact and never modifies the input.
+set -uo pipefail
+dpamr=$1 deck=$2 work=$3
+py=/usr/bin/python3
+rm -rf "$work" && mkdir -p "$work"
+mesh=$(cd "$(dirname "$deck")" && pwd)/default.mesh.hdf
+before=$(md5sum "$mesh" | cut -d' ' -f1)
+fails=0
+
+# expect_error NAME PATTERN CMD...: CMD must exit non-zero, print PATTERN on stderr, write no out.hdf
+expect_error() {
+    local name=$1 pattern=$2
+    shift 2
+    rm -f "$work/out.hdf"
+    "$@" >"$work/stdout" 2>"$work/stderr"
+    local rc=$?
+    if [ $rc -eq 0 ]; then echo "FAIL $name: exit 0"; fails=$((fails + 1)); return; fi
+    if ! grep -q -- "$pattern" "$work/stderr"; then
+        echo "FAIL $name: stderr lacks '$pattern':"; cat "$work/stderr"; fails=$((fails + 1)); return
+    fi
+    if ls "$work"/out.hdf* >/dev/null 2>&1; then echo "FAIL $name: output left behind"; fails=$((fails + 1)); return; fi
+    echo "ok   $name (exit $rc): $(head -c 300 "$work/stderr")"
+}
+
+# deck variants: the default deck with one line changed, mesh_file made absolute
+mkdeck() { sed -e "s#^mesh_file.*#mesh_file = $mesh#" "$deck" >"$work/$1.inp"; shift; }
+run() { "$dpamr" run "$work/$1.inp" output="$work/out.hdf" "${@:2}"; }
+
+mkdeck unknown; echo "tile_sise = 8" >>"$work/unknown.inp"
+expect_error "unknown key" "unknown.inp:.*tile_sise.*unknown key" run unknown
+mkdeck dup; echo "max_level = 3" >>"$work/dup.inp"
+expect_error "duplicate key" "dup.inp:.*max_level.*duplicate" run dup
+mkdeck type; sed -i 's/^tile_size .*/tile_size = eight/' "$work/type.inp"
+expect_error "wrong type" "type.inp:.*tile_size.*not an integer" run type
+mkdeck range; sed -i 's/^tile_size .*/tile_size = 12/' "$work/range.inp"
+expect_error "not a power of two" "range.inp:.*tile_size.*power of two" run range
+mkdeck range2; sed -i 's/^max_level .*/max_level = 99/' "$work/range2.inp"
+expect_error "out of range" "range2.inp:.*max_level.*out of range" run range2
+mkdeck choice; sed -i 's/^fill .*/fill = cubic/' "$work/choice.inp"
+expect_error "bad choice" "choice.inp:.*fill.*valid values are prolong, model" run choice
+mkdeck syntax; echo "just some words" >>"$work/syntax.inp"
+expect_error "not key = value" "syntax.inp:.*not 'key = value'" run syntax
+mkdeck ok
+expect_error "bad override" "command line.*max_level=-1" run ok max_level=-1
+expect_error "missing deck" "nosuch.inp.*cannot open" "$dpamr" run "$work/nosuch.inp"
+expect_error "unknown subcommand" "unknown subcommand" "$dpamr" frobnicate
+expect_error "missing argument" "needs a DECK" "$dpamr" run
+
+# mesh files
+expect_error "missing mesh" "nosuch.hdf" run ok mesh_file="$work/nosuch.hdf"
+echo "not an hdf5 file" >"$work/text.hdf"
+expect_error "not HDF5" "text.hdf" run ok mesh_file="$work/text.hdf"
+$py -c "import h5py; h5py.File('$work/empty.hdf','w').create_group('other')"
+expect_error "no /dpamr group" "empty.hdf.*dpamr" run ok mesh_file="$work/empty.hdf"
+cp "$mesh" "$work/nan.hdf"
+$py -c "
+import h5py, numpy as np
+f = h5py.File('$work/nan.hdf', 'r+'); d = f['/dpamr/fields/rho']; a = d[()]; a[3, 5] = np.nan; d[...] = a"
+expect_error "NaN in mesh" "nan.hdf.*rho" run ok mesh_file="$work/nan.hdf"
+cp "$mesh" "$work/shape.hdf"
+$py -c "
+import h5py
+f = h5py.File('$work/shape.hdf', 'r+'); c = f['/dpamr/tiles/coord'][()]; del f['/dpamr/tiles/coord']
+f['/dpamr/tiles/coord'] = c[:, :2]"
+expect_error "wrong shape" "shape.hdf.*coord" run ok mesh_file="$work/shape.hdf"
+cp "$mesh" "$work/dtype.hdf"
+$py -c "
+import h5py, numpy as np
+f = h5py.File('$work/dtype.hdf', 'r+'); a = f['/dpamr/tiles/level'][()]; del f['/dpamr/tiles/level']
+f['/dpamr/tiles/level'] = np.array([b'x'] * len(a))"
+expect_error "wrong dtype" "dtype.hdf.*level" run ok mesh_file="$work/dtype.hdf"
+mkdeck other; sed -i 's/^tile_size .*/tile_size = 16/' "$work/other.inp"
+expect_error "mesh does not match deck" "tile_size" run other
+
+# an older output stays intact when a run fails
+echo "older file" >"$work/keep.hdf"
+"$dpamr" run "$work/unknown.inp" output="$work/keep.hdf" 2>/dev/null
+if [ "$(cat "$work/keep.hdf")" != "older file" ]; then echo "FAIL older output was touched"; fails=$((fails + 1)); fi
+# check on a file that is not a dpamr output
+expect_error "check on a non-dpamr file" "empty.hdf" "$dpamr" check "$work/empty.hdf"
+
+after=$(md5sum "$mesh" | cut -d' ' -f1)
+if [ "$before" != "$after" ]; then echo "FAIL the input mesh was modified"; fails=$((fails + 1)); fi
+[ $fails -eq 0 ] && echo "errors OK" || { echo "$fails error case(s) failed"; exit 1; }

@@ -1,0 +1,55 @@
+#!/usr/bin/python3
+"""Compare every dataset of two HDF5 files byte for byte (names, dtypes, shapes, bytes).
+
+usage: h5compare.py A.hdf B.hdf [--ignore /path ...]
+Attributes are not compared: provenance (timings) lives in attributes on purpose.
+Exit 0 when identical, 1 with the first difference otherwise."""
+import sys
+import h5py
+import numpy as np
+
+
+def datasets(f, ignore):
+    out = {}
+
+    def visit(name, obj):
+        if isinstance(obj, h5py.Dataset) and not any(("/" + name).startswith(p) for p in ignore):
+            out["/" + name] = obj
+    f.visititems(visit)
+    return out
+
+
+def main():
+    args = sys.argv[1:]
+    ignore = []
+    while "--ignore" in args:
+        i = args.index("--ignore")
+        ignore.append(args[i + 1])
+        del args[i:i + 2]
+    if len(args) != 2:
+        print(__doc__)
+        return 2
+    with h5py.File(args[0], "r") as a, h5py.File(args[1], "r") as b:
+        da, db = datasets(a, ignore), datasets(b, ignore)
+        if sorted(da) != sorted(db):
+            print("dataset names differ:", sorted(set(da) ^ set(db)))
+            return 1
+        for name in sorted(da):
+            x, y = da[name], db[name]
+            if x.dtype != y.dtype or x.shape != y.shape:
+                print(f"{name}: {x.dtype}{x.shape} vs {y.dtype}{y.shape}")
+                return 1
+            xv, yv = x[()], y[()]
+            if isinstance(xv, np.ndarray):
+                same = xv.tobytes() == yv.tobytes()
+            else:
+                same = xv == yv
+            if not same:
+                print(f"{name}: contents differ")
+                return 1
+        print(f"identical: {len(da)} datasets ({args[0]} vs {args[1]})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

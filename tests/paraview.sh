@@ -1,0 +1,15 @@
+#!/bin/bash
+# paraview.sh DPAMR SRC WORKDIR - outputs (2D and 3D) open in Debian's ParaView 5.11: levels and box
+# counts match the file's own tile tree, and a PNG renders. Exit 77 (skipped) without ParaView.
+set -euo pipefail
+dpamr=$1 src=$2 work=$3
+if ! /usr/bin/python3 -c "import paraview.simple" >/dev/null 2>&1 || ! command -v xvfb-run >/dev/null; then
+    echo "SKIPPED: needs python3-paraview and xvfb (apt-get install python3-paraview xvfb xauth)"
+    exit 77
+fi
+rm -rf "$work" && mkdir -p "$work"
+for deck in default sphere3d model2d blob3d; do
+    "$dpamr" run "$src/inputs/$deck.inp" variant=cpu output="$work/$deck.hdf" >/dev/null
+done
+xvfb-run -a /usr/bin/python3 "$src/validation/paraview_check.py" --png-dir "$work" \
+    "$work/default.hdf" "$work/sphere3d.hdf" "$work/model2d.hdf" "$work/blob3d.hdf"

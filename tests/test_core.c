@@ -1,0 +1,140 @@
+/* test_core.c - the shared numerics of src/core.h: Morton keys, dp_exp, criterion, prolongation. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/core.h"
+#include "test_util.h"
+
+static void test_morton(void)
+{
+    CHECK(dp_morton(2, 0, 0, 0) == 0, "origin");
+    CHECK(dp_morton(2, 1, 0, 0) == 1 && dp_morton(2, 0, 1, 0) == 2 && dp_morton(2, 1, 1, 0) == 3, "2D unit");
+    CHECK(dp_morton(3, 1, 0, 0) == 1 && dp_morton(3, 0, 1, 0) == 2 && dp_morton(3, 0, 0, 1) == 4, "3D unit");
+    CHECK(dp_morton(2, 0xffff, 0, 0) == 0x55555555ull, "2D x spread");
+    CHECK(dp_morton(3, 0x1fffff, 0, 0) == 0x1249249249249249ull, "3D x spread");
+    /* a child's key is (parent key << dim) | octant: the canonical order follows from it */
+    for (int dim = 2; dim <= 3; ++dim)
+        for (int32_t i = 0; i < 9; ++i)
+            for (int32_t j = 0; j < 7; ++j)
+                for (int o = 0; o < (1 << dim); ++o) {
+                    const int32_t pc[3] = { i, j, dim == 3 ? (i + j) % 5 : 0 };
+                    int32_t cc[3];
+                    dp_child_coord(pc, o, cc);
+                    if (dim == 2) cc[2] = 0;
+                    const uint64_t pk = dp_morton(dim, pc[0], pc[1], pc[2]);
+                    CHECK(dp_morton(dim, cc[0], cc[1], cc[2]) == ((pk << dim) | (uint64_t)o), "child key %d", o);
+                }
+}
+
+static void test_exp(void)
+{
+    double worst = 0.0;
+    for (int i = 0; i <= 200000; ++i) {
+        const double x = -700.0 * i / 200000.0;
+        const double rel = fabs(dp_exp(x) - exp(x)) / exp(x);
+        if (rel > worst) worst = rel;
+    }
+    CHECK(worst < 1e-14, "dp_exp relative error %.3g", worst);
+    CHECK(dp_exp(0.0) == 1.0, "exp(0) = %.17g", dp_exp(0.0));
+    CHECK(dp_exp(-1000.0) == 0.0 && dp_exp(NAN) == 0.0, "underflow and NaN map to 0");
+}
+
+static void test_criterion_prolong(int dim)
+{
+    dp_params p;
+    memset(&p, 0, sizeof p);
+    p.dim = dim;
+    p.B = 8;
+    p.nf = 1;
+    p.crit = DP_CRIT_JUMP;
+    p.threshold = 0.5;
+    p.threshold_f = 0.5f;
+    p.h0 = 1.0 / 8;
+    const int B = 8, cells = dp_cells(dim, B), nz = dim == 3 ? B : 1;
+    float *u = malloc(sizeof(float) * cells);
+    /* a step at x = 6 | 7: only octants with x in the upper half are flagged */
+    for (int c = 0; c < cells; ++c) u[c] = (c % B) >= 7 ? 2.0f : (float)(c % B) * 0.01f;
+    unsigned mask = 0;
+    for (int z = 0; z < nz; ++z)
+        for (int y = 0; y < B; ++y)
+            for (int x = 0; x < B; ++x)
+                if (dp_flag_cell(&p, u, x, y, z, p.h0)) mask |= 1u << dp_octant_of(B, x, y, z);
+    CHECK(mask == (dim == 2 ? 0xAu : 0xAAu), "%dD step flags octants %#x", dim, mask);
+    p.crit = DP_CRIT_GRADIENT;
+    p.threshold = 0.5 / p.h0 * 0.999; /* jump 1.93 over h: flagged; smooth 0.01/h = 0.08: not */
+    unsigned mg = 0;
+    for (int z = 0; z < nz; ++z)
+        for (int y = 0; y < B; ++y)
+            for (int x = 0; x < B; ++x)
+                if (dp_flag_cell(&p, u, x, y, z, p.h0)) mg |= 1u << dp_octant_of(B, x, y, z);
+    CHECK(mg == mask, "gradient criterion agrees on the step: %#x", mg);
+
+    /* prolongation is conservative: children of each parent cell average back to it */
+    for (int c = 0; c < cells; ++c) u[c] = (float)sin(0.37 * c) + (c % 3 == 0 ? 1.5f : 0.0f);
+    double worst = 0.0;
+    for (int o = 0; o < (1 << dim); ++o) {
+        float *child = malloc(sizeof(float) * cells);
+        for (int z = 0; z < nz; ++z)
+            for (int y = 0; y < B; ++y)
+                for (int x = 0; x < B; ++x) child[x + B * (y + B * z)] = dp_prolong(dim, B, u, o, x, y, z);
+        for (int z = 0; z < nz; z += 2)
+            for (int y = 0; y < B; y += 2)
+                for (int x = 0; x < B; x += 2) {
+                    double s = 0.0;
+                    for (int k = 0; k < (dim == 3 ? 2 : 1); ++k)
+                        for (int j = 0; j < 2; ++j)
+                            for (int i = 0; i < 2; ++i) s += child[(x + i) + B * ((y + j) + B * (z + k))];
+                    s /= 1 << dim;
+                    const int px = (o & 1) * B / 2 + x / 2, py = (o >> 1 & 1) * B / 2 + y / 2,
+                              pz = dim == 3 ? (o >> 2 & 1) * B / 2 + z / 2 : 0;
+                    const double pv = u[px + B * (py + B * pz)];
+                    const double rel = fabs(s - pv) / (fabs(pv) + 1e-30);
+                    if (rel > worst) worst = rel;
+                }
+        free(child);
+    }
+    CHECK(worst < 1e-6, "%dD prolongation conserves to %.3g", dim, worst);
+    free(u);
+}
+
+static void test_model(void)
+{
+    dp_params p;
+    memset(&p, 0, sizeof p);
+    p.dim = 2;
+    p.B = 4;
+    p.nf = 2;
+    p.h0 = 0.25;
+    p.nobj = 2;
+    p.obj[0].kind = DP_OBJ_BOX;
+    p.obj[0].center[0] = p.obj[0].center[1] = 0.5;
+    p.obj[0].radius[0] = p.obj[0].radius[1] = p.obj[0].radius[2] = 0.3;
+    p.obj[0].inside[0] = 3.0;
+    p.obj[0].outside[0] = 1.0;
+    p.obj[0].inside[1] = p.obj[0].outside[1] = 7.0;
+    p.obj[1].kind = DP_OBJ_GAUSSIAN;
+    p.obj[1].center[0] = 0.125;
+    p.obj[1].center[1] = 0.125;
+    p.obj[1].radius[0] = p.obj[1].radius[1] = p.obj[1].radius[2] = 0.5;
+    p.obj[1].inside[0] = 2.0;
+    /* cell (1,1) centre (0.375, 0.375) is inside the box; cell (0,0) centre (0.125,0.125) is the
+       gaussian's peak and outside the box */
+    CHECK(dp_model_cell(&p, 0, 0, 0, 0, 0, 0, 0, 0) == 3.0f, "peak + box outside = %g",
+          dp_model_cell(&p, 0, 0, 0, 0, 0, 0, 0, 0));
+    const float v = dp_model_cell(&p, 0, 0, 0, 0, 0, 1, 1, 0);
+    CHECK(fabsf(v - (3.0f + 2.0f * (float)exp(-0.5))) < 1e-6f, "box inside + gaussian = %g", v);
+    CHECK(dp_model_cell(&p, 1, 0, 0, 0, 0, 3, 3, 0) == 7.0f, "second field");
+    p.obj[0].kind = DP_OBJ_ELLIPSOID;
+    CHECK(dp_model_cell(&p, 0, 0, 0, 0, 0, 0, 0, 0) == 3.0f, "ellipsoid outside");
+}
+
+int main(void)
+{
+    test_morton();
+    test_exp();
+    test_criterion_prolong(2);
+    test_criterion_prolong(3);
+    test_model();
+    return TEST_DONE();
+}

@@ -1,0 +1,84 @@
+/* test_deck.c - deck parsing: defaults, values, overrides, and one clear error per bad input. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/deck.h"
+#include "test_util.h"
+
+static const char *k_good =
+    "# a comment\n"
+    "dim = 3   # trailing comment\n"
+    "root = 2 3 4\n"
+    "tile_size = 16\n"
+    "max_level = 5\n"
+    "fields = rho e\n"
+    "fill = model\n"
+    "criterion = gradient\n"
+    "criterion_field = e\n"
+    "threshold = 2.5\n"
+    "model.objects = a\n"
+    "model.a.type = sphere\n"
+    "model.a.center = 0.1 0.2 0.3\n"
+    "model.a.radius = 0.25\n"
+    "model.a.inside = 1 2\n"
+    "variant = cpu\n"
+    "pdl = off\n";
+
+static void expect_error(const char *text, const char *needle)
+{
+    deck_t d;
+    char err[1024] = "";
+    const int rc = deck_parse_text(&d, "t.inp", text, err, sizeof err);
+    CHECK(rc != 0, "accepted bad deck: %s", text);
+    CHECK(strstr(err, needle) != NULL, "message '%s' lacks '%s'", err, needle);
+    if (rc == 0) deck_free(&d);
+}
+
+int main(void)
+{
+    deck_t d;
+    char err[1024] = "";
+    CHECK(deck_parse_text(&d, "t.inp", "", err, sizeof err) == 0, "empty deck: %s", err);
+    CHECK(d.p.dim == 2 && d.p.B == 8 && d.p.max_level == 4 && d.p.nf == 1 && d.variant == DP_VARIANT_AUTO &&
+              d.pdl == 1 && d.p.fill == DP_FILL_PROLONG && d.root[0] == 4 && d.root[2] == 1,
+          "defaults");
+    CHECK(d.p.h0 == 1.0 / 32, "default cell_size %g", d.p.h0);
+    deck_free(&d);
+
+    CHECK(deck_parse_text(&d, "t.inp", k_good, err, sizeof err) == 0, "good deck: %s", err);
+    CHECK(d.p.dim == 3 && d.root[0] == 2 && d.root[1] == 3 && d.root[2] == 4 && d.p.B == 16, "geometry");
+    CHECK(d.p.nf == 2 && !strcmp(d.field_name[1], "e") && d.p.crit_field == 1, "fields");
+    CHECK(d.p.fill == DP_FILL_MODEL && d.p.crit == DP_CRIT_GRADIENT && d.p.threshold == 2.5, "numerics");
+    CHECK(d.p.nobj == 1 && d.p.obj[0].kind == DP_OBJ_ELLIPSOID && d.p.obj[0].radius[2] == 0.25 &&
+              d.p.obj[0].inside[1] == 2.0 && d.p.obj[0].outside[0] == 0.0,
+          "object");
+    CHECK(d.variant == DP_VARIANT_CPU && d.pdl == 0, "variant/pdl");
+    /* the effective deck re-parses to the same values */
+    deck_t d2;
+    CHECK(deck_parse_text(&d2, "again", d.text, err, sizeof err) == 0, "re-parse: %s", err);
+    CHECK(memcmp(&d.p, &d2.p, sizeof d.p) == 0, "re-parsed parameters equal");
+    deck_free(&d2);
+    deck_free(&d);
+
+    expect_error("tile_sise = 8\n", "t.inp:1: key 'tile_sise' = '8': unknown key");
+    expect_error("dim = 2\ndim = 3\n", "t.inp:2: key 'dim' = '3': duplicate key (first set on line 1)");
+    expect_error("tile_size = 12\n", "power of two");
+    expect_error("tile_size = 64\n", "out of range");
+    expect_error("max_level = x\n", "'x' is not an integer");
+    expect_error("threshold = -1\n", "must be > 0");
+    expect_error("threshold = nan\n", "not a finite number");
+    expect_error("root = 1 2 3\n", "expected 2 values");
+    expect_error("fill = cubic\n", "valid values are prolong, model");
+    expect_error("variant = gpu\n", "valid values are auto, cpu, cdp, host");
+    expect_error("hello\n", "t.inp:1: 'hello' is not 'key = value'");
+    expect_error("dim =\n", "empty value");
+    expect_error("model.objects = a\n", "object 'a' needs 'model.a.type'");
+    expect_error("model.objects = a\nmodel.a.type = cube\n", "valid values are ellipsoid, box, gaussian, sphere");
+    expect_error("model.objects = a\nmodel.a.type = box\nmodel.a.center = 0 0\nmodel.a.radius = 0\n", "radii");
+    expect_error("model.b.type = box\n", "unknown key");
+    expect_error("criterion_field = nope\n", "not one of the names");
+    expect_error("output = out.vtk\n", "must end in .hdf");
+    expect_error("root = 65536 1\nmax_level = 20\n", "exceeds");
+    expect_error("fields = a a\n", "named twice");
+    return TEST_DONE();
+}
