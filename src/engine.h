@@ -31,8 +31,11 @@ typedef struct {
     char note[256];                       /* engine summary line */
 } refine_report_t;
 
-/** Tile capacity for a deck: max_tiles if set, else the full-domain bound up to max_level
- *  (capped at `limit`, e.g. what fits in memory). */
+/** Default tile store capacity: 2^21 tiles (max_tiles = 0). */
+#define DP_DEFAULT_MAX_TILES ((dp_tidx)1 << 21)
+
+/** Tile capacity for a deck: max_tiles if set, else the full-domain bound up to max_level,
+ *  capped at DP_DEFAULT_MAX_TILES and at `limit` (e.g. what fits in device memory). */
 dp_tidx engine_tile_capacity(const deck_t *d, const mesh_t *m, dp_tidx limit);
 
 /** Refine m with the CPU reference engine (plain C, OpenMP across tiles). 0 or -1 with err. */

@@ -44,23 +44,23 @@ static int mesh_matches_deck(const mesh_t *m, const deck_t *d, const char *file,
 {
     const dp_params *p = &d->p;
     if (m->dim != p->dim || m->B != p->B)
-        return snprintf(err, n, "%s has dim %d, tile_size %d but the deck %s says dim %d, tile_size %d", file,
+        return snprintf(err, n, "%.900s has dim %d, tile_size %d but the deck %.900s says dim %d, tile_size %d", file,
                         m->dim, m->B, d->path, p->dim, p->B), -1;
     for (int a = 0; a < 3; ++a)
         if (m->root[a] != d->root[a])
-            return snprintf(err, n, "%s has root %d %d %d but the deck %s says root %d %d %d", file, m->root[0],
+            return snprintf(err, n, "%.900s has root %d %d %d but the deck %.900s says root %d %d %d", file, m->root[0],
                             m->root[1], m->root[2], d->path, d->root[0], d->root[1], d->root[2]), -1;
     for (int a = 0; a < p->dim; ++a)
         if (m->origin[a] != p->origin[a] || m->h0 != p->h0)
-            return snprintf(err, n, "%s has origin/cell_size (%g %g %g / %g) other than the deck %s (%g %g %g / %g)",
+            return snprintf(err, n, "%.900s has origin/cell_size (%g %g %g / %g) other than the deck %.900s (%g %g %g / %g)",
                             file, m->origin[0], m->origin[1], m->origin[2], m->h0, d->path, p->origin[0],
                             p->origin[1], p->origin[2], p->h0), -1;
     if (m->nf != p->nf)
-        return snprintf(err, n, "%s has %d fields but the deck %s names %d in 'fields'", file, m->nf, d->path, p->nf),
+        return snprintf(err, n, "%.900s has %d fields but the deck %.900s names %d in 'fields'", file, m->nf, d->path, p->nf),
                -1;
     for (int f = 0; f < p->nf; ++f)
         if (strcmp(m->field_name[f], d->field_name[f]) != 0)
-            return snprintf(err, n, "%s field %d is '%s' but the deck %s says '%s' (fields must match in order)", file,
+            return snprintf(err, n, "%.900s field %d is '%s' but the deck %.900s says '%s' (fields must match in order)", file,
                             f, m->field_name[f], d->path, d->field_name[f]), -1;
     return 0;
 }

@@ -1,0 +1,1148 @@
+/* h5io.c - HDF5 files: VTKHDF OverlappingAMR (for ParaView 5.11) plus the /dpamr group.
+ *
+ * Layout: /work/shared/design/output-format.md (VTKHDF part) and README.md "Files" (/dpamr part).
+ * Writing goes to PATH.tmp.PID, renamed onto PATH on success. Object time stamps are off, so the
+ * same content gives the same bytes. Run timings are attributes: datasets of two runs of one deck
+ * are identical. Reading takes only /dpamr and checks it thoroughly; the VTKHDF part is derived.
+ *
+ * Every function that opens HDF5 handles closes them itself, on every path (goto done). HDF5's
+ * automatic error printing is switched off: callers get one message in err.
+ */
+#include "h5io.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <hdf5.h>
+
+/* HDF5 1.12 renamed two calls (the old names are deprecated there). */
+#if H5_VERSION_GE(1, 12, 0)
+#define DP_H5_IS_HDF5(p) H5Fis_accessible((p), H5P_DEFAULT)
+#define DP_H5_RECLAIM(t, s, buf) H5Treclaim((t), (s), H5P_DEFAULT, (buf))
+#else
+#define DP_H5_IS_HDF5(p) H5Fis_hdf5(p)
+#define DP_H5_RECLAIM(t, s, buf) H5Dvlen_reclaim((t), (s), H5P_DEFAULT, (buf))
+#endif
+
+#define FORMAT_NAME "dpamr-mesh"
+#define FORMAT_VERSION 1
+#define GHOST_HIDDEN 32 /* vtkDataSetAttributes::HIDDENCELL */
+
+/* ---- small helpers ----------------------------------------------------------------------- */
+
+/** Close any HDF5 handle (ignores invalid ids). */
+static void h5close(hid_t id)
+{
+    if (id < 0) return;
+    switch (H5Iget_type(id)) {
+    case H5I_FILE: H5Fclose(id); break;
+    case H5I_GROUP: H5Gclose(id); break;
+    case H5I_DATASET: H5Dclose(id); break;
+    case H5I_ATTR: H5Aclose(id); break;
+    case H5I_DATASPACE: H5Sclose(id); break;
+    case H5I_DATATYPE: H5Tclose(id); break;
+    case H5I_GENPROP_LST: H5Pclose(id); break;
+    default: break;
+    }
+}
+
+/** Format a message into err (never overflows, always terminated). */
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || errlen == 0) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/** Callback of H5Ewalk2: keep the innermost error description. */
+static herr_t walk_first(unsigned n, const H5E_error2_t *e, void *data)
+{
+    if (n == 0 && e && e->desc) snprintf((char *)data, 200, "%s", e->desc);
+    return 0;
+}
+
+/** The innermost HDF5 error description (or a generic text); clears the error stack. */
+static const char *h5_reason(char *buf)
+{
+    buf[0] = '\0';
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, walk_first, buf);
+    H5Eclear2(H5E_DEFAULT);
+    if (!buf[0]) snprintf(buf, 200, "HDF5 call failed");
+    return buf;
+}
+
+/** Full HDF5 path of loc/name, for messages. */
+static void obj_path(hid_t loc, const char *name, char *out, size_t n)
+{
+    char base[512] = "";
+    if (H5Iget_name(loc, base, sizeof base) < 0) base[0] = '\0';
+    if (!name) snprintf(out, n, "%s", base);
+    else snprintf(out, n, "%s%s%s", base, strcmp(base, "/") == 0 ? "" : "/", name);
+}
+
+/** Is a field name usable as an HDF5 link name and in the space-separated list? */
+static int name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n >= DP_NAME_LEN) return 0;
+    if (strcmp(s, ".") == 0 || strcmp(s, "..") == 0 || strcmp(s, "vtkGhostType") == 0) return 0;
+    for (size_t i = 0; i < n; ++i)
+        if ((unsigned char)s[i] <= ' ' || s[i] == '/' || s[i] == 0x7f) return 0;
+    return 1;
+}
+
+/* ---- writing ----------------------------------------------------------------------------- */
+
+/** Write context: the destination (for messages) and the error buffer. */
+typedef struct {
+    const char *path;
+    char *err;
+    size_t errlen;
+} wctx;
+
+/** Record an HDF5 failure on object loc/name. Always returns -1. */
+static int w_fail(wctx *c, hid_t loc, const char *name, const char *what)
+{
+    char where[600], why[200];
+    obj_path(loc, name, where, sizeof where);
+    seterr(c->err, c->errlen, "cannot write %s: %s %s failed (%s)", c->path, what, where, h5_reason(why));
+    return -1;
+}
+
+/** Object creation property list without time stamps (dataset or group). */
+static hid_t w_ocpl(hid_t cls)
+{
+    hid_t p = H5Pcreate(cls);
+    if (p >= 0 && H5Pset_obj_track_times(p, 0) < 0) {
+        H5Pclose(p);
+        return -1;
+    }
+    return p;
+}
+
+/** Create group loc/name without time stamps. Returns the group or -1 (err set). */
+static hid_t w_group(wctx *c, hid_t loc, const char *name)
+{
+    hid_t gcpl = w_ocpl(H5P_GROUP_CREATE);
+    hid_t g = gcpl < 0 ? -1 : H5Gcreate2(loc, name, H5P_DEFAULT, gcpl, H5P_DEFAULT);
+    h5close(gcpl);
+    if (g < 0) w_fail(c, loc, name, "creating group");
+    return g;
+}
+
+/** Create and close an empty group. */
+static int w_empty_group(wctx *c, hid_t loc, const char *name)
+{
+    hid_t g = w_group(c, loc, name);
+    if (g < 0) return -1;
+    H5Gclose(g);
+    return 0;
+}
+
+/** Dataspace: scalar for rank 0, else simple with dims. */
+static hid_t w_space(int rank, const hsize_t *dims)
+{
+    return rank == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(rank, dims, NULL);
+}
+
+/** Write attribute loc@name of file type ft from buf (memory type mt). */
+static int w_attr(wctx *c, hid_t loc, const char *name, hid_t ft, hid_t mt, int rank, const hsize_t *dims,
+                  const void *buf)
+{
+    int rc = -1;
+    hid_t s = w_space(rank, dims), a = -1;
+    if (s < 0) goto done;
+    a = H5Acreate2(loc, name, ft, s, H5P_DEFAULT, H5P_DEFAULT);
+    if (a < 0 || H5Awrite(a, mt, buf) < 0) goto done;
+    rc = 0;
+done:
+    h5close(a);
+    h5close(s);
+    if (rc != 0) w_fail(c, loc, name, "writing attribute");
+    return rc;
+}
+
+/** Fixed-length NULLPAD string type holding s (size strlen(s), at least 1). */
+static hid_t w_strtype(const char *s)
+{
+    size_t n = strlen(s);
+    hid_t t = H5Tcopy(H5T_C_S1);
+    if (t < 0) return -1;
+    if (H5Tset_size(t, n ? n : 1) < 0 || H5Tset_strpad(t, H5T_STR_NULLPAD) < 0) {
+        H5Tclose(t);
+        return -1;
+    }
+    return t;
+}
+
+/** Scalar fixed-length string attribute (NULLPAD, size strlen: "OverlappingAMR" gets 14). */
+static int w_attr_str(wctx *c, hid_t loc, const char *name, const char *s)
+{
+    if (!s) s = "";
+    hid_t t = w_strtype(s);
+    if (t < 0) return w_fail(c, loc, name, "making string type for");
+    int rc = w_attr(c, loc, name, t, t, 0, NULL, s[0] ? s : "\0");
+    H5Tclose(t);
+    return rc;
+}
+
+static int w_attr_i32(wctx *c, hid_t loc, const char *name, int32_t v)
+{
+    return w_attr(c, loc, name, H5T_STD_I32LE, H5T_NATIVE_INT32, 0, NULL, &v);
+}
+
+static int w_attr_i64(wctx *c, hid_t loc, const char *name, int64_t v)
+{
+    return w_attr(c, loc, name, H5T_STD_I64LE, H5T_NATIVE_INT64, 0, NULL, &v);
+}
+
+static int w_attr_u64(wctx *c, hid_t loc, const char *name, uint64_t v)
+{
+    return w_attr(c, loc, name, H5T_STD_U64LE, H5T_NATIVE_UINT64, 0, NULL, &v);
+}
+
+static int w_attr_f64(wctx *c, hid_t loc, const char *name, double v)
+{
+    return w_attr(c, loc, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 0, NULL, &v);
+}
+
+/** 1-D attribute of n values. */
+static int w_attr_vec(wctx *c, hid_t loc, const char *name, hid_t ft, hid_t mt, hsize_t n, const void *buf)
+{
+    return w_attr(c, loc, name, ft, mt, 1, &n, buf);
+}
+
+/** Contiguous dataset loc/name without time stamps, written with one H5Dwrite (none when empty). */
+static int w_dset(wctx *c, hid_t loc, const char *name, hid_t ft, hid_t mt, int rank, const hsize_t *dims,
+                  const void *buf)
+{
+    int rc = -1;
+    hid_t dcpl = w_ocpl(H5P_DATASET_CREATE), s = w_space(rank, dims), d = -1;
+    if (dcpl < 0 || s < 0) goto done;
+    d = H5Dcreate2(loc, name, ft, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    if (d < 0) goto done;
+    hssize_t np = H5Sget_simple_extent_npoints(s);
+    if (np < 0 || (np > 0 && H5Dwrite(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)) goto done;
+    rc = 0;
+done:
+    h5close(d);
+    h5close(s);
+    h5close(dcpl);
+    if (rc != 0) w_fail(c, loc, name, "writing dataset");
+    return rc;
+}
+
+/** Scalar fixed-length string dataset. */
+static int w_dset_str(wctx *c, hid_t loc, const char *name, const char *s)
+{
+    hid_t t = w_strtype(s);
+    if (t < 0) return w_fail(c, loc, name, "making string type for");
+    int rc = w_dset(c, loc, name, t, t, 0, NULL, s[0] ? s : "\0");
+    H5Tclose(t);
+    return rc;
+}
+
+/** Fill AMRBox rows [ilo,ihi,jlo,jhi,klo,khi] for tiles [s,e). -1 when an index passes int32. */
+static int w_boxes(const mesh_t *m, dp_tidx s, dp_tidx e, int32_t *box)
+{
+    const int64_t B = m->B;
+    for (dp_tidx t = s; t < e; ++t) {
+        int32_t *r = box + 6 * (t - s);
+        for (int a = 0; a < 3; ++a) {
+            const int64_t lo = a < m->dim ? (int64_t)m->coord[3 * t + a] * B : 0;
+            const int64_t hi = a < m->dim ? lo + B - 1 : 0;
+            if (lo < 0 || hi > INT32_MAX) return -1;
+            r[2 * a] = (int32_t)lo;
+            r[2 * a + 1] = (int32_t)hi;
+        }
+    }
+    return 0;
+}
+
+/** Fill vtkGhostType for tiles [s,e): 32 on cells whose octant has a child. */
+static void w_ghost(const mesh_t *m, dp_tidx s, dp_tidx e, const uint8_t *oct, uint8_t *g)
+{
+    const size_t cells = (size_t)mesh_cells(m);
+    for (dp_tidx t = s; t < e; ++t) {
+        uint8_t *q = g + (size_t)(t - s) * cells;
+        const unsigned cm = m->childmask[t];
+        if (cm == 0) {
+            memset(q, 0, cells);
+            continue;
+        }
+        for (size_t i = 0; i < cells; ++i) q[i] = (cm >> oct[i] & 1u) ? GHOST_HIDDEN : 0;
+    }
+}
+
+/** Octant of every cell of a tile (x fastest). */
+static void w_octants(const mesh_t *m, uint8_t *oct)
+{
+    const int B = m->B, nz = m->dim == 3 ? B : 1;
+    for (int z = 0; z < nz; ++z)
+        for (int y = 0; y < B; ++y)
+            for (int x = 0; x < B; ++x) oct[x + B * (y + B * z)] = (uint8_t)dp_octant_of(B, x, y, z);
+}
+
+/** CellData of one level: every field, then vtkGhostType. */
+static int w_celldata(wctx *c, hid_t lev, const mesh_t *m, int L, uint8_t *ghost, const uint8_t *oct)
+{
+    const dp_tidx s = m->level_start[L], e = m->level_start[L + 1];
+    const size_t cells = (size_t)mesh_cells(m);
+    const hsize_t n = (hsize_t)(e - s) * cells;
+    hid_t cd = w_group(c, lev, "CellData");
+    if (cd < 0) return -1;
+    int rc = 0;
+    for (int f = 0; f < m->nf && rc == 0; ++f)
+        rc = w_dset(c, cd, m->field_name[f], H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 1, &n,
+                    m->field[f] + (size_t)s * cells);
+    if (rc == 0) {
+        w_ghost(m, s, e, oct, ghost);
+        rc = w_dset(c, cd, "vtkGhostType", H5T_STD_U8LE, H5T_NATIVE_UINT8, 1, &n, ghost);
+    }
+    H5Gclose(cd);
+    return rc;
+}
+
+/** /VTKHDF/LevelL: Spacing, AMRBox, CellData, empty PointData and FieldData. */
+static int w_level(wctx *c, hid_t vtk, const mesh_t *m, int L, int32_t *box, uint8_t *ghost, const uint8_t *oct)
+{
+    char name[32];
+    snprintf(name, sizeof name, "Level%d", L);
+    const dp_tidx s = m->level_start[L], e = m->level_start[L + 1];
+    hid_t lev = w_group(c, vtk, name);
+    if (lev < 0) return -1;
+    int rc = -1;
+    double h = m->h0;
+    for (int l = 0; l < L; ++l) h *= 0.5;
+    const double sp[3] = { h, h, h };
+    if (w_attr_vec(c, lev, "Spacing", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 3, sp) != 0) goto done;
+    if (w_boxes(m, s, e, box) != 0) {
+        seterr(c->err, c->errlen, "cannot write %s: /VTKHDF/%s/AMRBox: a cell index passes the int32 range",
+               c->path, name);
+        goto done;
+    }
+    const hsize_t bd[2] = { (hsize_t)(e - s), 6 };
+    if (w_dset(c, lev, "AMRBox", H5T_STD_I32LE, H5T_NATIVE_INT32, 2, bd, box) != 0) goto done;
+    if (w_celldata(c, lev, m, L, ghost, oct) != 0) goto done;
+    if (w_empty_group(c, lev, "PointData") != 0 || w_empty_group(c, lev, "FieldData") != 0) goto done;
+    rc = 0;
+done:
+    H5Gclose(lev);
+    return rc;
+}
+
+/** Tiles in the largest level (sizes the scratch buffers). */
+static dp_tidx w_max_level_tiles(const mesh_t *m)
+{
+    dp_tidx mx = 0;
+    for (int L = 0; L < m->nlevels; ++L)
+        if (m->level_start[L + 1] - m->level_start[L] > mx) mx = m->level_start[L + 1] - m->level_start[L];
+    return mx;
+}
+
+/** Levels written to /VTKHDF: trailing empty levels are left out, because ParaView 5.11's reader
+ *  aborts on them (vtkAMRBox::Refine assertion: an empty level has no spacing, so its refinement
+ *  ratio is 0). /dpamr keeps the full nlevels. Level 0 is always written. */
+static int w_vtk_levels(const mesh_t *m)
+{
+    int n = m->nlevels;
+    while (n > 1 && m->level_start[n] == m->level_start[n - 1]) --n;
+    return n;
+}
+
+/** The /VTKHDF group (OverlappingAMR). */
+static int w_vtkhdf(wctx *c, hid_t file, const mesh_t *m)
+{
+    const size_t cells = (size_t)mesh_cells(m);
+    const dp_tidx mx = w_max_level_tiles(m);
+    int32_t *box = malloc((size_t)(mx > 0 ? mx : 1) * 6 * sizeof *box);
+    uint8_t *ghost = malloc((size_t)(mx > 0 ? mx : 1) * cells);
+    uint8_t *oct = malloc(cells);
+    hid_t vtk = -1;
+    int rc = -1;
+    if (!box || !ghost || !oct) {
+        seterr(c->err, c->errlen, "cannot write %s: out of memory", c->path);
+        goto done;
+    }
+    w_octants(m, oct);
+    vtk = w_group(c, file, "VTKHDF");
+    if (vtk < 0) goto done;
+    const int32_t ver[2] = { 1, 0 };
+    if (w_attr_vec(c, vtk, "Version", H5T_STD_I32LE, H5T_NATIVE_INT32, 2, ver) != 0) goto done;
+    if (w_attr_str(c, vtk, "Type", "OverlappingAMR") != 0) goto done;
+    if (w_attr_vec(c, vtk, "Origin", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 3, m->origin) != 0) goto done;
+    for (int L = 0; L < w_vtk_levels(m); ++L)
+        if (w_level(c, vtk, m, L, box, ghost, oct) != 0) goto done;
+    rc = 0;
+done:
+    h5close(vtk);
+    free(box);
+    free(ghost);
+    free(oct);
+    return rc;
+}
+
+/** Attributes of /dpamr describing the mesh. */
+static int w_dpamr_attrs(wctx *c, hid_t g, const mesh_t *m)
+{
+    char names[DP_MAX_FIELDS * DP_NAME_LEN] = "";
+    for (int f = 0; f < m->nf; ++f) {
+        if (f) strcat(names, " ");
+        strcat(names, m->field_name[f]);
+    }
+    const int32_t root[3] = { m->root[0], m->root[1], m->root[2] };
+    if (w_attr_str(c, g, "format", FORMAT_NAME) || w_attr_i32(c, g, "format_version", FORMAT_VERSION) ||
+        w_attr_i32(c, g, "dim", m->dim) || w_attr_i32(c, g, "tile_size", m->B) ||
+        w_attr_vec(c, g, "root", H5T_STD_I32LE, H5T_NATIVE_INT32, 3, root) ||
+        w_attr_vec(c, g, "origin", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 3, m->origin) ||
+        w_attr_f64(c, g, "h0", m->h0) || w_attr_i32(c, g, "nlevels", m->nlevels) ||
+        w_attr_str(c, g, "fields", names))
+        return -1;
+    return 0;
+}
+
+/** /dpamr/tiles and /dpamr/fields. */
+static int w_dpamr_tiles(wctx *c, hid_t g, const mesh_t *m)
+{
+    const hsize_t n = (hsize_t)m->ntiles, n3[2] = { n, 3 }, nc[2] = { n, (hsize_t)mesh_cells(m) };
+    int rc = -1;
+    hid_t tg = w_group(c, g, "tiles"), fg = -1;
+    if (tg < 0) goto done;
+    if (w_dset(c, tg, "level", H5T_STD_I32LE, H5T_NATIVE_INT32, 1, &n, m->level) ||
+        w_dset(c, tg, "coord", H5T_STD_I32LE, H5T_NATIVE_INT32, 2, n3, m->coord) ||
+        w_dset(c, tg, "key", H5T_STD_U64LE, H5T_NATIVE_UINT64, 1, &n, m->key) ||
+        w_dset(c, tg, "parent", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &n, m->parent) ||
+        w_dset(c, tg, "childmask", H5T_STD_U8LE, H5T_NATIVE_UINT8, 1, &n, m->childmask))
+        goto done;
+    fg = w_group(c, g, "fields");
+    if (fg < 0) goto done;
+    for (int f = 0; f < m->nf; ++f)
+        if (w_dset(c, fg, m->field_name[f], H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 2, nc, m->field[f])) goto done;
+    const hsize_t nl = (hsize_t)m->nlevels + 1;
+    if (w_dset(c, g, "level_start", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &nl, m->level_start)) goto done;
+    rc = 0;
+done:
+    h5close(fg);
+    h5close(tg);
+    return rc;
+}
+
+/** /dpamr/provenance: run information, all attributes (timings must not touch datasets). */
+static int w_provenance(wctx *c, hid_t g, const h5io_meta_t *mt)
+{
+    hid_t p = w_group(c, g, "provenance");
+    if (p < 0) return -1;
+    int rc = -1;
+    const hsize_t nt = (hsize_t)(mt->nlevels_timed < DP_MAX_LEVELS ? mt->nlevels_timed : DP_MAX_LEVELS);
+    if (w_attr_str(c, p, "variant", mt->variant) || w_attr_str(c, p, "version", mt->version) ||
+        w_attr_i32(c, p, "pdl", mt->pdl) || w_attr_f64(c, p, "load_ms", mt->load_ms) ||
+        w_attr_f64(c, p, "refine_ms", mt->refine_ms) || w_attr_f64(c, p, "validate_ms", mt->validate_ms))
+        goto done;
+    if (mt->nlevels_timed > 0 &&
+        w_attr_vec(c, p, "level_ms", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, nt, mt->level_ms))
+        goto done;
+    if (w_attr_i64(c, p, "device_launches", mt->device_launches) ||
+        w_attr_i64(c, p, "launch_failures", mt->launch_failures) || w_attr_i64(c, p, "pool_size", mt->pool_size))
+        goto done;
+    rc = 0;
+done:
+    H5Gclose(p);
+    return rc;
+}
+
+/** /dpamr/validation datasets: per-level tile counts and checksums, packed [nlevels][nf]. */
+static int w_valid_dsets(wctx *c, hid_t g, const valid_report_t *v)
+{
+    const int nl = v->nlevels < 0 ? 0 : v->nlevels > DP_MAX_LEVELS ? DP_MAX_LEVELS : v->nlevels;
+    const int nf = v->nf < 0 ? 0 : v->nf > DP_MAX_FIELDS ? DP_MAX_FIELDS : v->nf;
+    double sum[DP_MAX_LEVELS * DP_MAX_FIELDS];
+    uint64_t hash[DP_MAX_LEVELS * DP_MAX_FIELDS];
+    int64_t tiles[DP_MAX_LEVELS];
+    for (int L = 0; L < nl; ++L) {
+        tiles[L] = v->tiles[L];
+        for (int f = 0; f < nf; ++f) {
+            sum[L * nf + f] = v->sum[L][f];
+            hash[L * nf + f] = v->hash[L][f];
+        }
+    }
+    const hsize_t d1 = (hsize_t)nl, d2[2] = { (hsize_t)nl, (hsize_t)nf };
+    if (w_dset(c, g, "tiles", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &d1, tiles) ||
+        w_dset(c, g, "checksum_sum", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 2, d2, sum) ||
+        w_dset(c, g, "checksum_hash", H5T_STD_U64LE, H5T_NATIVE_UINT64, 2, d2, hash))
+        return -1;
+    return 0;
+}
+
+/** /dpamr/validation: the report of valid_check. */
+static int w_validation(wctx *c, hid_t g, const valid_report_t *v)
+{
+    hid_t vg = w_group(c, g, "validation");
+    if (vg < 0) return -1;
+    char first[sizeof v->first_failure + 1];
+    snprintf(first, sizeof first, "%s", v->first_failure); /* terminated even if the report is not */
+    int rc = -1;
+    if (w_attr_i32(c, vg, "passed", v->passed) || w_attr_i64(c, vg, "nfail", v->nfail) ||
+        w_attr_str(c, vg, "first_failure", first) ||
+        w_attr_i32(c, vg, "conservation_checked", v->conservation_checked) ||
+        w_attr_f64(c, vg, "conservation_tol", v->conservation_tol) ||
+        w_attr_f64(c, vg, "conservation_max_rel", v->conservation_max_rel) ||
+        w_attr_u64(c, vg, "tree_hash", v->tree_hash) || w_attr_u64(c, vg, "total_hash", v->total_hash))
+        goto done;
+    if (w_valid_dsets(c, vg, v) != 0) goto done;
+    rc = 0;
+done:
+    H5Gclose(vg);
+    return rc;
+}
+
+/** The /dpamr group. */
+static int w_dpamr(wctx *c, hid_t file, const mesh_t *m, const h5io_meta_t *mt)
+{
+    hid_t g = w_group(c, file, "dpamr");
+    if (g < 0) return -1;
+    int rc = -1;
+    if (w_dpamr_attrs(c, g, m) || w_dpamr_tiles(c, g, m)) goto done;
+    if (mt && mt->deck_text && w_dset_str(c, g, "deck", mt->deck_text)) goto done;
+    if (mt && w_provenance(c, g, mt)) goto done;
+    if (mt && mt->valid && w_validation(c, g, mt->valid)) goto done;
+    rc = 0;
+done:
+    H5Gclose(g);
+    return rc;
+}
+
+/** Checks that keep the writer from reading out of bounds or writing an unusable layout. */
+static int w_check_mesh(wctx *c, const mesh_t *m)
+{
+    const char *bad = NULL;
+    if (m->dim != 2 && m->dim != 3) bad = "dim is not 2 or 3";
+    else if (m->B < 4 || m->B > 32 || (m->B & (m->B - 1))) bad = "tile size is not a power of 2 in 4..32";
+    else if (m->nf < 1 || m->nf > DP_MAX_FIELDS) bad = "field count is not 1..8";
+    else if (m->nlevels < 1 || m->nlevels > DP_MAX_LEVELS) bad = "level count out of range";
+    else if (m->ntiles < 0 || m->ntiles > m->cap) bad = "tile count out of range";
+    else if (m->level_start[0] != 0 || m->level_start[m->nlevels] != m->ntiles) bad = "level_start inconsistent";
+    for (int L = 0; !bad && L < m->nlevels; ++L)
+        if (m->level_start[L + 1] < m->level_start[L]) bad = "level_start decreases";
+    for (int f = 0; !bad && f < m->nf; ++f) {
+        if (!name_ok(m->field_name[f]))
+            bad = "a field name is empty, too long or has a space, '/' or control character";
+        for (int g = 0; !bad && g < f; ++g)
+            if (strcmp(m->field_name[f], m->field_name[g]) == 0) bad = "two fields have the same name";
+    }
+    if (!bad) return 0;
+    seterr(c->err, c->errlen, "cannot write %s: invalid mesh: %s", c->path, bad);
+    return -1;
+}
+
+/** Create the temporary file; message with errno when the system refused it. */
+static hid_t w_create(wctx *c, const char *tmp)
+{
+    hid_t fcpl = w_ocpl(H5P_FILE_CREATE); /* root group without time stamps too */
+    errno = 0;
+    hid_t f = fcpl < 0 ? -1 : H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+    const int e = errno;
+    h5close(fcpl);
+    if (f < 0) {
+        char why[200];
+        h5_reason(why);
+        seterr(c->err, c->errlen, "cannot write %s: cannot create %s: %s", c->path, tmp, e ? strerror(e) : why);
+    }
+    return f;
+}
+
+int h5io_write(const char *path, const mesh_t *m, const h5io_meta_t *meta, char *err, size_t errlen)
+{
+    wctx c = { path, err, errlen };
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    if (w_check_mesh(&c, m) != 0) return -1;
+    const size_t tl = strlen(path) + 32;
+    char *tmp = malloc(tl);
+    if (!tmp) {
+        seterr(err, errlen, "cannot write %s: out of memory", path);
+        return -1;
+    }
+    snprintf(tmp, tl, "%s.tmp.%ld", path, (long)getpid());
+    hid_t f = w_create(&c, tmp);
+    if (f < 0) {
+        free(tmp);
+        return -1;
+    }
+    int rc = w_vtkhdf(&c, f, m);
+    if (rc == 0) rc = w_dpamr(&c, f, m, meta);
+    if (H5Fclose(f) < 0 && rc == 0) {
+        char why[200];
+        seterr(err, errlen, "cannot write %s: closing %s failed (%s)", path, tmp, h5_reason(why));
+        rc = -1;
+    }
+    if (rc == 0 && rename(tmp, path) != 0) {
+        seterr(err, errlen, "cannot write %s: renaming %s onto it failed: %s", path, tmp, strerror(errno));
+        rc = -1;
+    }
+    if (rc != 0) remove(tmp);
+    free(tmp);
+    return rc;
+}
+
+/* ---- reading ----------------------------------------------------------------------------- */
+
+/** Read context: the file name (for messages), the error buffer, the /dpamr group. */
+typedef struct {
+    const char *path;
+    char *err;
+    size_t errlen;
+    hid_t g; /* /dpamr */
+} rctx;
+
+/** "PATH: message". Always returns -1. */
+static int rfail(rctx *c, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    seterr(c->err, c->errlen, "%s: %s", c->path, msg);
+    H5Eclear2(H5E_DEFAULT);
+    return -1;
+}
+
+/** Expected element types of datasets. */
+typedef enum { T_I32, T_I64, T_U64, T_U8, T_F32 } rtype;
+
+static const char *rtype_name(rtype t)
+{
+    static const char *n[] = { "int32", "int64", "uint64", "uint8", "float32" };
+    return n[t];
+}
+
+/** Describe an HDF5 type in words ("int32", "float64", "string", ...). */
+static void type_name(hid_t t, char *out, size_t n)
+{
+    const H5T_class_t cl = H5Tget_class(t);
+    const size_t sz = H5Tget_size(t);
+    if (cl == H5T_INTEGER)
+        snprintf(out, n, "%sint%zu", H5Tget_sign(t) == H5T_SGN_NONE ? "u" : "", 8 * sz);
+    else if (cl == H5T_FLOAT) snprintf(out, n, "float%zu", 8 * sz);
+    else if (cl == H5T_STRING) snprintf(out, n, "string");
+    else if (cl == H5T_COMPOUND) snprintf(out, n, "compound");
+    else if (cl == H5T_ARRAY) snprintf(out, n, "array");
+    else if (cl == H5T_ENUM) snprintf(out, n, "enum");
+    else snprintf(out, n, "a non-numeric type");
+}
+
+/** Does file type t match the expected element type exactly? */
+static int type_is(hid_t t, rtype want)
+{
+    static const H5T_class_t cl[] = { H5T_INTEGER, H5T_INTEGER, H5T_INTEGER, H5T_INTEGER, H5T_FLOAT };
+    static const size_t sz[] = { 4, 8, 8, 1, 4 };
+    if (H5Tget_class(t) != cl[want] || H5Tget_size(t) != sz[want]) return 0;
+    if (cl[want] != H5T_INTEGER) return 1;
+    return (H5Tget_sign(t) == H5T_SGN_NONE) == (want == T_U64 || want == T_U8);
+}
+
+static hid_t rtype_mem(rtype t)
+{
+    switch (t) {
+    case T_I32: return H5T_NATIVE_INT32;
+    case T_I64: return H5T_NATIVE_INT64;
+    case T_U64: return H5T_NATIVE_UINT64;
+    case T_U8: return H5T_NATIVE_UINT8;
+    default: return H5T_NATIVE_FLOAT;
+    }
+}
+
+/** "(10,3)" or "()" for a scalar. */
+static void shape_str(int rank, const hsize_t *d, char *out, size_t n)
+{
+    size_t k = (size_t)snprintf(out, n, "(");
+    for (int i = 0; i < rank && k < n; ++i)
+        k += (size_t)snprintf(out + k, n - k, "%s%llu", i ? "," : "", (unsigned long long)d[i]);
+    if (k < n) snprintf(out + k, n - k, ")");
+}
+
+/** Does loc/name exist as a link? Intermediate groups must exist (check them first). */
+static int r_has(hid_t loc, const char *name)
+{
+    htri_t e = H5Lexists(loc, name, H5P_DEFAULT);
+    H5Eclear2(H5E_DEFAULT);
+    return e > 0;
+}
+
+/** Open /dpamr/rel: must exist, be a dataset of type want with the given rank; dims[i] of
+ *  (hsize_t)-1 accept any extent and receive the actual one. Returns the dataset or -1. */
+static hid_t r_dset(rctx *c, const char *rel, rtype want, int rank, hsize_t *dims)
+{
+    hid_t d = -1, t = -1, s = -1;
+    char tn[32], got[96], want_s[96];
+    hsize_t ad[8];
+    int ok = 0;
+    if (!r_has(c->g, rel)) return rfail(c, "missing dataset /dpamr/%s", rel);
+    d = H5Dopen2(c->g, rel, H5P_DEFAULT);
+    if (d < 0) return rfail(c, "/dpamr/%s is not a dataset", rel);
+    t = H5Dget_type(d);
+    s = H5Dget_space(d);
+    if (t < 0 || s < 0) { rfail(c, "cannot read the type and shape of /dpamr/%s", rel); goto done; }
+    if (!type_is(t, want)) {
+        type_name(t, tn, sizeof tn);
+        rfail(c, "/dpamr/%s has type %s, expected %s", rel, tn, rtype_name(want));
+        goto done;
+    }
+    int r = H5Sget_simple_extent_ndims(s);
+    if (r < 0 || r > 8 || H5Sget_simple_extent_dims(s, ad, NULL) != r) r = -1;
+    int match = r == rank;
+    for (int i = 0; match && i < rank; ++i)
+        if (dims[i] != (hsize_t)-1 && dims[i] != ad[i]) match = 0;
+    if (!match) {
+        shape_str(r < 0 ? 0 : r, ad, got, sizeof got);
+        int k = snprintf(want_s, sizeof want_s, "(");
+        for (int i = 0; i < rank; ++i)
+            k += dims[i] == (hsize_t)-1 ? snprintf(want_s + k, sizeof want_s - (size_t)k, "%sn", i ? "," : "")
+                                        : snprintf(want_s + k, sizeof want_s - (size_t)k, "%s%llu", i ? "," : "",
+                                                   (unsigned long long)dims[i]);
+        snprintf(want_s + k, sizeof want_s - (size_t)k, ")");
+        rfail(c, "/dpamr/%s has shape %s, expected %s", rel, got, want_s);
+        goto done;
+    }
+    for (int i = 0; i < rank; ++i) dims[i] = ad[i];
+    ok = 1;
+done:
+    h5close(t);
+    h5close(s);
+    if (!ok) {
+        h5close(d);
+        return -1;
+    }
+    return d;
+}
+
+/** Read all of /dpamr/rel (type and shape checked as in r_dset) into buf. */
+static int r_read(rctx *c, const char *rel, rtype want, int rank, const hsize_t *dims, void *buf)
+{
+    hsize_t d[8];
+    hsize_t np = 1;
+    for (int i = 0; i < rank; ++i) {
+        d[i] = dims[i];
+        np *= dims[i];
+    }
+    hid_t ds = r_dset(c, rel, want, rank, d);
+    if (ds < 0) return -1;
+    int rc = 0;
+    if (np > 0 && H5Dread(ds, rtype_mem(want), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
+        rc = rfail(c, "cannot read /dpamr/%s (damaged file?)", rel);
+    H5Dclose(ds);
+    return rc;
+}
+
+/** Number of elements of a dataspace of rank 0 (1) or 1; -1 for a higher rank. */
+static hssize_t r_vec_len(hid_t s)
+{
+    const int r = H5Sget_simple_extent_ndims(s);
+    if (r == 0) return 1;
+    if (r != 1) return -1;
+    return H5Sget_simple_extent_npoints(s);
+}
+
+/** Read numeric attribute obj@name with exactly n values: integers into int64 (isfloat 0),
+ *  floats into double (isfloat 1). Any integer or float size is accepted and converted. */
+static int r_attr_num(rctx *c, hid_t loc, const char *obj, const char *name, int isfloat, int n, void *out)
+{
+    hid_t a = -1, t = -1, s = -1;
+    int rc = -1;
+    char tn[32];
+    if (H5Aexists(loc, name) <= 0) return rfail(c, "missing attribute %s@%s", obj, name);
+    a = H5Aopen(loc, name, H5P_DEFAULT);
+    t = a < 0 ? -1 : H5Aget_type(a);
+    s = a < 0 ? -1 : H5Aget_space(a);
+    if (t < 0 || s < 0) { rfail(c, "cannot open attribute %s@%s", obj, name); goto done; }
+    if (H5Tget_class(t) != (isfloat ? H5T_FLOAT : H5T_INTEGER)) {
+        type_name(t, tn, sizeof tn);
+        rfail(c, "attribute %s@%s has type %s, expected %s", obj, name, tn, isfloat ? "a float" : "an integer");
+        goto done;
+    }
+    const hssize_t len = r_vec_len(s);
+    if (len != n) {
+        rfail(c, "attribute %s@%s has %lld value(s), expected %d", obj, name, (long long)len, n);
+        goto done;
+    }
+    if (H5Aread(a, isfloat ? H5T_NATIVE_DOUBLE : H5T_NATIVE_INT64, out) < 0) {
+        rfail(c, "cannot read attribute %s@%s", obj, name);
+        goto done;
+    }
+    rc = 0;
+done:
+    h5close(s);
+    h5close(t);
+    h5close(a);
+    return rc;
+}
+
+/** Read a scalar string (fixed or variable length) from attribute a or dataset d (the other is -1).
+ *  Returns a malloc'd string, or NULL (caller reports). */
+static char *r_string(hid_t a, hid_t d, hid_t t, hid_t s)
+{
+    char *out = NULL;
+    hid_t mt = H5Tcopy(H5T_C_S1);
+    if (mt < 0) return NULL;
+    if (H5Tset_cset(mt, H5Tget_cset(t)) < 0) goto done; /* HDF5 does not convert ASCII <-> UTF-8 */
+    if (H5Tis_variable_str(t) > 0) {
+        char *v = NULL;
+        if (H5Tset_size(mt, H5T_VARIABLE) < 0) goto done;
+        if ((a >= 0 ? H5Aread(a, mt, &v) : H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, &v)) < 0) goto done;
+        out = strdup(v ? v : "");
+        DP_H5_RECLAIM(mt, s, &v);
+    } else {
+        const size_t n = H5Tget_size(t);
+        char *buf = calloc(n + 1, 1);
+        if (!buf || H5Tset_size(mt, n) < 0 || H5Tset_strpad(mt, H5T_STR_NULLPAD) < 0 ||
+            (a >= 0 ? H5Aread(a, mt, buf) : H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf)) < 0) {
+            free(buf);
+            goto done;
+        }
+        out = buf;
+    }
+done:
+    H5Tclose(mt);
+    return out;
+}
+
+/** Read scalar string attribute obj@name (malloc'd) or NULL with err set. */
+static char *r_attr_str(rctx *c, hid_t loc, const char *obj, const char *name)
+{
+    hid_t a = -1, t = -1, s = -1;
+    char *out = NULL, tn[32];
+    if (H5Aexists(loc, name) <= 0) {
+        rfail(c, "missing attribute %s@%s", obj, name);
+        return NULL;
+    }
+    a = H5Aopen(loc, name, H5P_DEFAULT);
+    t = a < 0 ? -1 : H5Aget_type(a);
+    s = a < 0 ? -1 : H5Aget_space(a);
+    if (t < 0 || s < 0) rfail(c, "cannot open attribute %s@%s", obj, name);
+    else if (H5Tget_class(t) != H5T_STRING) {
+        type_name(t, tn, sizeof tn);
+        rfail(c, "attribute %s@%s has type %s, expected a string", obj, name, tn);
+    } else if (H5Sget_simple_extent_ndims(s) != 0) rfail(c, "attribute %s@%s is not a scalar string", obj, name);
+    else if (!(out = r_string(a, -1, t, s))) rfail(c, "cannot read attribute %s@%s", obj, name);
+    h5close(s);
+    h5close(t);
+    h5close(a);
+    return out;
+}
+
+/** Integer attribute /dpamr@name with range check. */
+static int r_int(rctx *c, const char *name, int64_t lo, int64_t hi, int *out)
+{
+    int64_t v;
+    if (r_attr_num(c, c->g, "/dpamr", name, 0, 1, &v) != 0) return -1;
+    if (v < lo || v > hi)
+        return rfail(c, "/dpamr@%s is %lld, expected %lld..%lld", name, (long long)v, (long long)lo, (long long)hi);
+    *out = (int)v;
+    return 0;
+}
+
+/** /dpamr@format and @format_version. */
+static int r_format(rctx *c)
+{
+    char *fmt = r_attr_str(c, c->g, "/dpamr", "format");
+    if (!fmt) return -1;
+    const int ok = strcmp(fmt, FORMAT_NAME) == 0;
+    if (!ok) rfail(c, "not a dpamr mesh: /dpamr@format is '%.64s', expected '%s'", fmt, FORMAT_NAME);
+    free(fmt);
+    if (!ok) return -1;
+    int64_t v;
+    if (r_attr_num(c, c->g, "/dpamr", "format_version", 0, 1, &v) != 0) return -1;
+    if (v != FORMAT_VERSION)
+        return rfail(c, "/dpamr@format_version is %lld; this dpamr reads version %d", (long long)v, FORMAT_VERSION);
+    return 0;
+}
+
+/** /dpamr@fields: space-separated names into m->field_name, m->nf. */
+static int r_fields(rctx *c, mesh_t *m)
+{
+    char *s = r_attr_str(c, c->g, "/dpamr", "fields");
+    if (!s) return -1;
+    int rc = 0, nf = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(s, " ", &save); tok && rc == 0; tok = strtok_r(NULL, " ", &save)) {
+        if (nf == DP_MAX_FIELDS) rc = rfail(c, "/dpamr@fields names more than %d fields", DP_MAX_FIELDS);
+        else if (!name_ok(tok))
+            rc = rfail(c, "/dpamr@fields: field name '%.80s' is too long (max %d) or has invalid characters", tok,
+                       DP_NAME_LEN - 1);
+        for (int f = 0; rc == 0 && f < nf; ++f)
+            if (strcmp(m->field_name[f], tok) == 0) rc = rfail(c, "/dpamr@fields names '%s' twice", tok);
+        if (rc == 0) snprintf(m->field_name[nf++], DP_NAME_LEN, "%s", tok);
+    }
+    free(s);
+    if (rc == 0 && nf == 0) rc = rfail(c, "/dpamr@fields names no field (expected 1..%d)", DP_MAX_FIELDS);
+    m->nf = nf;
+    return rc;
+}
+
+/** Mesh description from the /dpamr attributes (no arrays yet). */
+static int r_header(rctx *c, mesh_t *m)
+{
+    if (r_format(c) || r_int(c, "dim", 2, 3, &m->dim) || r_int(c, "tile_size", 4, 32, &m->B) ||
+        r_int(c, "nlevels", 1, DP_MAX_LEVELS, &m->nlevels))
+        return -1;
+    if (m->B & (m->B - 1)) return rfail(c, "/dpamr@tile_size is %d, expected a power of 2 in 4..32", m->B);
+    int64_t root[3];
+    if (r_attr_num(c, c->g, "/dpamr", "root", 0, 3, root) || r_attr_num(c, c->g, "/dpamr", "origin", 1, 3, m->origin) ||
+        r_attr_num(c, c->g, "/dpamr", "h0", 1, 1, &m->h0))
+        return -1;
+    const int64_t rmax = m->dim == 3 ? ((int64_t)1 << 21) : INT32_MAX;
+    for (int a = 0; a < 3; ++a) {
+        const int64_t hi = a < m->dim ? rmax : 1;
+        if (root[a] < 1 || root[a] > hi)
+            return rfail(c, "/dpamr@root[%d] is %lld, expected 1..%lld", a, (long long)root[a], (long long)hi);
+        m->root[a] = (int)root[a];
+    }
+    for (int a = 0; a < 3; ++a)
+        if (!isfinite(m->origin[a])) return rfail(c, "/dpamr@origin[%d] is not finite", a);
+    if (!isfinite(m->h0) || !(m->h0 > 0.0)) return rfail(c, "/dpamr@h0 is %g, expected a positive number", m->h0);
+    return r_fields(c, m);
+}
+
+/** Check that every /dpamr array has n rows, and that n tiles fit in memory. */
+static int r_sizes(rctx *c, const mesh_t *m, dp_tidx *n)
+{
+    hsize_t d[2] = { (hsize_t)-1, 3 };
+    if (!r_has(c->g, "tiles")) return rfail(c, "missing group /dpamr/tiles");
+    if (!r_has(c->g, "fields")) return rfail(c, "missing group /dpamr/fields");
+    hid_t ds = r_dset(c, "tiles/level", T_I32, 1, d);
+    if (ds < 0) return -1;
+    H5Dclose(ds);
+    const hsize_t cells = (hsize_t)mesh_cells(m);
+    if (d[0] > (hsize_t)(INT64_MAX / 64 / cells)) return rfail(c, "/dpamr/tiles/level: %llu tiles is too many",
+                                                                (unsigned long long)d[0]);
+    *n = (dp_tidx)d[0];
+    return 0;
+}
+
+/** Read the tile arrays and fields into m (allocated for n tiles); childmask into cm. */
+static int r_arrays(rctx *c, mesh_t *m, dp_tidx n, uint8_t *cm)
+{
+    const hsize_t hn = (hsize_t)n, n3[2] = { hn, 3 }, nc[2] = { hn, (hsize_t)mesh_cells(m) };
+    if (r_read(c, "tiles/level", T_I32, 1, &hn, m->level) || r_read(c, "tiles/coord", T_I32, 2, n3, m->coord) ||
+        r_read(c, "tiles/key", T_U64, 1, &hn, m->key) || r_read(c, "tiles/parent", T_I64, 1, &hn, m->parent) ||
+        r_read(c, "tiles/childmask", T_U8, 1, &hn, cm))
+        return -1;
+    for (int f = 0; f < m->nf; ++f) {
+        char rel[DP_NAME_LEN + 16];
+        snprintf(rel, sizeof rel, "fields/%s", m->field_name[f]);
+        if (r_read(c, rel, T_F32, 2, nc, m->field[f])) return -1;
+    }
+    return 0;
+}
+
+/** Level, coordinates and key of tile t against the grid of its level. */
+static int r_check_tile_pos(rctx *c, const mesh_t *m, dp_tidx t)
+{
+    const int L = m->level[t];
+    const int32_t *x = m->coord + 3 * t;
+    if (L < 0 || L >= m->nlevels)
+        return rfail(c, "/dpamr/tiles/level[%lld] is %d, expected 0..%d (nlevels-1)", (long long)t, L, m->nlevels - 1);
+    if (t > 0 && L < m->level[t - 1])
+        return rfail(c, "/dpamr/tiles/level is not in non-decreasing order at tile %lld", (long long)t);
+    for (int a = 0; a < 3; ++a) {
+        int64_t ext = a < m->dim ? (int64_t)m->root[a] << L : 1;
+        if (m->dim == 3 && ext > ((int64_t)1 << 21)) ext = (int64_t)1 << 21; /* Morton key range */
+        if (x[a] < 0 || x[a] >= ext)
+            return rfail(c, "/dpamr/tiles/coord[%lld] = (%d,%d,%d) is outside level %d's tile grid (axis %d: 0..%lld)",
+                         (long long)t, x[0], x[1], x[2], L, a, (long long)ext - 1);
+    }
+    if (m->key[t] != dp_morton(m->dim, x[0], x[1], x[2]))
+        return rfail(c, "/dpamr/tiles/key[%lld] does not match the Morton key of coord (%d,%d,%d)", (long long)t, x[0],
+                     x[1], x[2]);
+    if (t > 0 && L == m->level[t - 1] && m->key[t] <= m->key[t - 1])
+        return rfail(c, "tiles not in canonical order: tile %lld does not follow tile %lld in Morton order "
+                        "(duplicate or unsorted)", (long long)t, (long long)t - 1);
+    return 0;
+}
+
+/** Parent of tile t: -1 at level 0, else a tile at level-1 that contains it. */
+static int r_check_parent(rctx *c, const mesh_t *m, dp_tidx t)
+{
+    const int64_t p = m->parent[t];
+    const int L = m->level[t];
+    if (L == 0) {
+        if (p != -1)
+            return rfail(c, "/dpamr/tiles/parent[%lld] is %lld, expected -1 at level 0", (long long)t, (long long)p);
+        return 0;
+    }
+    if (p < m->level_start[L - 1] || p >= m->level_start[L])
+        return rfail(c, "/dpamr/tiles/parent[%lld] is %lld, expected a tile of level %d (%lld..%lld)", (long long)t,
+                     (long long)p, L - 1, (long long)m->level_start[L - 1], (long long)m->level_start[L] - 1);
+    for (int a = 0; a < 3; ++a)
+        if (m->coord[3 * p + a] != m->coord[3 * t + a] >> 1)
+            return rfail(c, "/dpamr/tiles/parent[%lld] is %lld, whose coord does not contain the tile's", (long long)t,
+                         (long long)p);
+    return 0;
+}
+
+/** Recompute level_start (keeping trailing empty levels the file declares) and compare. */
+static int r_levels(rctx *c, mesh_t *m)
+{
+    const int nl_file = m->nlevels;
+    int64_t ls[DP_MAX_LEVELS + 1];
+    const hsize_t nls = (hsize_t)nl_file + 1;
+    if (r_read(c, "level_start", T_I64, 1, &nls, ls)) return -1;
+    mesh_index_levels(m);
+    for (int L = m->nlevels + 1; L <= nl_file; ++L) m->level_start[L] = m->ntiles;
+    m->nlevels = nl_file;
+    for (int L = 0; L <= nl_file; ++L)
+        if (ls[L] != m->level_start[L])
+            return rfail(c, "/dpamr/level_start[%d] is %lld, but the tiles give %lld", L, (long long)ls[L],
+                         (long long)m->level_start[L]);
+    const dp_tidx n0 = m->level_start[1];
+    const int64_t want = (int64_t)m->root[0] * m->root[1] * m->root[2];
+    if (n0 != want)
+        return rfail(c, "level 0 has %lld tiles, expected root %dx%dx%d = %lld", (long long)n0, m->root[0],
+                     m->root[1], m->root[2], (long long)want);
+    return 0;
+}
+
+/** The tile tree: positions, order, parents, level index, childmask. */
+static int r_check_tree(rctx *c, mesh_t *m, const uint8_t *cm)
+{
+    for (dp_tidx t = 0; t < m->ntiles; ++t)
+        if (r_check_tile_pos(c, m, t)) return -1;
+    if (r_levels(c, m)) return -1;
+    for (dp_tidx t = 0; t < m->ntiles; ++t)
+        if (r_check_parent(c, m, t)) return -1;
+    mesh_index_children(m);
+    for (dp_tidx t = 0; t < m->ntiles; ++t)
+        if (cm[t] != m->childmask[t])
+            return rfail(c, "/dpamr/tiles/childmask[%lld] is 0x%02x, but the tile's children give 0x%02x", (long long)t,
+                         cm[t], m->childmask[t]);
+    return 0;
+}
+
+/** Every field value finite; the first bad one is named by field, tile and cell. */
+static int r_check_values(rctx *c, const mesh_t *m)
+{
+    const size_t cells = (size_t)mesh_cells(m), B = (size_t)m->B;
+    for (int f = 0; f < m->nf; ++f) {
+        const float *u = m->field[f];
+        const size_t n = (size_t)m->ntiles * cells;
+        for (size_t i = 0; i < n; ++i) {
+            if (isfinite(u[i])) continue;
+            const size_t t = i / cells, cl = i % cells;
+            return rfail(c, "/dpamr/fields/%s: tile %zu (level %d, coord %d,%d,%d) cell %zu (x=%zu y=%zu z=%zu) is %s",
+                         m->field_name[f], t, m->level[t], m->coord[3 * t], m->coord[3 * t + 1], m->coord[3 * t + 2],
+                         cl, cl % B, cl / B % B, cl / (B * B), isnan(u[i]) ? "NaN" : "Inf");
+        }
+    }
+    return 0;
+}
+
+/** /dpamr/deck as a malloc'd string, NULL when absent (0), or -1 on a malformed deck. */
+static int r_deck(rctx *c, char **out)
+{
+    *out = NULL;
+    if (!r_has(c->g, "deck")) return 0;
+    hid_t d = H5Dopen2(c->g, "deck", H5P_DEFAULT);
+    hid_t t = d < 0 ? -1 : H5Dget_type(d), s = d < 0 ? -1 : H5Dget_space(d);
+    int rc = -1;
+    if (t < 0 || s < 0) rfail(c, "/dpamr/deck is not a dataset");
+    else if (H5Tget_class(t) != H5T_STRING || H5Sget_simple_extent_ndims(s) != 0)
+        rfail(c, "/dpamr/deck is not a scalar string");
+    else if (!(*out = r_string(-1, d, t, s))) rfail(c, "cannot read /dpamr/deck");
+    else rc = 0;
+    h5close(s);
+    h5close(t);
+    h5close(d);
+    return rc;
+}
+
+/** Existence and type of the file before HDF5 opens it. */
+static int r_precheck(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        seterr(err, errlen, "cannot open %s: %s", path, errno == ENOENT ? "no such file" : strerror(errno));
+        return -1;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        seterr(err, errlen, "cannot open %s: it is a directory", path);
+        return -1;
+    }
+    FILE *fp = fopen(path, "rb");
+    if (!fp) {
+        seterr(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        return -1;
+    }
+    fclose(fp);
+    if (DP_H5_IS_HDF5(path) <= 0) {
+        H5Eclear2(H5E_DEFAULT);
+        seterr(err, errlen, "%s: not an HDF5 file (expected a dpamr mesh file)", path);
+        return -1;
+    }
+    return 0;
+}
+
+/** Everything after the file is open: header, arrays, checks, deck. */
+static int r_body(rctx *c, mesh_t *m, char **deck_text)
+{
+    dp_tidx n = 0;
+    uint8_t *cm = NULL;
+    int rc = -1;
+    if (r_header(c, m) || r_sizes(c, m, &n)) goto done;
+    cm = malloc((size_t)(n > 0 ? n : 1));
+    if (!cm || mesh_alloc(m, n) != 0) {
+        rfail(c, "out of memory for %lld tiles", (long long)n);
+        goto done;
+    }
+    m->ntiles = n;
+    if (r_arrays(c, m, n, cm) || r_check_tree(c, m, cm) || r_check_values(c, m)) goto done;
+    if (deck_text && r_deck(c, deck_text)) goto done;
+    rc = 0;
+done:
+    free(cm);
+    return rc;
+}
+
+int h5io_read(const char *path, mesh_t *m, char **deck_text, char *err, size_t errlen)
+{
+    memset(m, 0, sizeof *m);
+    if (deck_text) *deck_text = NULL;
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    if (r_precheck(path, err, errlen) != 0) return -1;
+    rctx c = { path, err, errlen, -1 };
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) {
+        char why[200];
+        seterr(err, errlen, "cannot open %s: %s", path, h5_reason(why));
+        return -1;
+    }
+    int rc = -1;
+    if (!r_has(f, "dpamr")) {
+        rfail(&c, "not a dpamr mesh: no /dpamr group; see README 'Files'");
+        goto done;
+    }
+    c.g = H5Gopen2(f, "dpamr", H5P_DEFAULT);
+    if (c.g < 0) {
+        rfail(&c, "not a dpamr mesh: /dpamr is not a group; see README 'Files'");
+        goto done;
+    }
+    rc = r_body(&c, m, deck_text);
+done:
+    h5close(c.g);
+    H5Fclose(f);
+    if (rc != 0) {
+        mesh_free(m);
+        if (deck_text) {
+            free(*deck_text);
+            *deck_text = NULL;
+        }
+    }
+    return rc;
+}

@@ -1,0 +1,829 @@
+/* test_h5io.c - unit test of io/h5io.c: round trips, VTKHDF layout, reproducible bytes, error paths.
+ *
+ * Usage: test_h5io [SCRATCH_DIR]   (default "."). Exit 0 on pass; on failure prints the check and exits 1.
+ * Builds small 2D and 3D meshes by hand; needs no valid_check (the report is filled by hand).
+ */
+#include <dirent.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <hdf5.h>
+
+#include "io/h5io.h"
+
+static const char *g_dir = ".";
+static int g_checks = 0;
+
+#define CHECK(cond)                                                                              \
+    do {                                                                                         \
+        ++g_checks;                                                                              \
+        if (!(cond)) {                                                                           \
+            fprintf(stderr, "test_h5io: FAIL at line %d: %s\n", __LINE__, #cond);                \
+            exit(1);                                                                             \
+        }                                                                                        \
+    } while (0)
+
+/** rc must be -1 and err must contain want. */
+#define CHECK_ERR(rc, err, want)                                                                 \
+    do {                                                                                         \
+        ++g_checks;                                                                              \
+        if ((rc) != -1 || !strstr((err), (want))) {                                              \
+            fprintf(stderr, "test_h5io: FAIL at line %d: rc=%d, error '%s' does not contain '%s'\n", \
+                    __LINE__, (rc), (err), (want));                                              \
+            exit(1);                                                                             \
+        }                                                                                        \
+    } while (0)
+
+/** No HDF5 object (file, group, dataset, attribute, committed type) may stay open after an h5io call. */
+#define CHECK_NO_OPEN() CHECK(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL) == 0)
+
+/** Scratch file name (static buffers, rotating). */
+static const char *scratch(const char *name)
+{
+    static char buf[8][1024];
+    static int i = 0;
+    i = (i + 1) % 8;
+    snprintf(buf[i], sizeof buf[i], "%s/test_h5io_%s", g_dir, name);
+    return buf[i];
+}
+
+/* ---- mesh construction ------------------------------------------------------------------- */
+
+static uint32_t hash3(uint32_t a, uint32_t b, uint32_t c)
+{
+    uint32_t h = 2166136261u;
+    const uint32_t v[3] = { a, b, c };
+    for (int i = 0; i < 3; ++i) h = (h ^ v[i]) * 16777619u;
+    return h ^ (h >> 15);
+}
+
+/** Append tile (L, x) with parent p; grows the mesh. */
+static void add_tile(mesh_t *m, int L, const int32_t *x, int64_t p)
+{
+    if (m->ntiles == m->cap) CHECK(mesh_reserve(m, 2 * m->cap) == 0);
+    const dp_tidx t = m->ntiles++;
+    m->level[t] = L;
+    memcpy(m->coord + 3 * t, x, 3 * sizeof *x);
+    m->key[t] = dp_morton(m->dim, x[0], x[1], x[2]);
+    m->parent[t] = p;
+}
+
+/** Level 0: the root grid in Morton order. */
+static void add_roots(mesh_t *m)
+{
+    const dp_tidx n = (dp_tidx)m->root[0] * m->root[1] * m->root[2];
+    for (int k = 0; k < m->root[2]; ++k)
+        for (int j = 0; j < m->root[1]; ++j)
+            for (int i = 0; i < m->root[0]; ++i) add_tile(m, 0, (int32_t[3]){ i, j, k }, -1);
+    for (dp_tidx a = 1; a < n; ++a) /* insertion sort by key */
+        for (dp_tidx b = a; b > 0 && m->key[b] < m->key[b - 1]; --b) {
+            uint64_t tk = m->key[b];
+            m->key[b] = m->key[b - 1];
+            m->key[b - 1] = tk;
+            int32_t tc[3];
+            memcpy(tc, m->coord + 3 * b, sizeof tc);
+            memcpy(m->coord + 3 * b, m->coord + 3 * (b - 1), sizeof tc);
+            memcpy(m->coord + 3 * (b - 1), tc, sizeof tc);
+        }
+}
+
+/** Deterministic field values, with a few special floats (-0, denormal, large). */
+static void fill_fields(mesh_t *m, uint32_t seed)
+{
+    const size_t cells = (size_t)mesh_cells(m);
+    for (int f = 0; f < m->nf; ++f)
+        for (size_t i = 0; i < (size_t)m->ntiles * cells; ++i) {
+            const uint32_t h = hash3(seed, (uint32_t)f, (uint32_t)i);
+            float v = ((float)(h % 20001u) - 10000.0f) / 37.0f;
+            if (h % 97u == 0) v = -0.0f;
+            if (h % 101u == 0) v = 1e-40f;
+            if (h % 103u == 0) v = 3.0e38f;
+            m->field[f][i] = v;
+        }
+}
+
+/** A mesh with nlev levels; children chosen pseudo-randomly, always at least one per level. */
+static void build_mesh(mesh_t *m, int dim, int B, int nf, int r0, int r1, int r2, int nlev, uint32_t seed)
+{
+    static const char *names[] = { "rho", "u", "v", "w", "energy", "p", "T", "phi" };
+    memset(m, 0, sizeof *m);
+    m->dim = dim;
+    m->B = B;
+    m->nf = nf;
+    m->root[0] = r0;
+    m->root[1] = r1;
+    m->root[2] = dim == 3 ? r2 : 1;
+    m->origin[0] = 0.5;
+    m->origin[1] = -1.25;
+    m->origin[2] = dim == 3 ? 2.0 : 0.0;
+    m->h0 = 0.125;
+    for (int f = 0; f < nf; ++f) snprintf(m->field_name[f], DP_NAME_LEN, "%s", names[f]);
+    CHECK(mesh_alloc(m, 4) == 0);
+    add_roots(m);
+    dp_tidx s = 0;
+    for (int L = 0; L + 1 < nlev; ++L) {
+        const dp_tidx e = m->ntiles;
+        for (dp_tidx t = s; t < e; ++t)
+            for (int o = 0; o < (1 << dim); ++o) {
+                const int force = t == s && o == (1 << dim) - 1;
+                if (!force && hash3(seed, (uint32_t)t, (uint32_t)o) % 3u != 0) continue;
+                int32_t cc[3];
+                dp_child_coord(m->coord + 3 * t, o, cc);
+                if (dim == 2) cc[2] = 0;
+                add_tile(m, L + 1, cc, t);
+            }
+        s = e;
+    }
+    fill_fields(m, seed);
+    mesh_index_levels(m);
+    mesh_index_children(m);
+    CHECK(m->nlevels == nlev);
+}
+
+/** A hand-filled validation report. */
+static void fill_report(valid_report_t *v, const mesh_t *m)
+{
+    memset(v, 0, sizeof *v);
+    v->passed = 1;
+    v->conservation_checked = 1;
+    v->conservation_tol = 1e-6;
+    v->conservation_max_rel = 3.5e-8;
+    v->nlevels = m->nlevels;
+    v->nf = m->nf;
+    for (int L = 0; L < m->nlevels; ++L) {
+        v->tiles[L] = m->level_start[L + 1] - m->level_start[L];
+        for (int f = 0; f < m->nf; ++f) {
+            v->sum[L][f] = 1.5 * L + f;
+            v->hash[L][f] = 0xcbf29ce484222325ull ^ (uint64_t)(L * 16 + f);
+        }
+    }
+    v->tree_hash = 0x0123456789abcdefull;
+    v->total_hash = 0xfedcba9876543210ull;
+}
+
+static void fill_meta(h5io_meta_t *mt, const char *deck, const valid_report_t *v, double t)
+{
+    memset(mt, 0, sizeof *mt);
+    mt->deck_text = deck;
+    mt->variant = "cpu";
+    mt->version = "0.1.0";
+    mt->pdl = 1;
+    mt->load_ms = 1.0 + t;
+    mt->refine_ms = 2.0 + t;
+    mt->validate_ms = 3.0 + t;
+    mt->nlevels_timed = 2;
+    mt->level_ms[0] = 0.5 + t;
+    mt->level_ms[1] = 0.25 + t;
+    mt->device_launches = mt->launch_failures = mt->pool_size = -1;
+    mt->valid = v;
+}
+
+/* ---- comparisons ------------------------------------------------------------------------- */
+
+static void compare_meshes(const mesh_t *a, const mesh_t *b)
+{
+    CHECK(a->dim == b->dim && a->B == b->B && a->nf == b->nf);
+    CHECK(memcmp(a->root, b->root, sizeof a->root) == 0);
+    CHECK(memcmp(a->origin, b->origin, sizeof a->origin) == 0);
+    CHECK(memcmp(&a->h0, &b->h0, sizeof a->h0) == 0);
+    for (int f = 0; f < a->nf; ++f) CHECK(strcmp(a->field_name[f], b->field_name[f]) == 0);
+    CHECK(a->ntiles == b->ntiles && a->nlevels == b->nlevels);
+    CHECK(memcmp(a->level_start, b->level_start, (size_t)(a->nlevels + 1) * sizeof(dp_tidx)) == 0);
+    const size_t n = (size_t)a->ntiles, cells = (size_t)mesh_cells(a);
+    CHECK(memcmp(a->level, b->level, n * sizeof *a->level) == 0);
+    CHECK(memcmp(a->coord, b->coord, 3 * n * sizeof *a->coord) == 0);
+    CHECK(memcmp(a->key, b->key, n * sizeof *a->key) == 0);
+    CHECK(memcmp(a->parent, b->parent, n * sizeof *a->parent) == 0);
+    CHECK(memcmp(a->childmask, b->childmask, n) == 0);
+    for (int f = 0; f < a->nf; ++f) CHECK(memcmp(a->field[f], b->field[f], n * cells * sizeof(float)) == 0);
+}
+
+/** Whole file contents (malloc'd), size in *n. */
+static unsigned char *slurp(const char *path, size_t *n)
+{
+    FILE *fp = fopen(path, "rb");
+    CHECK(fp != NULL);
+    fseek(fp, 0, SEEK_END);
+    long sz = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    unsigned char *buf = malloc((size_t)sz + 1);
+    CHECK(buf != NULL);
+    CHECK(fread(buf, 1, (size_t)sz, fp) == (size_t)sz);
+    fclose(fp);
+    *n = (size_t)sz;
+    return buf;
+}
+
+static int same_bytes(const char *p1, const char *p2)
+{
+    size_t n1, n2;
+    unsigned char *a = slurp(p1, &n1), *b = slurp(p2, &n2);
+    const int same = n1 == n2 && memcmp(a, b, n1) == 0;
+    free(a);
+    free(b);
+    return same;
+}
+
+/** Compare dataset name in groups ga and gb: type, shape and raw contents. */
+static void compare_dataset(hid_t ga, hid_t gb, const char *name)
+{
+    hid_t da = H5Dopen2(ga, name, H5P_DEFAULT), db = H5Dopen2(gb, name, H5P_DEFAULT);
+    CHECK(da >= 0 && db >= 0);
+    hid_t ta = H5Dget_type(da), tb = H5Dget_type(db);
+    CHECK(H5Tequal(ta, tb) > 0);
+    hid_t sa = H5Dget_space(da), sb = H5Dget_space(db);
+    CHECK(H5Sextent_equal(sa, sb) > 0);
+    const size_t bytes = (size_t)H5Sget_simple_extent_npoints(sa) * H5Tget_size(ta);
+    unsigned char *a = calloc(bytes + 1, 1), *b = calloc(bytes + 1, 1);
+    CHECK(a && b);
+    if (bytes > 0) {
+        CHECK(H5Dread(da, ta, H5S_ALL, H5S_ALL, H5P_DEFAULT, a) >= 0);
+        CHECK(H5Dread(db, tb, H5S_ALL, H5S_ALL, H5P_DEFAULT, b) >= 0);
+    }
+    CHECK(memcmp(a, b, bytes) == 0);
+    free(a);
+    free(b);
+    H5Sclose(sa);
+    H5Sclose(sb);
+    H5Tclose(ta);
+    H5Tclose(tb);
+    H5Dclose(da);
+    H5Dclose(db);
+}
+
+/** Recursively compare every dataset of group ga with the same path in gb; returns the count. */
+static int compare_group(hid_t ga, hid_t gb)
+{
+    H5G_info_t ia, ib;
+    CHECK(H5Gget_info(ga, &ia) >= 0 && H5Gget_info(gb, &ib) >= 0);
+    CHECK(ia.nlinks == ib.nlinks);
+    int count = 0;
+    for (hsize_t i = 0; i < ia.nlinks; ++i) {
+        char name[256];
+        CHECK(H5Lget_name_by_idx(ga, ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name, H5P_DEFAULT) > 0);
+        hid_t oa = H5Oopen(ga, name, H5P_DEFAULT);
+        CHECK(oa >= 0);
+        const H5I_type_t ty = H5Iget_type(oa);
+        if (ty == H5I_GROUP) {
+            hid_t ob = H5Gopen2(gb, name, H5P_DEFAULT);
+            CHECK(ob >= 0);
+            count += compare_group(oa, ob);
+            H5Gclose(ob);
+        } else if (ty == H5I_DATASET) {
+            compare_dataset(ga, gb, name);
+            ++count;
+        }
+        H5Oclose(oa);
+    }
+    return count;
+}
+
+/** Every dataset of two files equal; returns how many were compared. */
+static int compare_file_datasets(const char *p1, const char *p2)
+{
+    hid_t a = H5Fopen(p1, H5F_ACC_RDONLY, H5P_DEFAULT), b = H5Fopen(p2, H5F_ACC_RDONLY, H5P_DEFAULT);
+    CHECK(a >= 0 && b >= 0);
+    const int n = compare_group(a, b);
+    H5Fclose(a);
+    H5Fclose(b);
+    return n;
+}
+
+/* ---- VTKHDF layout ----------------------------------------------------------------------- */
+
+static void check_type_attr(hid_t vtk)
+{
+    hid_t a = H5Aopen(vtk, "Type", H5P_DEFAULT);
+    CHECK(a >= 0);
+    hid_t t = H5Aget_type(a), s = H5Aget_space(a);
+    CHECK(H5Tget_class(t) == H5T_STRING);
+    CHECK(H5Tis_variable_str(t) == 0);
+    CHECK(H5Tget_size(t) == 14);
+    CHECK(H5Tget_strpad(t) == H5T_STR_NULLPAD);
+    CHECK(H5Sget_simple_extent_type(s) == H5S_SCALAR);
+    char buf[15] = { 0 };
+    CHECK(H5Aread(a, t, buf) >= 0);
+    CHECK(memcmp(buf, "OverlappingAMR", 14) == 0);
+    H5Sclose(s);
+    H5Tclose(t);
+    H5Aclose(a);
+}
+
+static void read_attr(hid_t loc, const char *name, hid_t mt, void *buf, hssize_t n)
+{
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    CHECK(a >= 0);
+    hid_t s = H5Aget_space(a);
+    CHECK(H5Sget_simple_extent_npoints(s) == n);
+    CHECK(H5Aread(a, mt, buf) >= 0);
+    H5Sclose(s);
+    H5Aclose(a);
+}
+
+/** 1-D or 2-D dataset dims (rank checked). */
+static void dset_dims(hid_t loc, const char *name, int rank, hsize_t *d)
+{
+    hid_t ds = H5Dopen2(loc, name, H5P_DEFAULT);
+    CHECK(ds >= 0);
+    hid_t s = H5Dget_space(ds);
+    CHECK(H5Sget_simple_extent_ndims(s) == rank);
+    H5Sget_simple_extent_dims(s, d, NULL);
+    H5Sclose(s);
+    H5Dclose(ds);
+}
+
+static void check_level(hid_t vtk, const mesh_t *m, int L)
+{
+    char name[32];
+    snprintf(name, sizeof name, "Level%d", L);
+    hid_t g = H5Gopen2(vtk, name, H5P_DEFAULT);
+    CHECK(g >= 0);
+    double sp[3], h = m->h0 / (double)(1 << L);
+    read_attr(g, "Spacing", H5T_NATIVE_DOUBLE, sp, 3);
+    CHECK(sp[0] == h && sp[1] == h && sp[2] == h);
+    const dp_tidx s = m->level_start[L], n = m->level_start[L + 1] - s;
+    const size_t cells = (size_t)mesh_cells(m);
+    hsize_t d[2];
+    dset_dims(g, "AMRBox", 2, d);
+    CHECK(d[0] == (hsize_t)n && d[1] == 6);
+    int32_t *box = malloc((size_t)(n + 1) * 6 * sizeof *box);
+    float *u = malloc((size_t)(n + 1) * cells * sizeof *u);
+    uint8_t *gh = malloc((size_t)(n + 1) * cells);
+    hid_t ds = H5Dopen2(g, "AMRBox", H5P_DEFAULT);
+    if (n > 0) CHECK(H5Dread(ds, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, box) >= 0);
+    H5Dclose(ds);
+    for (dp_tidx t = 0; t < n; ++t) {
+        const int32_t *x = m->coord + 3 * (s + t), *r = box + 6 * t;
+        CHECK(r[0] == x[0] * m->B && r[1] == x[0] * m->B + m->B - 1);
+        CHECK(r[2] == x[1] * m->B && r[3] == x[1] * m->B + m->B - 1);
+        if (m->dim == 2) CHECK(r[4] == 0 && r[5] == 0);
+        else CHECK(r[4] == x[2] * m->B && r[5] == x[2] * m->B + m->B - 1);
+    }
+    hid_t cd = H5Gopen2(g, "CellData", H5P_DEFAULT);
+    CHECK(cd >= 0);
+    for (int f = 0; f < m->nf; ++f) {
+        dset_dims(cd, m->field_name[f], 1, d);
+        CHECK(d[0] == (hsize_t)n * cells);
+        ds = H5Dopen2(cd, m->field_name[f], H5P_DEFAULT);
+        hid_t ty = H5Dget_type(ds);
+        CHECK(H5Tget_class(ty) == H5T_FLOAT && H5Tget_size(ty) == 4);
+        H5Tclose(ty);
+        if (n > 0) CHECK(H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, u) >= 0);
+        H5Dclose(ds);
+        CHECK(memcmp(u, m->field[f] + (size_t)s * cells, (size_t)n * cells * sizeof *u) == 0);
+    }
+    ds = H5Dopen2(cd, "vtkGhostType", H5P_DEFAULT);
+    CHECK(ds >= 0);
+    hid_t ty = H5Dget_type(ds);
+    CHECK(H5Tget_class(ty) == H5T_INTEGER && H5Tget_size(ty) == 1 && H5Tget_sign(ty) == H5T_SGN_NONE);
+    H5Tclose(ty);
+    if (n > 0) CHECK(H5Dread(ds, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, gh) >= 0);
+    H5Dclose(ds);
+    const int B = m->B, nz = m->dim == 3 ? B : 1;
+    for (dp_tidx t = 0; t < n; ++t)
+        for (int z = 0; z < nz; ++z)
+            for (int y = 0; y < B; ++y)
+                for (int x = 0; x < B; ++x) {
+                    const int o = (x >= B / 2) | (y >= B / 2) << 1 | (z >= B / 2) << 2;
+                    const uint8_t want = (m->childmask[s + t] >> o & 1) ? 32 : 0;
+                    CHECK(gh[(size_t)t * cells + (size_t)(x + B * (y + B * z))] == want);
+                }
+    H5Gclose(cd);
+    CHECK(H5Lexists(g, "PointData", H5P_DEFAULT) > 0 && H5Lexists(g, "FieldData", H5P_DEFAULT) > 0);
+    free(box);
+    free(u);
+    free(gh);
+    H5Gclose(g);
+}
+
+static void check_vtkhdf(const char *path, const mesh_t *m)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    CHECK(f >= 0);
+    hid_t vtk = H5Gopen2(f, "VTKHDF", H5P_DEFAULT);
+    CHECK(vtk >= 0);
+    int32_t ver[2];
+    read_attr(vtk, "Version", H5T_NATIVE_INT32, ver, 2);
+    CHECK(ver[0] == 1 && ver[1] == 0);
+    check_type_attr(vtk);
+    double org[3];
+    read_attr(vtk, "Origin", H5T_NATIVE_DOUBLE, org, 3);
+    CHECK(memcmp(org, m->origin, sizeof org) == 0);
+    int nv = m->nlevels; /* trailing empty levels are not written (ParaView 5.11 aborts on them) */
+    while (nv > 1 && m->level_start[nv] == m->level_start[nv - 1]) --nv;
+    for (int L = 0; L < nv; ++L) check_level(vtk, m, L);
+    char name[32];
+    snprintf(name, sizeof name, "Level%d", nv);
+    CHECK(H5Lexists(vtk, name, H5P_DEFAULT) == 0);
+    H5Gclose(vtk);
+    H5Fclose(f);
+}
+
+/* ---- file surgery for the error tests ----------------------------------------------------- */
+
+static void copy_file(const char *src, const char *dst)
+{
+    size_t n;
+    unsigned char *b = slurp(src, &n);
+    FILE *fp = fopen(dst, "wb");
+    CHECK(fp && fwrite(b, 1, n, fp) == n);
+    fclose(fp);
+    free(b);
+}
+
+/** Replace dataset /dpamr/<rel> of file path (a copy of src) with one of the given type and shape. */
+static void replace_dset(const char *src, const char *path, const char *rel, hid_t type, int rank,
+                         const hsize_t *dims, const void *data)
+{
+    copy_file(src, path);
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t g = H5Gopen2(f, "dpamr", H5P_DEFAULT);
+    CHECK(f >= 0 && g >= 0);
+    if (H5Lexists(g, rel, H5P_DEFAULT) > 0) CHECK(H5Ldelete(g, rel, H5P_DEFAULT) >= 0);
+    if (type >= 0) {
+        hid_t s = rank == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(rank, dims, NULL);
+        hid_t d = H5Dcreate2(g, rel, type, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        CHECK(d >= 0);
+        if (data) CHECK(H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0);
+        H5Dclose(d);
+        H5Sclose(s);
+    }
+    H5Gclose(g);
+    H5Fclose(f);
+}
+
+/** Replace attribute /dpamr@name of a copy of src (type < 0: just delete it). */
+static void replace_attr(const char *src, const char *path, const char *name, hid_t type, hsize_t n,
+                         const void *data)
+{
+    copy_file(src, path);
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t g = H5Gopen2(f, "dpamr", H5P_DEFAULT);
+    CHECK(f >= 0 && g >= 0);
+    if (H5Aexists(g, name) > 0) CHECK(H5Adelete(g, name) >= 0);
+    if (type >= 0) {
+        hid_t s = n == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, NULL);
+        hid_t a = H5Acreate2(g, name, type, s, H5P_DEFAULT, H5P_DEFAULT);
+        CHECK(a >= 0 && H5Awrite(a, type, data) >= 0);
+        H5Aclose(a);
+        H5Sclose(s);
+    }
+    H5Gclose(g);
+    H5Fclose(f);
+}
+
+/** Overwrite one element of dataset /dpamr/<rel> (2-D: row, col) in place. */
+static void poke(const char *path, const char *rel, hid_t mt, hsize_t row, hsize_t col, int rank, const void *v)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t g = H5Gopen2(f, "dpamr", H5P_DEFAULT);
+    hid_t d = H5Dopen2(g, rel, H5P_DEFAULT);
+    CHECK(d >= 0);
+    hid_t fs = H5Dget_space(d);
+    const hsize_t start[2] = { row, col }, count[2] = { 1, 1 }, one = 1;
+    CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) >= 0);
+    (void)rank;
+    hid_t ms = H5Screate_simple(1, &one, NULL);
+    CHECK(H5Dwrite(d, mt, ms, fs, H5P_DEFAULT, v) >= 0);
+    H5Sclose(ms);
+    H5Sclose(fs);
+    H5Dclose(d);
+    H5Gclose(g);
+    H5Fclose(f);
+}
+
+/** h5io_read of path must fail with a message containing want (and leave nothing open). */
+static void expect_read_error(const char *path, const char *want)
+{
+    mesh_t m;
+    char err[1024] = "";
+    char *deck = (char *)1;
+    const int rc = h5io_read(path, &m, &deck, err, sizeof err);
+    CHECK_ERR(rc, err, want);
+    if (getenv("TEST_H5IO_VERBOSE")) printf("  expected error: %s\n", err);
+    CHECK(deck == NULL);
+    CHECK(m.level == NULL && m.field[0] == NULL);
+    CHECK(strstr(err, path) != NULL);
+    CHECK_NO_OPEN();
+}
+
+/** No PATH.tmp.* file left in the scratch directory. */
+static int temp_files_left(void)
+{
+    DIR *d = opendir(g_dir);
+    CHECK(d != NULL);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (strncmp(e->d_name, "test_h5io_", 10) == 0 && strstr(e->d_name, ".tmp.")) ++n;
+    closedir(d);
+    return n;
+}
+
+/* ---- the tests --------------------------------------------------------------------------- */
+
+static const char *DECK = "# test deck\ndim = 2\ntile_size = 8\nfields = rho u\n";
+
+/** Write, read back, compare; write the read-back mesh again and compare datasets and bytes. */
+static void test_roundtrip(const mesh_t *m, const char *tag, const char *deck)
+{
+    char err[1024] = "";
+    valid_report_t v;
+    fill_report(&v, m);
+    h5io_meta_t mt;
+    fill_meta(&mt, deck, &v, 0.0);
+    char n1[64], n2[64], n3[64];
+    snprintf(n1, sizeof n1, "%s_a.hdf", tag);
+    snprintf(n2, sizeof n2, "%s_b.hdf", tag);
+    snprintf(n3, sizeof n3, "%s_c.hdf", tag);
+    const char *p1 = scratch(n1), *p2 = scratch(n2), *p3 = scratch(n3);
+    CHECK(h5io_write(p1, m, &mt, err, sizeof err) == 0);
+    CHECK_NO_OPEN();
+    check_vtkhdf(p1, m);
+
+    mesh_t r;
+    char *text = NULL;
+    CHECK(h5io_read(p1, &r, &text, err, sizeof err) == 0);
+    CHECK_NO_OPEN();
+    compare_meshes(m, &r);
+    if (deck) CHECK(text && strcmp(text, deck) == 0);
+    else CHECK(text == NULL);
+
+    /* same content, same bytes; different timings: different attributes, same datasets */
+    CHECK(h5io_write(p2, &r, &mt, err, sizeof err) == 0);
+    CHECK(same_bytes(p1, p2));
+    h5io_meta_t mt2;
+    fill_meta(&mt2, text, &v, 42.0);
+    CHECK(h5io_write(p3, &r, &mt2, err, sizeof err) == 0);
+    CHECK(!same_bytes(p1, p3));
+    CHECK(compare_file_datasets(p1, p3) >= 8 + 2 * m->nf);
+    CHECK_NO_OPEN();
+    free(text);
+    mesh_free(&r);
+    remove(p2);
+    remove(p3);
+}
+
+/** Identical content written a second later gives identical bytes (no time stamps). */
+static void test_reproducible(const mesh_t *m)
+{
+    char err[1024];
+    h5io_meta_t mt;
+    fill_meta(&mt, DECK, NULL, 0.0);
+    const char *p1 = scratch("rep_a.hdf"), *p2 = scratch("rep_b.hdf");
+    CHECK(h5io_write(p1, m, &mt, err, sizeof err) == 0);
+    nanosleep(&(struct timespec){ 1, 100000000 }, NULL);
+    CHECK(h5io_write(p2, m, &mt, err, sizeof err) == 0);
+    CHECK(same_bytes(p1, p2));
+    /* overwrite an existing file in place (rename onto it) */
+    CHECK(h5io_write(p2, m, &mt, err, sizeof err) == 0);
+    CHECK(same_bytes(p1, p2));
+    remove(p1);
+    remove(p2);
+}
+
+/** A mesh with an empty trailing level: kept in /dpamr (round trip), left out of /VTKHDF. */
+static void test_empty_level(void)
+{
+    mesh_t m, r;
+    char err[1024];
+    build_mesh(&m, 2, 4, 1, 2, 2, 1, 2, 7u);
+    m.nlevels = 3;
+    m.level_start[3] = m.ntiles;
+    const char *p = scratch("empty.hdf");
+    CHECK(h5io_write(p, &m, NULL, err, sizeof err) == 0);
+    check_vtkhdf(p, &m);
+    CHECK(h5io_read(p, &r, NULL, err, sizeof err) == 0);
+    compare_meshes(&m, &r);
+    CHECK_NO_OPEN();
+    mesh_free(&r);
+    /* zero tiles: 0-size datasets everywhere (AMRBox (0,6)); writes, but is no valid mesh */
+    m.ntiles = 0;
+    m.nlevels = 1;
+    m.level_start[1] = 0;
+    CHECK(h5io_write(p, &m, NULL, err, sizeof err) == 0);
+    check_vtkhdf(p, &m);
+    expect_read_error(p, "level 0 has 0 tiles, expected root 2x2x1 = 4");
+    mesh_free(&m);
+    remove(p);
+}
+
+/** A deck stored as a variable-length string (as h5py writes str) reads back too. */
+static void test_vlen_deck(const char *good)
+{
+    const char *p = scratch("vlen.hdf");
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, H5T_VARIABLE);
+    H5Tset_cset(t, H5T_CSET_UTF8);
+    const char *txt = "dim = 3\n";
+    replace_dset(good, p, "deck", t, 0, NULL, &txt);
+    H5Tclose(t);
+    mesh_t m;
+    char err[1024], *deck = NULL;
+    CHECK(h5io_read(p, &m, &deck, err, sizeof err) == 0);
+    CHECK(deck && strcmp(deck, txt) == 0);
+    free(deck);
+    mesh_free(&m);
+    CHECK_NO_OPEN();
+    remove(p);
+}
+
+static void test_bad_files(const mesh_t *m, const char *good)
+{
+    const char *p = scratch("bad.hdf");
+    const hsize_t n = (hsize_t)m->ntiles;
+
+    expect_read_error(scratch("does_not_exist.hdf"), "no such file");
+
+    FILE *fp = fopen(p, "w");
+    CHECK(fp != NULL);
+    fputs("this is a text file, not HDF5\n", fp);
+    fclose(fp);
+    expect_read_error(p, "not an HDF5 file");
+
+    hid_t f = H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t g = H5Gcreate2(f, "VTKHDF", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5Gclose(g);
+    H5Fclose(f);
+    expect_read_error(p, "not a dpamr mesh: no /dpamr group");
+
+    int32_t *c2 = calloc(2 * n, sizeof *c2);
+    const hsize_t d2[2] = { n, 2 };
+    replace_dset(good, p, "tiles/coord", H5T_NATIVE_INT32, 2, d2, c2);
+    char want[128];
+    snprintf(want, sizeof want, "/dpamr/tiles/coord has shape (%llu,2), expected (%llu,3)", (unsigned long long)n,
+             (unsigned long long)n);
+    expect_read_error(p, want);
+    free(c2);
+
+    float *lf = calloc(n, sizeof *lf);
+    replace_dset(good, p, "tiles/level", H5T_NATIVE_FLOAT, 1, &n, lf);
+    expect_read_error(p, "/dpamr/tiles/level has type float32, expected int32");
+    free(lf);
+
+    replace_dset(good, p, "tiles/key", -1, 0, NULL, NULL);
+    expect_read_error(p, "missing dataset /dpamr/tiles/key");
+    replace_dset(good, p, "fields", -1, 0, NULL, NULL);
+    expect_read_error(p, "missing group /dpamr/fields");
+
+    const hsize_t ls1 = (hsize_t)m->nlevels; /* one short */
+    int64_t ls[DP_MAX_LEVELS + 1] = { 0 };
+    replace_dset(good, p, "level_start", H5T_NATIVE_INT64, 1, &ls1, ls);
+    expect_read_error(p, "/dpamr/level_start has shape");
+
+    const char *s = "two";
+    hid_t st = H5Tcopy(H5T_C_S1);
+    H5Tset_size(st, 3);
+    replace_attr(good, p, "dim", st, 0, s);
+    H5Tclose(st);
+    expect_read_error(p, "attribute /dpamr@dim has type string, expected an integer");
+
+    int32_t v = 5;
+    replace_attr(good, p, "dim", H5T_NATIVE_INT32, 0, &v);
+    expect_read_error(p, "/dpamr@dim is 5, expected 2..3");
+    v = 12;
+    replace_attr(good, p, "tile_size", H5T_NATIVE_INT32, 0, &v);
+    expect_read_error(p, "power of 2");
+    replace_attr(good, p, "h0", -1, 0, NULL);
+    expect_read_error(p, "missing attribute /dpamr@h0");
+    const int32_t root[3] = { m->root[0] + 1, m->root[1], m->root[2] };
+    replace_attr(good, p, "root", H5T_NATIVE_INT32, 3, root);
+    expect_read_error(p, "level 0 has");
+
+    char fl[256];
+    snprintf(fl, sizeof fl, "rho %s", "a_field_name_that_is_much_too_long_for_the_sixty_four_byte_name_buffer");
+    st = H5Tcopy(H5T_C_S1);
+    H5Tset_size(st, strlen(fl));
+    replace_attr(good, p, "fields", st, 0, fl);
+    H5Tclose(st);
+    expect_read_error(p, "too long");
+
+    /* values poked into an otherwise good copy */
+    copy_file(good, p);
+    const float nanv = NAN;
+    poke(p, "fields/u", H5T_NATIVE_FLOAT, 3, 5, 2, &nanv);
+    expect_read_error(p, "/dpamr/fields/u: tile 3 (level 0");
+    expect_read_error(p, "cell 5 (x=5 y=0 z=0) is NaN");
+    copy_file(good, p);
+    const float infv = -INFINITY;
+    poke(p, "fields/rho", H5T_NATIVE_FLOAT, n - 1, 0, 2, &infv);
+    expect_read_error(p, "is Inf");
+
+    const dp_tidx last = m->ntiles - 1;
+    copy_file(good, p);
+    const uint64_t k = m->key[last] + 1;
+    poke(p, "tiles/key", H5T_NATIVE_UINT64, (hsize_t)last, 0, 1, &k);
+    expect_read_error(p, "does not match the Morton key");
+
+    copy_file(good, p); /* swap two level-0 tiles: coords and keys */
+    int32_t c0[3], c1[3];
+    memcpy(c0, m->coord, sizeof c0);
+    memcpy(c1, m->coord + 3, sizeof c1);
+    for (int a = 0; a < 3; ++a) {
+        poke(p, "tiles/coord", H5T_NATIVE_INT32, 0, (hsize_t)a, 2, &c1[a]);
+        poke(p, "tiles/coord", H5T_NATIVE_INT32, 1, (hsize_t)a, 2, &c0[a]);
+    }
+    poke(p, "tiles/key", H5T_NATIVE_UINT64, 0, 0, 1, &m->key[1]);
+    poke(p, "tiles/key", H5T_NATIVE_UINT64, 1, 0, 1, &m->key[0]);
+    expect_read_error(p, "not in canonical order");
+
+    copy_file(good, p);
+    const int32_t lv = 0;
+    poke(p, "tiles/level", H5T_NATIVE_INT32, (hsize_t)last, 0, 1, &lv);
+    expect_read_error(p, "non-decreasing");
+
+    copy_file(good, p);
+    const int32_t far = 1 << 20;
+    poke(p, "tiles/coord", H5T_NATIVE_INT32, 0, 0, 2, &far);
+    expect_read_error(p, "outside level 0's tile grid");
+
+    copy_file(good, p);
+    const int64_t bp = m->ntiles + 5;
+    poke(p, "tiles/parent", H5T_NATIVE_INT64, (hsize_t)last, 0, 1, &bp);
+    expect_read_error(p, "/dpamr/tiles/parent");
+
+    copy_file(good, p);
+    const uint8_t cm = (uint8_t)(m->childmask[0] ^ 1u);
+    poke(p, "tiles/childmask", H5T_NATIVE_UINT8, 0, 0, 1, &cm);
+    expect_read_error(p, "/dpamr/tiles/childmask[0]");
+
+    remove(p);
+}
+
+/** Failed writes: no file and no temp file left, an older file intact. */
+static void test_bad_writes(const mesh_t *m)
+{
+    char err[1024] = "";
+    char dir_path[1024];
+    snprintf(dir_path, sizeof dir_path, "%s/test_h5io_no_such_dir/out.hdf", g_dir);
+    int rc = h5io_write(dir_path, m, NULL, err, sizeof err);
+    CHECK_ERR(rc, err, dir_path);
+    struct stat st;
+    CHECK(stat(dir_path, &st) != 0);
+    CHECK_NO_OPEN();
+
+    const char *d = scratch("a_directory.hdf"); /* rename onto a directory fails at the very end */
+    mkdir(d, 0755);
+    rc = h5io_write(d, m, NULL, err, sizeof err);
+    CHECK_ERR(rc, err, "renaming");
+    CHECK(temp_files_left() == 0);
+    CHECK(stat(d, &st) == 0 && S_ISDIR(st.st_mode));
+    rmdir(d);
+    CHECK_NO_OPEN();
+
+    const char *old = scratch("old.hdf"), *ref = scratch("old_ref.hdf");
+    CHECK(h5io_write(old, m, NULL, err, sizeof err) == 0);
+    copy_file(old, ref);
+    mesh_t bad = *m; /* an index past int32 in AMRBox fails in the middle of the write */
+    int32_t *coord = malloc((size_t)m->ntiles * 3 * sizeof *coord);
+    memcpy(coord, m->coord, (size_t)m->ntiles * 3 * sizeof *coord);
+    coord[3 * (m->ntiles - 1)] = INT32_MAX / m->B + 1;
+    bad.coord = coord;
+    rc = h5io_write(old, &bad, NULL, err, sizeof err);
+    CHECK_ERR(rc, err, "AMRBox");
+    CHECK(strstr(err, old) != NULL);
+    CHECK(temp_files_left() == 0);
+    CHECK(same_bytes(old, ref));
+    CHECK_NO_OPEN();
+    free(coord);
+
+    bad = *m;
+    snprintf(bad.field_name[0], DP_NAME_LEN, "has space");
+    CHECK_ERR(h5io_write(old, &bad, NULL, err, sizeof err), err, "invalid mesh");
+    CHECK(same_bytes(old, ref));
+    remove(old);
+    remove(ref);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1) g_dir = argv[1];
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+
+    mesh_t m2, m3;
+    build_mesh(&m2, 2, 8, 2, 3, 2, 1, 4, 11u);
+    build_mesh(&m3, 3, 4, 3, 2, 1, 2, 3, 5u);
+
+    test_roundtrip(&m2, "2d", DECK);
+    test_roundtrip(&m3, "3d", NULL);
+    test_reproducible(&m2);
+    test_empty_level();
+    test_vlen_deck(scratch("2d_a.hdf"));
+    test_bad_files(&m2, scratch("2d_a.hdf"));
+    test_bad_writes(&m3);
+    remove(scratch("2d_a.hdf"));
+    remove(scratch("3d_a.hdf"));
+
+    printf("test_h5io: %d checks passed (2D: %lld tiles on %d levels, 3D: %lld tiles on %d levels)\n", g_checks,
+           (long long)m2.ntiles, m2.nlevels, (long long)m3.ntiles, m3.nlevels);
+    mesh_free(&m2);
+    mesh_free(&m3);
+    return 0;
+}

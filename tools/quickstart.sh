@@ -1,0 +1,9 @@
+#!/bin/bash
+# quickstart.sh - install what is missing, build, and run the default deck.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/deps.sh
+bash tools/build.sh build
+./build/dpamr run inputs/default.inp
+./build/dpamr check default.hdf
+echo "open default.hdf in ParaView, or: xvfb-run -a /usr/bin/python3 validation/render.py default.hdf default.png"
