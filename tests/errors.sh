@@ -3,7 +3,7 @@
 # leaves no output file behind, keeps an older output intact and never modifies the input.
 set -uo pipefail
 dpamr=$1 deck=$2 work=$3
-py=/usr/bin/python3
+py=/usr/bin/python3; $py -c "import h5py" 2>/dev/null || py=python3  # Debian's, else the PATH one (GPU machine)
 rm -rf "$work" && mkdir -p "$work"
 mesh=$(cd "$(dirname "$deck")" && pwd)/default.mesh.hdf
 before=$(md5sum "$mesh" | cut -d' ' -f1)

@@ -4,7 +4,8 @@
 set -euo pipefail
 dpamr=$1 deck=$2 work=$3
 here=$(cd "$(dirname "$0")" && pwd)
-cmp="/usr/bin/python3 $here/h5compare.py"
+py=/usr/bin/python3; $py -c "import h5py" 2>/dev/null || py=python3  # Debian's, else the PATH one (GPU machine)
+cmp="$py $here/h5compare.py"
 if ! "$dpamr" gpu; then echo "SKIPPED: no usable CUDA device"; exit 77; fi
 rm -rf "$work" && mkdir -p "$work"
 mesh=${deck%.inp}.mesh.hdf

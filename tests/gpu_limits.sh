@@ -5,7 +5,8 @@
 set -uo pipefail
 dpamr=$1 deck=$2 work=$3
 here=$(cd "$(dirname "$0")" && pwd)
-cmp="/usr/bin/python3 $here/h5compare.py"
+py=/usr/bin/python3; $py -c "import h5py" 2>/dev/null || py=python3  # Debian's, else the PATH one (GPU machine)
+cmp="$py $here/h5compare.py"
 if ! "$dpamr" gpu; then echo "SKIPPED: no usable CUDA device"; exit 77; fi
 rm -rf "$work" && mkdir -p "$work"
 "$dpamr" mesh "$deck" mesh_file="$work/mesh.hdf" >/dev/null || exit 1
@@ -32,7 +33,7 @@ expect_error "tile store overflow (host)" "tile store overflow.*max_tiles" \
 for v in cpu cdp host; do
     "$dpamr" run "$deck" "$m" variant=$v max_level=3 output="$work/cap-$v.hdf" >/dev/null || fails=$((fails + 1))
 done
-levels=$(/usr/bin/python3 -c "import h5py; print(h5py.File('$work/cap-cdp.hdf','r')['/dpamr/tiles/level'][()].max())")
+levels=$($py -c "import h5py; print(h5py.File('$work/cap-cdp.hdf','r')['/dpamr/tiles/level'][()].max())")
 if [ "$levels" != "3" ]; then echo "FAIL depth cap: finest level $levels, expected 3"; fails=$((fails + 1)); fi
 $cmp "$work/cap-cpu.hdf" "$work/cap-cdp.hdf" --ignore /dpamr/deck || fails=$((fails + 1))
 $cmp "$work/cap-cpu.hdf" "$work/cap-host.hdf" --ignore /dpamr/deck || fails=$((fails + 1))

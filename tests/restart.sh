@@ -5,7 +5,8 @@
 set -euo pipefail
 dpamr=$1 deck=$2 work=$3
 here=$(cd "$(dirname "$0")" && pwd)
-cmp="/usr/bin/python3 $here/h5compare.py"
+py=/usr/bin/python3; $py -c "import h5py" 2>/dev/null || py=python3  # Debian's, else the PATH one (GPU machine)
+cmp="$py $here/h5compare.py"
 rm -rf "$work" && mkdir -p "$work"
 "$dpamr" run "$deck" variant=cpu output="$work/direct.hdf"
 "$dpamr" run "$deck" variant=cpu max_level=3 output="$work/part.hdf"

@@ -1,0 +1,480 @@
+/* test_valid.c - unit test of validation/valid.c.
+ *
+ * Builds small 2D and 3D hierarchies by hand with the shared numerics (model sampling, criterion,
+ * prolongation from core.h), so they are valid by construction, checks that valid_check passes them,
+ * then corrupts copies one way at a time and checks that each corruption is detected and named by
+ * the first failure. Exit 0 when every check holds.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "src/core.h"
+#include "src/mesh.h"
+#include "validation/valid.h"
+
+static int failures = 0, checks = 0;
+
+#define CHECK(cond, ...)                                                           \
+    do {                                                                           \
+        ++checks;                                                                  \
+        if (!(cond)) {                                                             \
+            ++failures;                                                            \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);        \
+            fprintf(stderr, __VA_ARGS__);                                          \
+            fprintf(stderr, "\n");                                                 \
+        }                                                                          \
+    } while (0)
+
+/* A sphere step in field 0 (what the jump criterion refines on) plus a gaussian bump in both
+ * fields, so prolongation slopes are nonzero and conservation is a real test. */
+static dp_params make_params(int dim, int B, int max_level, int fill)
+{
+    dp_params p;
+    memset(&p, 0, sizeof p);
+    p.dim = dim;
+    p.B = B;
+    p.nf = 2;
+    p.max_level = max_level;
+    p.fill = fill;
+    p.crit = DP_CRIT_JUMP;
+    p.crit_field = 0;
+    p.threshold_f = 0.2f;
+    p.threshold = 0.2;
+    p.h0 = 1.0 / (2.0 * B); /* 2 root tiles per axis on the unit square/cube */
+    p.nobj = 2;
+    p.obj[0].kind = DP_OBJ_ELLIPSOID;
+    p.obj[1].kind = DP_OBJ_GAUSSIAN;
+    for (int a = 0; a < 3; ++a) {
+        p.obj[0].center[a] = 0.5;
+        p.obj[0].radius[a] = 0.3;
+        p.obj[1].center[a] = a == 0 ? 0.3 : 0.6;
+        p.obj[1].radius[a] = 0.2;
+    }
+    p.obj[0].inside[0] = 1.0;
+    p.obj[1].inside[0] = 0.5;
+    p.obj[1].inside[1] = 3.0;
+    p.obj[1].outside[1] = 1.0;
+    return p;
+}
+
+static unsigned octant_flags(const dp_params *p, const mesh_t *m, dp_tidx t)
+{
+    const int B = p->B, nz = p->dim == 3 ? B : 1;
+    const float *u = m->field[p->crit_field] + (size_t)t * mesh_cells(m);
+    unsigned mask = 0;
+    for (int z = 0; z < nz; ++z)
+        for (int y = 0; y < B; ++y)
+            for (int x = 0; x < B; ++x)
+                if (dp_flag_cell(p, u, x, y, z, dp_spacing(p, m->level[t]))) mask |= 1u << dp_octant_of(B, x, y, z);
+    return mask;
+}
+
+/* Cells of tile t: from the model (roots, fill=model) or prolonged from parent q's octant o. */
+static void fill_tile(const dp_params *p, mesh_t *m, dp_tidx t, dp_tidx q, int o)
+{
+    const int B = p->B, nz = p->dim == 3 ? B : 1;
+    const size_t cells = (size_t)mesh_cells(m);
+    const int32_t *c = m->coord + 3 * t;
+    for (int f = 0; f < p->nf; ++f)
+        for (int z = 0; z < nz; ++z)
+            for (int y = 0; y < B; ++y)
+                for (int x = 0; x < B; ++x) {
+                    float *dst = &m->field[f][t * cells + (size_t)(x + B * (y + B * z))];
+                    if (q >= 0 && p->fill == DP_FILL_PROLONG)
+                        *dst = dp_prolong(p->dim, B, m->field[f] + (size_t)q * cells, o, x, y, z);
+                    else
+                        *dst = dp_model_cell(p, f, m->level[t], c[0], c[1], c[2], x, y, z);
+                }
+}
+
+static void set_tile(mesh_t *m, dp_tidx t, int level, const int32_t *c, int64_t parent)
+{
+    m->level[t] = level;
+    memcpy(m->coord + 3 * t, c, 3 * sizeof *c);
+    m->key[t] = dp_morton(m->dim, c[0], c[1], c[2]);
+    m->parent[t] = parent;
+    m->childmask[t] = 0;
+}
+
+/* The reference construction: roots in Morton order, then children of flagged octants, parent by
+ * parent and octant by octant, which is canonical order (design.md). */
+static void build_mesh(mesh_t *m, const dp_params *p)
+{
+    memset(m, 0, sizeof *m);
+    m->dim = p->dim;
+    m->B = p->B;
+    m->nf = p->nf;
+    m->root[0] = m->root[1] = 2;
+    m->root[2] = p->dim == 3 ? 2 : 1;
+    m->h0 = p->h0;
+    strcpy(m->field_name[0], "rho");
+    strcpy(m->field_name[1], "temp");
+    if (mesh_alloc(m, 64) != 0) exit(2);
+    const int nroot = m->root[0] * m->root[1] * m->root[2];
+    for (int r = 0; r < nroot; ++r) { /* 2x2(x2) roots: Morton order is r itself */
+        const int32_t c[3] = { r & 1, (r >> 1) & 1, (r >> 2) & 1 };
+        set_tile(m, r, 0, c, -1);
+        fill_tile(p, m, r, -1, 0);
+    }
+    m->ntiles = nroot;
+    dp_tidx s = 0, e = nroot;
+    for (int L = 0; L < p->max_level; ++L) {
+        for (dp_tidx q = s; q < e; ++q) {
+            const unsigned fl = octant_flags(p, m, q);
+            for (int o = 0; o < (1 << p->dim); ++o) {
+                if (!(fl >> o & 1)) continue;
+                if (mesh_reserve(m, m->ntiles + 1) != 0) exit(2);
+                int32_t c[3];
+                dp_child_coord(m->coord + 3 * q, o, c);
+                set_tile(m, m->ntiles, L + 1, c, q);
+                fill_tile(p, m, m->ntiles, q, o);
+                ++m->ntiles;
+            }
+            m->childmask[q] = (uint8_t)fl;
+        }
+        s = e;
+        e = m->ntiles;
+        if (s == e) break;
+    }
+    mesh_index_levels(m);
+}
+
+/* Insert a tile at pos (shifting later tiles and their parent links), cells prolonged from its
+ * parent, childmasks recomputed: only what the caller intends is wrong afterwards. */
+static void insert_tile(mesh_t *m, const dp_params *p, dp_tidx pos, int level, const int32_t *c, int64_t parent)
+{
+    if (mesh_reserve(m, m->ntiles + 1) != 0) exit(2);
+    const size_t n = (size_t)(m->ntiles - pos), cells = (size_t)mesh_cells(m);
+    memmove(m->level + pos + 1, m->level + pos, n * sizeof *m->level);
+    memmove(m->coord + 3 * (pos + 1), m->coord + 3 * pos, 3 * n * sizeof *m->coord);
+    memmove(m->key + pos + 1, m->key + pos, n * sizeof *m->key);
+    memmove(m->parent + pos + 1, m->parent + pos, n * sizeof *m->parent);
+    memmove(m->childmask + pos + 1, m->childmask + pos, n);
+    for (int f = 0; f < m->nf; ++f)
+        memmove(m->field[f] + (pos + 1) * cells, m->field[f] + pos * cells, n * cells * sizeof(float));
+    ++m->ntiles;
+    for (dp_tidx t = 0; t < m->ntiles; ++t)
+        if (m->parent[t] >= pos) ++m->parent[t];
+    if (parent >= pos) ++parent;
+    set_tile(m, pos, level, c, parent);
+    fill_tile(p, m, pos, parent, (c[0] & 1) | ((c[1] & 1) << 1) | ((c[2] & 1) << 2));
+    mesh_index_children(m);
+    mesh_index_levels(m);
+}
+
+/* Remove a tile that has no children. */
+static void remove_leaf(mesh_t *m, dp_tidx pos)
+{
+    const size_t n = (size_t)(m->ntiles - pos - 1), cells = (size_t)mesh_cells(m);
+    memmove(m->level + pos, m->level + pos + 1, n * sizeof *m->level);
+    memmove(m->coord + 3 * pos, m->coord + 3 * (pos + 1), 3 * n * sizeof *m->coord);
+    memmove(m->key + pos, m->key + pos + 1, n * sizeof *m->key);
+    memmove(m->parent + pos, m->parent + pos + 1, n * sizeof *m->parent);
+    memmove(m->childmask + pos, m->childmask + pos + 1, n);
+    for (int f = 0; f < m->nf; ++f)
+        memmove(m->field[f] + pos * cells, m->field[f] + (pos + 1) * cells, n * cells * sizeof(float));
+    --m->ntiles;
+    for (dp_tidx t = 0; t < m->ntiles; ++t)
+        if (m->parent[t] > pos) --m->parent[t];
+    mesh_index_children(m);
+    mesh_index_levels(m);
+}
+
+/* Swap tiles a and b with everything they own, keeping their children attached. */
+static void swap_tiles(mesh_t *m, dp_tidx a, dp_tidx b)
+{
+    const size_t cells = (size_t)mesh_cells(m);
+#define SWAP(arr, i, j)                                   \
+    do {                                                  \
+        unsigned char tmp_[sizeof arr[0]];                \
+        memcpy(tmp_, &arr[i], sizeof tmp_);               \
+        memcpy(&arr[i], &arr[j], sizeof tmp_);            \
+        memcpy(&arr[j], tmp_, sizeof tmp_);               \
+    } while (0)
+    SWAP(m->level, a, b);
+    SWAP(m->key, a, b);
+    SWAP(m->parent, a, b);
+    SWAP(m->childmask, a, b);
+    for (int k = 0; k < 3; ++k) SWAP(m->coord, 3 * a + k, 3 * b + k);
+    for (int f = 0; f < m->nf; ++f)
+        for (size_t i = 0; i < cells; ++i) SWAP(m->field[f], a * cells + i, b * cells + i);
+#undef SWAP
+    for (dp_tidx t = 0; t < m->ntiles; ++t) {
+        if (m->parent[t] == a) m->parent[t] = b;
+        else if (m->parent[t] == b) m->parent[t] = a;
+    }
+}
+
+static dp_tidx first_of_level(const mesh_t *m, int L) { return m->level_start[L]; }
+static dp_tidx count_of_level(const mesh_t *m, int L) { return m->level_start[L + 1] - m->level_start[L]; }
+
+/* Run the check on a corrupted copy and require a failure whose message contains every `want`. */
+static void expect_failure(const char *name, const mesh_t *m, const dp_params *p, const char *want1, const char *want2)
+{
+    valid_report_t r;
+    valid_check(m, p, &r);
+    CHECK(!r.passed && r.nfail > 0, "%s: corruption not detected (nfail %lld)", name, r.nfail);
+    CHECK(strstr(r.first_failure, want1) != NULL, "%s: first failure \"%s\" does not mention \"%s\"", name,
+          r.first_failure, want1);
+    if (want2)
+        CHECK(strstr(r.first_failure, want2) != NULL, "%s: first failure \"%s\" does not mention \"%s\"", name,
+              r.first_failure, want2);
+    printf("  detected %-22s (%lld failed checks): %s\n", name, r.nfail, r.first_failure);
+}
+
+static void expect_pass(const char *name, const mesh_t *m, const dp_params *p, valid_report_t *r)
+{
+    valid_check(m, p, r);
+    CHECK(r->passed && r->nfail == 0 && r->first_failure[0] == '\0', "%s: valid mesh rejected: %s", name,
+          r->first_failure);
+}
+
+static void test_corruptions(const char *tag, const mesh_t *good, const dp_params *p)
+{
+    char name[64], want[64];
+    mesh_t m;
+    const int nlv = good->nlevels, fin = nlv - 1; /* fin: the finest level */
+    const size_t cells = (size_t)mesh_cells(good);
+
+    /* wrong parent: a finest-level tile pointed at another tile of the parent level */
+    mesh_copy(&m, good);
+    dp_tidx t = first_of_level(&m, fin);
+    int64_t other = m.parent[t] == first_of_level(&m, fin - 1) ? first_of_level(&m, fin - 1) + 1
+                                                                : first_of_level(&m, fin - 1);
+    m.parent[t] = other;
+    snprintf(name, sizeof name, "%s wrong parent", tag);
+    snprintf(want, sizeof want, "tile %lld ", (long long)t);
+    expect_failure(name, &m, p, "does not lie inside its parent", want);
+    m.parent[t] = m.ntiles + 5;
+    snprintf(name, sizeof name, "%s parent out of range", tag);
+    expect_failure(name, &m, p, "out of range", want);
+    m.parent[t] = 0; /* a root: wrong level unless fin == 1 */
+    snprintf(name, sizeof name, "%s parent level", tag);
+    expect_failure(name, &m, p, fin == 1 ? "does not lie inside" : "expected level", want);
+    mesh_free(&m);
+
+    /* child in an unflagged octant: find a parent one level above the finest with a free octant */
+    mesh_copy(&m, good);
+    dp_tidx q = -1;
+    unsigned fl = 0;
+    for (dp_tidx s = first_of_level(&m, fin - 1); s < m.level_start[fin] && q < 0; ++s) {
+        fl = octant_flags(p, &m, s);
+        if (fl != (1u << (1 << p->dim)) - 1u) q = s;
+    }
+    CHECK(q >= 0, "%s: no parent with an unflagged octant to corrupt", tag);
+    if (q >= 0) {
+        int o = 0;
+        while (fl >> o & 1) ++o;
+        int32_t c[3];
+        dp_child_coord(m.coord + 3 * q, o, c);
+        const uint64_t key = dp_morton(m.dim, c[0], c[1], c[2]);
+        dp_tidx pos = m.level_start[fin];
+        while (pos < m.ntiles && m.key[pos] < key) ++pos;
+        insert_tile(&m, p, pos, fin, c, q);
+        snprintf(name, sizeof name, "%s unflagged octant", tag);
+        snprintf(want, sizeof want, "tile %lld ", (long long)pos);
+        expect_failure(name, &m, p, "which the criterion does not flag", want);
+    }
+    mesh_free(&m);
+
+    /* duplicates: a finest-level tile repeated right after itself, and a repeated root */
+    mesh_copy(&m, good);
+    t = first_of_level(&m, fin) + 1;
+    int32_t dup[3];
+    memcpy(dup, m.coord + 3 * t, sizeof dup); /* insert_tile may move the arrays */
+    insert_tile(&m, p, t + 1, fin, dup, m.parent[t]);
+    snprintf(name, sizeof name, "%s duplicate tile", tag);
+    snprintf(want, sizeof want, "tile %lld ", (long long)(t + 1));
+    expect_failure(name, &m, p, "duplicate tile", want);
+    mesh_free(&m);
+    mesh_copy(&m, good);
+    memcpy(dup, m.coord + 3 * 1, sizeof dup);
+    insert_tile(&m, p, 2, 0, dup, -1);
+    snprintf(name, sizeof name, "%s duplicate root", tag);
+    expect_failure(name, &m, p, "duplicate tile", "tile 2 ");
+    mesh_free(&m);
+
+    /* level beyond the cap: the same mesh checked against a lower max_level */
+    dp_params low = *p;
+    low.max_level = fin - 1;
+    snprintf(name, sizeof name, "%s level beyond cap", tag);
+    snprintf(want, sizeof want, "tile %lld ", (long long)first_of_level(good, fin));
+    expect_failure(name, good, &low, "beyond the cap", want);
+
+    /* NaN and Inf in a level-1 tile */
+    mesh_copy(&m, good);
+    t = first_of_level(&m, 1) + count_of_level(&m, 1) / 2;
+    m.field[1][t * cells + 3] = NAN;
+    snprintf(name, sizeof name, "%s NaN", tag);
+    snprintf(want, sizeof want, "tile %lld ", (long long)t);
+    expect_failure(name, &m, p, "not finite", want);
+    m.field[1][t * cells + 3] = -INFINITY;
+    snprintf(name, sizeof name, "%s Inf", tag);
+    expect_failure(name, &m, p, "field temp cell 3", "not finite");
+    mesh_free(&m);
+
+    /* out of order: two tiles of level 1 swapped with everything they own */
+    mesh_copy(&m, good);
+    t = first_of_level(&m, 1);
+    swap_tiles(&m, t, t + 1);
+    snprintf(name, sizeof name, "%s out-of-order key", tag);
+    snprintf(want, sizeof want, "tile %lld ", (long long)(t + 1));
+    expect_failure(name, &m, p, "out of canonical order", want);
+    mesh_free(&m);
+
+    /* a key that is not the Morton key of the coords */
+    mesh_copy(&m, good);
+    t = first_of_level(&m, fin);
+    m.key[t] ^= 1u << 4;
+    snprintf(name, sizeof name, "%s wrong key", tag);
+    expect_failure(name, &m, p, "Morton key", NULL);
+    mesh_free(&m);
+
+    /* a prolonged value perturbed: far below any visible change, far above float rounding */
+    mesh_copy(&m, good);
+    t = first_of_level(&m, fin);
+    float *v = &m.field[1][t * cells + cells / 2];
+    *v = nextafterf(*v, INFINITY); /* one ulp: within the tolerance */
+    valid_report_t r;
+    snprintf(name, sizeof name, "%s one-ulp change", tag);
+    expect_pass(name, &m, p, &r);
+    *v *= 1.0f + 1e-4f;
+    snprintf(name, sizeof name, "%s conservation", tag);
+    snprintf(want, sizeof want, "tile %lld ", (long long)t);
+    expect_failure(name, &m, p, "field temp not conserved", want);
+    mesh_free(&m);
+
+    /* a child dropped by the engine: the parent's flagged octant has no child */
+    mesh_copy(&m, good);
+    t = m.ntiles - 1;
+    q = m.parent[t];
+    remove_leaf(&m, t);
+    snprintf(name, sizeof name, "%s missing child", tag);
+    snprintf(want, sizeof want, "tile %lld ", (long long)q);
+    expect_failure(name, &m, p, "refinement incomplete", want);
+    mesh_free(&m);
+
+    /* childmask out of step with the children */
+    mesh_copy(&m, good);
+    m.childmask[1] ^= 1;
+    snprintf(name, sizeof name, "%s childmask", tag);
+    expect_failure(name, &m, p, "childmask", "tile 1 ");
+    mesh_free(&m);
+
+    /* level index and root grid */
+    mesh_copy(&m, good);
+    m.level_start[1] -= 1;
+    snprintf(name, sizeof name, "%s level_start", tag);
+    expect_failure(name, &m, p, "level_start[1]", NULL);
+    m.level_start[1] += 1;
+    m.root[0] = 3;
+    snprintf(name, sizeof name, "%s root count", tag);
+    expect_failure(name, &m, p, "level 0 has", NULL);
+    mesh_free(&m);
+
+    /* parameters that do not describe the mesh */
+    dp_params bad = *p;
+    bad.B = p->B * 2;
+    snprintf(name, sizeof name, "%s tile_size", tag);
+    expect_failure(name, good, &bad, "tile_size", NULL);
+}
+
+static void test_dim(int dim, int B, int max_level)
+{
+    char tag[16];
+    snprintf(tag, sizeof tag, "%dD", dim);
+    dp_params p = make_params(dim, B, max_level, DP_FILL_PROLONG);
+    mesh_t m;
+    build_mesh(&m, &p);
+    printf("%s: %lld tiles on %d levels (B=%d, max_level %d)\n", tag, (long long)m.ntiles, m.nlevels, B, max_level);
+    CHECK(m.nlevels == max_level + 1, "%s: the test mesh should reach max_level (has %d levels)", tag, m.nlevels);
+    CHECK(count_of_level(&m, 1) > 0 && count_of_level(&m, 1) < (dp_tidx)(1 << dim) * count_of_level(&m, 0),
+          "%s: level 1 should refine part of level 0", tag);
+
+    valid_report_t r, r2;
+    expect_pass(tag, &m, &p, &r);
+    valid_print(&r, &m);
+    CHECK(r.conservation_checked == 1 && r.conservation_tol == 1e-6, "%s: conservation not checked", tag);
+    CHECK(r.conservation_max_rel > 0.0 && r.conservation_max_rel < 1e-6, "%s: max relative error %g", tag,
+          r.conservation_max_rel);
+    CHECK(r.nlevels == m.nlevels && r.nf == 2, "%s: report has %d levels, %d fields", tag, r.nlevels, r.nf);
+    for (int L = 0; L < m.nlevels; ++L)
+        CHECK(r.tiles[L] == count_of_level(&m, L), "%s: level %d tile count", tag, L);
+
+    /* the level-0 sum is sum(value) * h0^dim */
+    double s = 0.0;
+    for (size_t i = 0; i < (size_t)count_of_level(&m, 0) * mesh_cells(&m); ++i) s += m.field[1][i];
+    const double vol = dim == 3 ? p.h0 * p.h0 * p.h0 : p.h0 * p.h0;
+    CHECK(fabs(r.sum[0][1] - s * vol) <= 1e-12 * fabs(s * vol), "%s: level-0 sum %.17g, expected %.17g", tag,
+          r.sum[0][1], s * vol);
+
+    /* checksums: identical on a rerun and for any thread count; sensitive to a single bit */
+#ifdef _OPENMP
+    const int nt = omp_get_max_threads();
+    omp_set_num_threads(1);
+    valid_check(&m, &p, &r2);
+    omp_set_num_threads(nt > 1 ? nt : 3);
+#else
+    valid_check(&m, &p, &r2);
+#endif
+    CHECK(r2.total_hash == r.total_hash && r2.tree_hash == r.tree_hash && r2.sum[1][0] == r.sum[1][0] &&
+              r2.conservation_max_rel == r.conservation_max_rel,
+          "%s: checksums differ between runs / thread counts", tag);
+    mesh_t c;
+    mesh_copy(&c, &m);
+    c.field[0][c.ntiles * (dp_tidx)mesh_cells(&c) - 1] = nextafterf(c.field[0][c.ntiles * mesh_cells(&c) - 1], 9.0f);
+    valid_check(&c, &p, &r2);
+    CHECK(r2.hash[m.nlevels - 1][0] != r.hash[m.nlevels - 1][0] && r2.total_hash != r.total_hash &&
+              r2.tree_hash == r.tree_hash,
+          "%s: a one-bit change does not move the level hash", tag);
+    mesh_free(&c);
+
+    /* a corrupted mesh gets the same first failure and count with one thread and with several */
+#ifdef _OPENMP
+    mesh_copy(&c, &m);
+    c.field[1][(c.ntiles - 1) * (dp_tidx)mesh_cells(&c)] = NAN;
+    c.field[1][first_of_level(&c, 1) * (dp_tidx)mesh_cells(&c)] *= 2.0f;
+    valid_check(&c, &p, &r);
+    omp_set_num_threads(1);
+    valid_check(&c, &p, &r2);
+    omp_set_num_threads(nt);
+    CHECK(!r.passed && r.nfail == r2.nfail && !strcmp(r.first_failure, r2.first_failure),
+          "%s: failures depend on the thread count (%lld \"%s\" vs %lld \"%s\")", tag, r.nfail, r.first_failure,
+          r2.nfail, r2.first_failure);
+    mesh_free(&c);
+#endif
+
+    test_corruptions(tag, &m, &p);
+    mesh_free(&m);
+
+    /* fill=model: children sampled from the model, no conservation to check */
+    p = make_params(dim, B, max_level, DP_FILL_MODEL);
+    build_mesh(&m, &p);
+    snprintf(tag, sizeof tag, "%dD model", dim);
+    expect_pass(tag, &m, &p, &r);
+    CHECK(r.conservation_checked == 0 && r.conservation_max_rel == 0.0, "%s: conservation checked for fill=model",
+          tag);
+    CHECK(m.nlevels > 2, "%s: model mesh has only %d levels", tag, m.nlevels);
+    mesh_free(&m);
+
+    /* a level-0-only mesh (what `dpamr mesh` writes) is valid although its octants are flagged */
+    p = make_params(dim, B, 0, DP_FILL_PROLONG);
+    build_mesh(&m, &p);
+    p.max_level = max_level;
+    snprintf(tag, sizeof tag, "%dD level 0", dim);
+    expect_pass(tag, &m, &p, &r);
+    mesh_free(&m);
+}
+
+int main(void)
+{
+    test_dim(2, 8, 3);
+    test_dim(3, 4, 2);
+    printf("test_valid: %d passed, %d failed\n", checks - failures, failures);
+    return failures ? 1 : 0;
+}
