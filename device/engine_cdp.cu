@@ -139,10 +139,11 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     {
         size_t got = 0;
         CK(cudaDeviceGetLimit(&got, cudaLimitDevRuntimePendingLaunchCount));
-        r->pool_size = (long long)got;
+        r->pool_size = (long long)got; /* the device runtime may grant less than asked */
+        r->pool_requested = pool;
     }
     CK(upload_params(p, s));
-    if (dmesh_create(&M, m, cap, 0, s, err, errlen) != 0) goto fail_quiet;
+    if (dmesh_create(&M, m, cap, 3, s, err, errlen) != 0) goto fail_quiet;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
     r->upload_ms = timer_ms() - t_start;
@@ -167,9 +168,11 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
         snprintf(err, errlen,
                  "%lld of %lld device-side launches failed (%llu pending-launch pool full, %llu out of resources, "
                  "%llu other): the pending-launch pool of %lld is too small for this mesh; the computed bound "
-                 "is %lld (run with pool=0 or pool >= %lld). No output was written.",
+                 "is %lld (run with pool=0 or pool >= %lld)%s. No output was written.",
                  failed, failed + r->device_launches, st[ST_FAIL_PENDING], st[ST_FAIL_RESOURCES], st[ST_FAIL_OTHER],
-                 r->pool_size, bound, bound > failed + r->device_launches ? bound : failed + r->device_launches);
+                 r->pool_size, bound, bound > failed + r->device_launches ? bound : failed + r->device_launches,
+                 r->pool_size < pool ? " (the device runtime granted less than the pool asked for: lower max_tiles "
+                                       "to tighten the bound)" : "");
         goto fail_quiet;
     }
     ntot = (long long)st[ST_NTILES];
@@ -182,6 +185,17 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     }
 
     if (dmesh_sort(&M, n0, ntot - n0, d->pdl, s, &sort_ms, err, errlen) != 0) goto fail_quiet;
+    if (ntot > n0) {
+        /* the one direct PDL pair of the passes after the build: invertPerm -> gatherTiles */
+        unsigned long long stamps[6];
+        CK(cudaMemcpy(stamps, M.stamps, sizeof stamps, cudaMemcpyDeviceToHost));
+        r->gap_ns[0] = (double)((long long)stamps[4] - (long long)stamps[3]);
+        r->ngaps = 1;
+        if (d->trace[0]) {
+            static const char *const names[] = { "sortKeys", "invertPerm", "gatherTiles" };
+            if (timeline_write(d->trace, names, stamps, 3, err, errlen) != 0) goto fail_quiet;
+        }
+    }
     {
         const double td = timer_ms();
         nvtxRangePushA("cdp: download");

@@ -216,6 +216,7 @@ fail:
 
 __global__ void sortKeys(dmesh_t M, long long first, long long n, uint64_t *keys, long long *idx)
 {
+    stamp_start(M.stamps, 0);
     const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     cudaGridDependencySynchronize();
     cudaTriggerProgrammaticLaunchCompletion();
@@ -223,20 +224,25 @@ __global__ void sortKeys(dmesh_t M, long long first, long long n, uint64_t *keys
         keys[i] = dp_sort_key(M.level[first + i], M.key[first + i]);
         idx[i] = first + i;
     }
+    stamp_end(M.stamps, 0);
 }
 
-__global__ void invertPerm(long long first, long long n, const long long *sorted_idx, long long *newpos)
+__global__ void invertPerm(unsigned long long *stamps, long long first, long long n, const long long *sorted_idx,
+                           long long *newpos)
 {
+    stamp_start(stamps, 1);
     const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     cudaGridDependencySynchronize();
     cudaTriggerProgrammaticLaunchCompletion();
     if (i < n) newpos[sorted_idx[i] - first] = first + i;
+    stamp_end(stamps, 1);
 }
 
 /* One block per tile: metadata by thread 0, cells by all threads (coalesced). */
 __global__ void gatherTiles(dmesh_t M, dmesh_t Out, long long first, long long n, const long long *sorted_idx,
                             const long long *newpos)
 {
+    stamp_start(M.stamps, 2);
     const int nf = c_params.nf, cells = dp_cells(c_params.dim, c_params.B);
     cudaGridDependencySynchronize();
     cudaTriggerProgrammaticLaunchCompletion();
@@ -258,6 +264,7 @@ __global__ void gatherTiles(dmesh_t M, dmesh_t Out, long long first, long long n
             for (int c = threadIdx.x; c < cells; c += blockDim.x) b[c] = a[c];
         }
     }
+    stamp_end(M.stamps, 2);
 }
 
 int dmesh_sort(dmesh_t *M, long long first, long long n, int pdl, cudaStream_t s, float *ms, char *err,
@@ -303,7 +310,7 @@ int dmesh_sort(dmesh_t *M, long long first, long long n, int pdl, cudaStream_t s
         void *a1[] = { (void *)M, &first, &n, &k_in, &v_in };
         CK(launch_pdl((const void *)sortKeys, dim3(blocks), dim3(threads), s, pdl, a1));
         CK(cub::DeviceRadixSort::SortPairs(tmp, tmp_bytes, k_in, k_out, v_in, v_out, (int64_t)n, 0, 64, s));
-        void *a2[] = { &first, &n, &v_out, &newpos };
+        void *a2[] = { &M->stamps, &first, &n, &v_out, &newpos };
         CK(launch_pdl((const void *)invertPerm, dim3(blocks), dim3(threads), s, pdl, a2));
         const unsigned gblocks = (unsigned)(nn < 65536 ? nn : 65536);
         void *a3[] = { (void *)M, &Out, &first, &n, &v_out, &newpos };

@@ -127,7 +127,8 @@ void dmesh_destroy(dmesh_t *M);
 /** Download tiles [from, ntiles) into m (grown as needed) and set m->ntiles. */
 int dmesh_download(const dmesh_t *M, mesh_t *m, long long from, long long ntiles, cudaStream_t s, char *err,
                    size_t errlen);
-/** Sort tiles [first, first+n) to canonical order (level, Morton key) with CUB, remapping parents. */
+/** Sort tiles [first, first+n) to canonical order (level, Morton key) with CUB, remapping parents.
+ *  With M->stamps (3 slots) its kernels stamp the timeline: sortKeys 0, invertPerm 1, gatherTiles 2. */
 int dmesh_sort(dmesh_t *M, long long first, long long n, int pdl, cudaStream_t s, float *ms, char *err,
                size_t errlen);
 /** Bytes of device memory per tile (metadata plus fields). */

@@ -23,6 +23,7 @@ typedef struct {
     long long launch_failures;            /* device-side launches that failed */
     long long pool_size;                  /* pending-launch pool set (cdp), -1 otherwise */
     long long pool_bound;                 /* the computed bound on pending launches */
+    long long pool_requested;             /* what was asked of the runtime (bound, or the deck's pool) */
     long long tile_capacity;              /* tile store capacity used */
     int timeline_n;                       /* kernels stamped on the device timeline (host variant) */
     int ngaps;                            /* PDL transitions measured */

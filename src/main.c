@@ -126,8 +126,9 @@ static int cmd_run(int argc, char **argv)
     if (engine_refine(variant, &d, &m, &r, err, sizeof err) != 0) return die(err);
     if (r.note[0]) printf("%s\n", r.note);
     if (r.pool_size >= 0)
-        printf("pending-launch pool: %lld (computed bound %lld); device launches: %lld, failed: %lld\n", r.pool_size,
-               r.pool_bound, r.device_launches, r.launch_failures);
+        printf("pending-launch pool: %lld (computed bound %lld%s); device launches: %lld, failed: %lld\n", r.pool_size,
+               r.pool_bound, r.pool_size < r.pool_requested ? ", the device runtime granted less" : "",
+               r.device_launches, r.launch_failures);
     printf("refined in %.3f ms (engine total %.3f ms): %lld tiles on %d levels\n", r.refine_ms, r.total_ms,
            (long long)m.ntiles, m.nlevels);
 
