@@ -1,0 +1,521 @@
+/* valid.c - checks of a refined hierarchy: structure, conservation, checksums.
+ *
+ * valid_check re-derives everything it can from the tiles themselves and the shared numerics of
+ * core.h, so it trusts no engine: the parent links and coordinates, the canonical order and keys,
+ * the refinement decisions (octant flags recomputed with dp_flag_cell), the cap on levels, finite
+ * values, conservation of prolonged values and the child masks. It then computes checksums in
+ * canonical order, which makes them regression values independent of the variant and thread count.
+ *
+ * Passes (the per-tile ones run under OpenMP; every reduction is order-independent):
+ *   1. global: the mesh agrees with the parameters and is safe to walk (else stop here);
+ *   A. sequential O(tiles): levels present, children seen per parent, duplicate children;
+ *   B. octant flags of every tile that can be a parent (the expensive part: reads every cell);
+ *   C. per-tile checks in two phases: 2 = the tile itself (level, coords, key, order, parent,
+ *      flagged octant, finite values, conservation), 3 = its children (completeness, childmask);
+ *   4. the level index (nlevels, level_start) and the root tile count;
+ *   D. checksums, one (level, field) pair per task, each summed sequentially.
+ * The reported first failure is the one of the earliest phase in the lowest tile index, found by
+ * re-running that tile's checks with messages on: the same message whatever the thread count.
+ */
+#include "valid.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#define VALID_PRAGMA(x) _Pragma(#x)
+#else
+#define VALID_PRAGMA(x)
+#endif
+
+/* Relative tolerance of the conservation check. Prolongation adds antisymmetric float32 offsets
+ * to the parent value, so the 2^dim children average back to it up to the rounding of each child
+ * (half an ulp, ~6e-8 relative; ~3e-7 in the worst case): 1e-6 leaves headroom and still catches
+ * any real change of a value. */
+#define VALID_CONS_TOL 1e-6
+
+#define FNV_OFFSET 0xcbf29ce484222325ull
+#define FNV_PRIME 0x100000001b3ull
+
+/* Pass A results per tile (aux[] bits). */
+enum { AUX_DUP = 1 };
+
+/* Everything the per-tile checks read. */
+typedef struct {
+    const mesh_t *m;
+    const dp_params *p;
+    int cells, nz, nlv;      /* nlv: levels present (max valid level + 1) */
+    const uint8_t *flags;    /* octant flags recomputed with the criterion (levels < nlv-1) */
+    const uint8_t *kids;     /* octants that have a child whose parent link is valid */
+    const uint8_t *aux;      /* AUX_* bits */
+} vctx;
+
+/* Collects the failures of one tile: counts them, and formats only the first when asked to. */
+typedef struct {
+    char *msg;      /* NULL while counting */
+    size_t len;
+    int n;
+} vfail;
+
+static void fail(vfail *f, const vctx *c, dp_tidx t, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void fail(vfail *f, const vctx *c, dp_tidx t, const char *fmt, ...)
+{
+    if (f->n++ > 0 || !f->msg) return;
+    int k = 0;
+    if (t >= 0) {
+        const int32_t *x = c->m->coord + 3 * t;
+        k = snprintf(f->msg, f->len, "tile %lld (level %d, coords %d,%d,%d): ", (long long)t, (int)c->m->level[t],
+                     (int)x[0], (int)x[1], (int)x[2]);
+        if (k < 0 || (size_t)k >= f->len) return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->msg + k, f->len - (size_t)k, fmt, ap);
+    va_end(ap);
+}
+
+static inline uint64_t fnv_byte(uint64_t h, unsigned b) { return (h ^ (b & 0xffu)) * FNV_PRIME; }
+
+/* FNV-1a over the little-endian bytes of v, whatever the host byte order. */
+static inline uint64_t fnv_u64(uint64_t h, uint64_t v, int nbytes)
+{
+    for (int i = 0; i < nbytes; ++i) h = fnv_byte(h, (unsigned)(v >> (8 * i)));
+    return h;
+}
+
+static inline uint32_t float_bits(float v)
+{
+    uint32_t b;
+    memcpy(&b, &v, sizeof b);
+    return b;
+}
+
+static inline int octant_of_coords(const int32_t *x) { return (x[0] & 1) | ((x[1] & 1) << 1) | ((x[2] & 1) << 2); }
+
+/* Is the parent link of tile t geometrically right (index, level, coordinates)? */
+static int parent_ok(const mesh_t *m, dp_tidx t)
+{
+    const int64_t q = m->parent[t];
+    if (m->level[t] <= 0 || q < 0 || q >= m->ntiles || q == t || m->level[q] != m->level[t] - 1) return 0;
+    for (int a = 0; a < 3; ++a)
+        if ((m->coord[3 * t + a] >> 1) != m->coord[3 * q + a]) return 0;
+    return 1;
+}
+
+/* Octant flags of tile t from the shared criterion: what the engines decide refinement with. */
+static unsigned octant_flags(const vctx *c, dp_tidx t)
+{
+    const dp_params *p = c->p;
+    const int B = p->B;
+    const float *u = c->m->field[p->crit_field] + (size_t)t * (size_t)c->cells;
+    const double h = dp_spacing(p, c->m->level[t]);
+    const unsigned all = (1u << (1 << p->dim)) - 1u; /* 2^dim octants */
+    unsigned mask = 0;
+    for (int z = 0; z < c->nz; ++z)
+        for (int y = 0; y < B; ++y)
+            for (int x = 0; x < B; ++x) {
+                const unsigned bit = 1u << dp_octant_of(B, x, y, z);
+                if (!(mask & bit) && dp_flag_cell(p, u, x, y, z, h)) {
+                    mask |= bit;
+                    if (mask == all) return mask;
+                }
+            }
+    return mask;
+}
+
+/* Conservation of field f between child t (octant o) and its parent q: every parent cell the child
+ * covers must be the average of its 2^dim child cells. Returns the failing cells; *maxrel grows. */
+static int conservation_tile(const vctx *c, dp_tidx t, dp_tidx q, int o, int f, vfail *vf, double *maxrel)
+{
+    const int B = c->p->B, hb = B / 2, dim = c->p->dim, nc = 1 << dim;
+    const float *uc = c->m->field[f] + (size_t)t * (size_t)c->cells;
+    const float *up = c->m->field[f] + (size_t)q * (size_t)c->cells;
+    const int ox = (o & 1) * hb, oy = ((o >> 1) & 1) * hb, oz = ((o >> 2) & 1) * hb;
+    const int nzp = dim == 3 ? hb : 1;
+    int bad = 0;
+    for (int Z = 0; Z < nzp; ++Z)
+        for (int Y = 0; Y < hb; ++Y)
+            for (int X = 0; X < hb; ++X) {
+                double sum = 0.0, asum = 0.0;
+                for (int s = 0; s < nc; ++s) {
+                    const int x = 2 * X + (s & 1), y = 2 * Y + ((s >> 1) & 1), z = 2 * Z + ((s >> 2) & 1);
+                    const double v = uc[x + B * (y + B * (dim == 3 ? z : 0))];
+                    sum += v;
+                    asum += fabs(v);
+                }
+                const int pc = (ox + X) + B * ((oy + Y) + B * (dim == 3 ? oz + Z : 0));
+                const double u = up[pc], avg = sum / nc, den = asum / nc + fabs(u);
+                const double err = fabs(avg - u);
+                const double rel = den > 0.0 ? err / den : 0.0;
+                if (rel > *maxrel) *maxrel = rel; /* NaN never raises it: the finite check owns NaN */
+                /* one failed check per (tile, field): the message names the first bad cell */
+                if (!(err <= VALID_CONS_TOL * den + 1e-300) && bad++ == 0)
+                    fail(vf, c, t, "field %s not conserved: parent tile %lld cell (%d,%d,%d) = %.9g but its %d child "
+                         "cells average %.9g (relative error %.3g > tolerance %.0e)",
+                         c->m->field_name[f], (long long)q, ox + X, oy + Y, dim == 3 ? oz + Z : 0, u, nc, avg, rel,
+                         VALID_CONS_TOL);
+            }
+    return bad;
+}
+
+/* Phase 2: the checks that concern tile t itself. Returns the number of failed checks. */
+static int check_tile_self(const vctx *c, dp_tidx t, vfail *vf, double *maxrel)
+{
+    const mesh_t *m = c->m;
+    const dp_params *p = c->p;
+    const int L = m->level[t];
+    const int32_t *x = m->coord + 3 * t;
+    const int n0 = vf->n;
+
+    if (L < 0 || L >= DP_MAX_LEVELS) {
+        fail(vf, c, t, "level %d out of range 0..%d", L, DP_MAX_LEVELS - 1);
+        return vf->n - n0; /* nothing below can be computed for it */
+    }
+    if (L > p->max_level) fail(vf, c, t, "level %d is beyond the cap max_level = %d", L, p->max_level);
+
+    /* coordinates inside the level's tile grid */
+    int coords_ok = 1;
+    for (int a = 0; a < 3; ++a) {
+        const int64_t ext = (int64_t)m->root[a] << L;
+        if (x[a] < 0 || x[a] >= (a == 2 && m->dim == 2 ? 1 : ext)) coords_ok = 0;
+    }
+    if (!coords_ok)
+        fail(vf, c, t, "coords outside the level's tile grid %lld x %lld x %lld", (long long)m->root[0] << L,
+             (long long)m->root[1] << L, m->dim == 2 ? 1LL : (long long)m->root[2] << L);
+
+    const uint64_t key = dp_morton(m->dim, x[0], x[1], x[2]);
+    if (m->key[t] != key)
+        fail(vf, c, t, "key 0x%llx differs from the Morton key 0x%llx of its coords", (unsigned long long)m->key[t],
+             (unsigned long long)key);
+
+    if (c->aux[t] & AUX_DUP) {
+        dp_tidx other = -1; /* only looked up when the message is wanted */
+        for (dp_tidx s = 0; vf->msg && s < t && other < 0; ++s)
+            if (m->level[s] == L && !memcmp(m->coord + 3 * s, x, 3 * sizeof *x)) other = s;
+        fail(vf, c, t, "duplicate tile: same level and coords as tile %lld", (long long)other);
+    }
+
+    /* canonical order: level non-decreasing, then Morton key strictly increasing */
+    if (t > 0) {
+        const int Lp = m->level[t - 1];
+        if (L < Lp)
+            fail(vf, c, t, "out of canonical order: level %d after level %d (tile %lld)", L, Lp, (long long)(t - 1));
+        else if (L == Lp && m->key[t] <= m->key[t - 1]) {
+            if (m->key[t] == m->key[t - 1]) {
+                if (!(c->aux[t] & AUX_DUP)) /* one duplicate, one failed check */
+                        fail(vf, c, t, "duplicate tile: same level and key 0x%llx as tile %lld",
+                         (unsigned long long)m->key[t], (long long)(t - 1));
+            } else
+                fail(vf, c, t, "out of canonical order: key 0x%llx not greater than key 0x%llx of tile %lld",
+                     (unsigned long long)m->key[t], (unsigned long long)m->key[t - 1], (long long)(t - 1));
+        }
+    }
+
+    /* parent link: the parent exists one level up, contains the tile, may refine, and flags its octant */
+    const int64_t q = m->parent[t];
+    int have_parent = 0;
+    if (L == 0) {
+        if (q != -1) fail(vf, c, t, "root tile has parent %lld (expected -1)", (long long)q);
+    } else if (q < 0 || q >= m->ntiles) {
+        fail(vf, c, t, "parent index %lld out of range 0..%lld", (long long)q, (long long)m->ntiles - 1);
+    } else if (m->level[q] != L - 1) {
+        fail(vf, c, t, "parent %lld is at level %d, expected level %d", (long long)q, (int)m->level[q], L - 1);
+    } else if (!parent_ok(m, t)) {
+        const int32_t *y = m->coord + 3 * q;
+        fail(vf, c, t, "does not lie inside its parent %lld (level %d, coords %d,%d,%d): coords >> 1 = %d,%d,%d",
+             (long long)q, L - 1, y[0], y[1], y[2], x[0] >> 1, x[1] >> 1, x[2] >> 1);
+    } else {
+        have_parent = 1;
+        const int o = octant_of_coords(x);
+        if (!(c->flags[q] >> o & 1))
+            fail(vf, c, t, "lies in octant %d of parent %lld, which the criterion does not flag (parent flags 0x%x)", o,
+                 (long long)q, c->flags[q]);
+    }
+
+    /* finite values: a NaN or Inf would poison every sum and comparison downstream */
+    for (int f = 0; f < m->nf; ++f) {
+        const float *u = m->field[f] + (size_t)t * (size_t)c->cells;
+        for (int i = 0; i < c->cells; ++i)
+            if ((float_bits(u[i]) & 0x7f800000u) == 0x7f800000u) {
+                const int B = p->B;
+                fail(vf, c, t, "field %s cell %d (%d,%d,%d) is not finite (%g)", m->field_name[f], i, i % B, (i / B) % B,
+                     i / (B * B), u[i]);
+                break;
+            }
+    }
+
+    if (p->fill == DP_FILL_PROLONG && have_parent)
+        for (int f = 0; f < m->nf; ++f) conservation_tile(c, t, q, octant_of_coords(x), f, vf, maxrel);
+    return vf->n - n0;
+}
+
+/* Phase 3: the tile's children, as seen from the tile. Returns the number of failed checks. */
+static int check_tile_children(const vctx *c, dp_tidx t, vfail *vf)
+{
+    const mesh_t *m = c->m;
+    const int L = m->level[t];
+    const int n0 = vf->n;
+    if (L < 0 || L >= DP_MAX_LEVELS) return 0; /* reported in phase 2 */
+    /* Every level but the finest was refined completely: a flagged octant without a child means the
+     * engine dropped one (the finest level stops either at the cap or because nothing is flagged). */
+    if (L < c->nlv - 1 && L < c->p->max_level) {
+        const unsigned missing = c->flags[t] & ~(unsigned)c->kids[t];
+        if (missing)
+            fail(vf, c, t, "refinement incomplete: octants 0x%x are flagged by the criterion but have no child at "
+                 "level %d (flags 0x%x, children 0x%x)", missing, L + 1, c->flags[t], c->kids[t]);
+    }
+    if (m->childmask[t] != c->kids[t])
+        fail(vf, c, t, "childmask 0x%x but its children are in octants 0x%x", m->childmask[t], c->kids[t]);
+    return vf->n - n0;
+}
+
+/* Checksums of field f on level L over the tiles of [t0, t1) that are at level L, in array order:
+ * sum = (double sum of the values) * h_L^dim, hash = FNV-1a 64 over each value's 4 bytes
+ * (little-endian IEEE bits). */
+static void level_checksum(const mesh_t *m, const dp_params *p, int L, int f, dp_tidx t0, dp_tidx t1, double *sum,
+                           uint64_t *hash)
+{
+    const size_t cells = (size_t)mesh_cells(m);
+    double s = 0.0;
+    uint64_t h = FNV_OFFSET;
+    for (dp_tidx t = t0; t < t1; ++t) {
+        if (m->level[t] != L) continue;
+        const float *u = m->field[f] + (size_t)t * cells;
+        for (size_t i = 0; i < cells; ++i) {
+            s += (double)u[i];
+            const uint32_t b = float_bits(u[i]);
+            h = fnv_byte(h, b);
+            h = fnv_byte(h, b >> 8);
+            h = fnv_byte(h, b >> 16);
+            h = fnv_byte(h, b >> 24);
+        }
+    }
+    /* The volume is the same for every cell of a level: scaling the sum once is exact up to one
+     * rounding and keeps the inner loop a plain sum. */
+    double vol = 1.0;
+    const double hL = dp_spacing(p, L);
+    for (int a = 0; a < m->dim; ++a) vol *= hL;
+    *sum = s * vol;
+    *hash = h;
+}
+
+/* FNV-1a 64 over, per tile in array order: level, i, j, k as 4-byte and parent as 8-byte
+ * little-endian integers (28 bytes a tile). */
+static uint64_t tree_hash(const mesh_t *m)
+{
+    uint64_t h = FNV_OFFSET;
+    for (dp_tidx t = 0; t < m->ntiles; ++t) {
+        h = fnv_u64(h, (uint32_t)m->level[t], 4);
+        for (int a = 0; a < 3; ++a) h = fnv_u64(h, (uint32_t)m->coord[3 * t + a], 4);
+        h = fnv_u64(h, (uint64_t)m->parent[t], 8);
+    }
+    return h;
+}
+
+/* Phase 1: can the mesh be walked with these parameters at all? Returns the number of failures. */
+static int check_global(const mesh_t *m, const dp_params *p, char *msg, size_t len)
+{
+    char buf[512];
+    int n = 0;
+#define GFAIL(...)                                               \
+    do {                                                         \
+        if (n++ == 0) snprintf(buf, sizeof buf, __VA_ARGS__);     \
+    } while (0)
+    if (m->dim != 2 && m->dim != 3) GFAIL("mesh dim %d is not 2 or 3", m->dim);
+    if (m->dim != p->dim) GFAIL("mesh dim %d differs from the parameters' dim %d", m->dim, p->dim);
+    if (m->B != p->B) GFAIL("mesh tile_size %d differs from the parameters' tile_size %d", m->B, p->B);
+    if (m->B < 2 || m->B > 1024 || (m->B & (m->B - 1)))
+        GFAIL("tile_size %d is not a power of two between 2 and 1024", m->B);
+    if (m->nf < 1 || m->nf > DP_MAX_FIELDS) GFAIL("mesh has %d fields, expected 1..%d", m->nf, DP_MAX_FIELDS);
+    if (m->nf != p->nf) GFAIL("mesh has %d fields, the parameters %d", m->nf, p->nf);
+    if (p->crit_field < 0 || p->crit_field >= p->nf)
+        GFAIL("criterion field index %d out of range 0..%d", p->crit_field, p->nf - 1);
+    if (p->max_level < 0 || p->max_level >= DP_MAX_LEVELS)
+        GFAIL("max_level %d out of range 0..%d", p->max_level, DP_MAX_LEVELS - 1);
+    if (!(p->h0 > 0.0) || !isfinite(p->h0)) GFAIL("level-0 spacing h0 = %g is not positive", p->h0);
+    for (int a = 0; a < 3; ++a)
+        if (m->root[a] < 1) GFAIL("root tile grid %d x %d x %d has an empty axis", m->root[0], m->root[1], m->root[2]);
+    if (m->dim == 2 && m->root[2] != 1) GFAIL("2D mesh with root[2] = %d (expected 1)", m->root[2]);
+    if (m->ntiles < 0 || m->ntiles > m->cap)
+        GFAIL("tile count %lld outside 0..capacity %lld", (long long)m->ntiles, (long long)m->cap);
+    if (m->ntiles > 0 && (!m->level || !m->coord || !m->key || !m->parent || !m->childmask))
+        GFAIL("tile arrays not allocated");
+    for (int f = 0; f < m->nf && f < DP_MAX_FIELDS; ++f)
+        if (m->ntiles > 0 && !m->field[f]) GFAIL("field %d not allocated", f);
+#undef GFAIL
+    if (n > 0) snprintf(msg, len, "%s", buf);
+    return n;
+}
+
+int valid_check(const mesh_t *m, const dp_params *p, valid_report_t *r)
+{
+    memset(r, 0, sizeof *r);
+    r->conservation_tol = VALID_CONS_TOL;
+    if (!m || !p) {
+        r->nfail = 1;
+        snprintf(r->first_failure, sizeof r->first_failure, "no mesh or no parameters given");
+        return 0;
+    }
+    r->conservation_checked = p->fill == DP_FILL_PROLONG;
+    r->nfail = check_global(m, p, r->first_failure, sizeof r->first_failure);
+    if (r->nfail > 0) return 0; /* walking the tiles could read out of bounds */
+    r->nf = m->nf;
+
+    const dp_tidx n = m->ntiles;
+    vctx c = { .m = m, .p = p, .cells = mesh_cells(m), .nz = m->dim == 3 ? m->B : 1 };
+    uint8_t *flags = calloc((size_t)n + 1, 1), *kids = calloc((size_t)n + 1, 1), *aux = calloc((size_t)n + 1, 1);
+    if (!flags || !kids || !aux) {
+        free(flags);
+        free(kids);
+        free(aux);
+        r->nfail = 1;
+        snprintf(r->first_failure, sizeof r->first_failure, "out of memory for %lld tiles of scratch", (long long)n);
+        return 0;
+    }
+    c.flags = flags;
+    c.kids = kids;
+    c.aux = aux;
+
+    /* Pass A: levels present, whether the array is sorted by level, children per parent. A child
+     * counts only when its parent link is right, so two such children in one octant are two tiles
+     * with the same level and coords: a duplicate. Roots are deduplicated by the order check. */
+    dp_tidx count[DP_MAX_LEVELS] = { 0 };
+    int sorted = 1, nlv = 0;
+    for (dp_tidx t = 0; t < n; ++t) {
+        const int L = m->level[t];
+        if (L < 0 || L >= DP_MAX_LEVELS) continue;
+        ++count[L];
+        if (L + 1 > nlv) nlv = L + 1;
+        if (t > 0 && L < m->level[t - 1]) sorted = 0;
+        if (parent_ok(m, t)) {
+            const uint8_t bit = (uint8_t)(1u << octant_of_coords(m->coord + 3 * t));
+            if (kids[m->parent[t]] & bit) aux[t] |= AUX_DUP;
+            kids[m->parent[t]] |= bit;
+        }
+    }
+    c.nlv = nlv;
+    r->nlevels = nlv;
+    for (int L = 0; L < nlv; ++L) r->tiles[L] = count[L];
+
+    /* Pass B: octant flags of every tile below the finest level (every valid parent is one). */
+    VALID_PRAGMA(omp parallel for schedule(dynamic, 64))
+    for (dp_tidx t = 0; t < n; ++t)
+        if (m->level[t] >= 0 && m->level[t] < nlv - 1) flags[t] = (uint8_t)octant_flags(&c, t);
+
+    /* Pass C: per-tile checks; remember the lowest failing tile of each phase. */
+    long long nfail2 = 0, nfail3 = 0;
+    dp_tidx first2 = n, first3 = n;
+    double maxrel = 0.0;
+    VALID_PRAGMA(omp parallel for schedule(dynamic, 64) reduction(+ : nfail2, nfail3) reduction(min : first2, first3) \
+                 reduction(max : maxrel))
+    for (dp_tidx t = 0; t < n; ++t) {
+        vfail f2 = { 0 }, f3 = { 0 };
+        double mr = 0.0;
+        const int k2 = check_tile_self(&c, t, &f2, &mr), k3 = check_tile_children(&c, t, &f3);
+        if (mr > maxrel) maxrel = mr;
+        if (k2) {
+            nfail2 += k2;
+            if (t < first2) first2 = t;
+        }
+        if (k3) {
+            nfail3 += k3;
+            if (t < first3) first3 = t;
+        }
+    }
+    r->conservation_max_rel = r->conservation_checked ? maxrel : 0.0;
+    r->nfail += nfail2 + nfail3;
+
+    /* Phase 4: the mesh's own level index and the root grid. */
+    char msg4[512] = "";
+    long long nfail4 = 0;
+    const dp_tidx roots = (dp_tidx)m->root[0] * m->root[1] * m->root[2];
+    if (count[0] != roots) {
+        if (nfail4++ == 0)
+            snprintf(msg4, sizeof msg4, "level 0 has %lld tiles, the root grid %d x %d x %d needs %lld",
+                     (long long)count[0], m->root[0], m->root[1], m->root[2], (long long)roots);
+    }
+    if (m->nlevels != nlv) {
+        if (nfail4++ == 0)
+            snprintf(msg4, sizeof msg4, "mesh nlevels = %d but its tiles span %d levels", m->nlevels, nlv);
+    } else if (sorted) {
+        dp_tidx s = 0;
+        for (int L = 0; L <= nlv; ++L) {
+            if (m->level_start[L] != s) {
+                if (nfail4++ == 0)
+                    snprintf(msg4, sizeof msg4, "level_start[%d] = %lld, the tiles say %lld", L,
+                             (long long)m->level_start[L], (long long)s);
+                break;
+            }
+            if (L < nlv) s += count[L];
+        }
+    }
+    r->nfail += nfail4;
+
+    /* The first failure in words: earliest phase, lowest tile, re-checked with messages on. */
+    if (first2 < n || first3 < n) {
+        vfail f = { .msg = r->first_failure, .len = sizeof r->first_failure };
+        double mr = 0.0;
+        if (first2 < n)
+            check_tile_self(&c, first2, &f, &mr);
+        else
+            check_tile_children(&c, first3, &f);
+    } else if (nfail4 > 0) {
+        snprintf(r->first_failure, sizeof r->first_failure, "%s", msg4);
+    }
+
+    /* Pass D: checksums. Each (level, field) pair is summed sequentially in canonical order by one
+     * thread; the tree hash is one more task. */
+    const int ntask = nlv * m->nf;
+    VALID_PRAGMA(omp parallel for schedule(dynamic, 1))
+    for (int task = 0; task <= ntask; ++task) {
+        if (task == ntask) {
+            r->tree_hash = tree_hash(m);
+            continue;
+        }
+        /* the mesh's level index speeds this up only when it was found right */
+        const int L = task / m->nf, f = task % m->nf;
+        const int index_ok = sorted && m->nlevels == nlv && nfail4 == 0;
+        level_checksum(m, p, L, f, index_ok ? m->level_start[L] : 0, index_ok ? m->level_start[L + 1] : n,
+                       &r->sum[L][f], &r->hash[L][f]);
+    }
+    /* total: FNV-1a 64 over tree_hash, then hash[L][f] level by level, field by field (8 bytes
+     * each, little-endian) */
+    uint64_t h = fnv_u64(FNV_OFFSET, r->tree_hash, 8);
+    for (int L = 0; L < nlv; ++L)
+        for (int f = 0; f < m->nf; ++f) h = fnv_u64(h, r->hash[L][f], 8);
+    r->total_hash = h;
+
+    free(flags);
+    free(kids);
+    free(aux);
+    r->passed = r->nfail == 0;
+    return r->passed;
+}
+
+void valid_print(const valid_report_t *r, const mesh_t *m)
+{
+    const long long cells = m ? (long long)mesh_cells(m) : 0;
+    for (int L = 0; L < r->nlevels; ++L) {
+        printf("  level %2d: %10lld tiles %13lld cells", L, (long long)r->tiles[L], (long long)r->tiles[L] * cells);
+        for (int f = 0; f < r->nf; ++f)
+            printf("  %s sum=%.17g hash=%016llx", m ? m->field_name[f] : "?", r->sum[L][f],
+                   (unsigned long long)r->hash[L][f]);
+        printf("\n");
+    }
+    if (r->conservation_checked)
+        printf("  conservation: max relative error %.3g per parent cell (tolerance %.0e)\n", r->conservation_max_rel,
+               r->conservation_tol);
+    else
+        printf("  conservation: not checked (children filled from the model)\n");
+    printf("  tree hash %016llx  total hash %016llx\n", (unsigned long long)r->tree_hash,
+           (unsigned long long)r->total_hash);
+    if (r->passed)
+        printf("validation: PASSED\n");
+    else
+        printf("validation: FAILED (%lld checks): %s\n", r->nfail, r->first_failure);
+    fflush(stdout);
+}
