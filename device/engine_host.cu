@@ -5,14 +5,16 @@
  *   flagTiles(L)     one block per tile of level L: octant flags -> childmask, child count -> counts
  *   CUB ExclusiveSum counts -> offsets (over a host-side upper bound U_L of the level's size;
  *                    flagTiles zeroes the tail, so the extra entries add nothing)
- *   fillChildren(L)  one block per new tile of level L+1: find the parent by binary search in
- *                    offsets, write the metadata, fill the cells (prolong or model)
+ *   fillChildren(L)  one block per parent tile of level L: its children go to the slots its
+ *                    offset names; write their metadata, fill their cells (prolong or model)
  * Children come out parent by parent, octant by octant: already canonical order, no sort.
  *
  * PDL: flagTiles and fillChildren go through launch_pdl. Each does its independent setup (timeline
  * stamp, loop bounds) before cudaGridDependencySynchronize() and reads the previous kernel's output
  * (d_ls, childmask, counts/offsets, cells) only after it; each triggers as soon as all its blocks
- * are resident (grids are sized to one wave), so the next kernel's blocks can be scheduled early.
+ * are resident (grids are sized to one wave), so the next kernel's blocks can be scheduled early
+ * (pdl_trigger=early), or when it has finished its work (pdl_trigger=late: hides only the launch
+ * and the prologue). The deck key picks; README gives what each measured.
  * The fillChildren(L) -> flagTiles(L+1) transition is the one PDL can overlap. The scan's kernels
  * are CUB's: they launch without the attribute and never trigger early (CCCL 3.0 DeviceScan has no
  * PDL), so flagTiles -> scan -> fillChildren stays stream-ordered; the timeline shows both.
@@ -26,14 +28,15 @@
 #include "gpu_common.cuh"
 #include "../src/timer.h"
 
-__global__ void flagTiles(dmesh_t M, int level, const long long *ls, long long *counts, long long bound, int slot)
+__global__ void flagTiles(dmesh_t M, int level, const long long *ls, long long *counts, long long bound, int slot,
+                          int early)
 {
     __shared__ unsigned smask;
     stamp_start(M.stamps, slot);
     const long long tid = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     const long long nthreads = (long long)gridDim.x * blockDim.x;
     cudaGridDependencySynchronize(); /* ls, childmask and cells of level `level` are ready */
-    cudaTriggerProgrammaticLaunchCompletion();
+    if (early) cudaTriggerProgrammaticLaunchCompletion();
     const long long s = ls[level], n = ls[level + 1] - s;
     for (long long i = blockIdx.x; i < n; i += gridDim.x) {
         if (threadIdx.x == 0) smask = 0;
@@ -46,17 +49,19 @@ __global__ void flagTiles(dmesh_t M, int level, const long long *ls, long long *
         __syncthreads(); /* smask is reset next iteration */
     }
     for (long long i = n + tid; i <= bound; i += nthreads) counts[i] = 0;
+    if (!early) cudaTriggerProgrammaticLaunchCompletion();
     stamp_end(M.stamps, slot);
 }
 
-__global__ void fillChildren(dmesh_t M, int level, long long *ls, const long long *offsets, int slot)
+/* One block per parent tile of level L (grid-stride): its children are the slots
+ * [e + offsets[i], e + offsets[i+1]) in octant order. No search, no shared state: each thread
+ * derives the octant of the cells it writes from the parent's mask. */
+__global__ void fillChildren(dmesh_t M, int level, long long *ls, const long long *offsets, int slot, int early)
 {
-    __shared__ long long sh_parent;
-    __shared__ int sh_octant;
-    __shared__ int32_t sh_c[3];
     stamp_start(M.stamps, slot);
+    const int dim = c_params.dim, cells = dp_cells(dim, c_params.B);
     cudaGridDependencySynchronize(); /* offsets (scan) and, through it, childmask are ready */
-    cudaTriggerProgrammaticLaunchCompletion();
+    if (early) cudaTriggerProgrammaticLaunchCompletion();
     const long long s = ls[level], e = ls[level + 1], n = e - s;
     const long long total = offsets[n];
     if (e + total > M.cap) {
@@ -68,40 +73,37 @@ __global__ void fillChildren(dmesh_t M, int level, long long *ls, const long lon
         return;
     }
     if (blockIdx.x == 0 && threadIdx.x == 0) ls[level + 2] = e + total;
-    for (long long j = blockIdx.x; j < total; j += gridDim.x) {
-        if (threadIdx.x == 0) {
-            /* parent i: the last i with offsets[i] <= j (its count is then >= 1) */
-            long long lo = 0, hi = n; /* offsets[lo] <= j < offsets[hi] */
-            while (hi - lo > 1) {
-                const long long mid = lo + (hi - lo) / 2;
-                if (offsets[mid] <= j) lo = mid;
-                else hi = mid;
-            }
-            const long long par = s + lo;
-            unsigned mask = M.childmask[par];
-            for (long long r = j - offsets[lo]; r > 0; --r) mask &= mask - 1; /* drop r lowest set bits */
-            const int o = __ffs(mask) - 1;
-            const int32_t pc[3] = { M.coord[3 * par], M.coord[3 * par + 1], M.coord[3 * par + 2] };
+    for (long long i = blockIdx.x; i < n; i += gridDim.x) {
+        const long long par = s + i;
+        const unsigned mask = M.childmask[par];
+        if (!mask) continue; /* uniform over the block */
+        const long long first = e + offsets[i];
+        const int32_t pc[3] = { M.coord[3 * par], M.coord[3 * par + 1], M.coord[3 * par + 2] };
+        if (threadIdx.x < (1u << dim) && (mask >> threadIdx.x & 1)) {
+            const int o = threadIdx.x;
+            const long long t = first + __popc(mask & ((1u << o) - 1));
             int32_t cc[3];
             dp_child_coord(pc, o, cc);
-            const long long t = e + j;
             M.level[t] = level + 1;
             M.coord[3 * t] = cc[0];
             M.coord[3 * t + 1] = cc[1];
             M.coord[3 * t + 2] = cc[2];
-            M.key[t] = dp_morton(c_params.dim, cc[0], cc[1], cc[2]);
+            M.key[t] = dp_morton(dim, cc[0], cc[1], cc[2]);
             M.parent[t] = par;
             M.childmask[t] = 0;
-            sh_parent = par;
-            sh_octant = o;
-            sh_c[0] = cc[0];
-            sh_c[1] = cc[1];
-            sh_c[2] = cc[2];
         }
-        __syncthreads();
-        block_fill_tile(M, e + j, level + 1, sh_c, sh_parent, sh_octant);
-        __syncthreads(); /* shared slots are rewritten next iteration */
+        const int nch = __popc(mask);
+        for (int k = threadIdx.x; k < nch * cells; k += blockDim.x) {
+            const int ch = k / cells, c = k - ch * cells;
+            unsigned m = mask;
+            for (int r = ch; r > 0; --r) m &= m - 1; /* the ch-th set bit is the octant */
+            const int o = __ffs(m) - 1;
+            int32_t cc[3];
+            dp_child_coord(pc, o, cc);
+            fill_cell(M, first + ch, level + 1, cc, par, o, c);
+        }
     }
+    if (!early) cudaTriggerProgrammaticLaunchCompletion();
     stamp_end(M.stamps, slot);
 }
 
@@ -134,7 +136,7 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     unsigned long long st[ST_COUNT];
     unsigned long long *stamps = NULL;
     float build_ms = 0.0f;
-    int threads = tile_threads(p->dim, p->B), occ = 0, sms = 0, dev = 0;
+    int threads = tile_threads(p->dim, p->B), occ = 0, sms = 0, dev = 0, early = d->pdl_trigger_early;
     unsigned grid;
     r->tile_capacity = cap;
     if (cap < n0) {
@@ -179,12 +181,12 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
         long long b = bound[k];
         char name[64];
         nvtxRangePushA(slot_name(slot_flag, Lp, name, sizeof name));
-        void *fa[] = { &M, &L, &d_ls, &d_counts, &b, &slot_flag };
+        void *fa[] = { &M, &L, &d_ls, &d_counts, &b, &slot_flag, &early };
         CK(launch_pdl((const void *)flagTiles, dim3(grid), dim3(threads), s, d->pdl, fa));
         nvtxRangePop();
         CK(cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, d_counts, d_off, (int64_t)(b + 1), s));
         nvtxRangePushA(slot_name(slot_fill, Lp, name, sizeof name));
-        void *ca[] = { &M, &L, &d_ls, &d_off, &slot_fill };
+        void *ca[] = { &M, &L, &d_ls, &d_off, &slot_fill, &early };
         CK(launch_pdl((const void *)fillChildren, dim3(grid), dim3(threads), s, d->pdl, ca));
         nvtxRangePop();
     }

@@ -72,22 +72,28 @@ static __device__ __forceinline__ void stamp_end(unsigned long long *stamps, int
 
 /* ---- block-cooperative tile operations ------------------------------------------------------- */
 
-/* Fill tile t's cells: from its parent (prolong) or the model. All threads of the block take
- * part; consecutive threads write consecutive cells. */
-static __device__ __forceinline__ void block_fill_tile(const dmesh_t &M, long long t, int level, const int32_t *c,
-                                                       long long parent, int octant)
+/* One cell of tile t (all fields): from its parent (prolong) or the model. */
+static __device__ __forceinline__ void fill_cell(const dmesh_t &M, long long t, int level, const int32_t *c,
+                                                 long long parent, int octant, int i)
 {
     const dp_params *p = &c_params;
     const int B = p->B, cells = dp_cells(p->dim, B);
+    const int x = i % B, y = (i / B) % B, z = i / (B * B);
     for (int f = 0; f < p->nf; ++f) {
-        float *dst = M.field[f] + (size_t)t * cells;
-        const float *u = M.field[f] + (size_t)parent * cells;
-        for (int i = threadIdx.x; i < cells; i += blockDim.x) {
-            const int x = i % B, y = (i / B) % B, z = i / (B * B);
-            dst[i] = p->fill == DP_FILL_PROLONG ? dp_prolong(p->dim, B, u, octant, x, y, z)
-                                                : dp_model_cell(p, f, level, c[0], c[1], c[2], x, y, z);
-        }
+        float v;
+        if (p->fill == DP_FILL_PROLONG) v = dp_prolong(p->dim, B, M.field[f] + (size_t)parent * cells, octant, x, y, z);
+        else v = dp_model_cell(p, f, level, c[0], c[1], c[2], x, y, z);
+        M.field[f][(size_t)t * cells + i] = v;
     }
+}
+
+/* Fill tile t's cells; all threads of the block take part, consecutive threads write consecutive
+ * cells. */
+static __device__ __forceinline__ void block_fill_tile(const dmesh_t &M, long long t, int level, const int32_t *c,
+                                                       long long parent, int octant)
+{
+    const int cells = dp_cells(c_params.dim, c_params.B);
+    for (int i = threadIdx.x; i < cells; i += blockDim.x) fill_cell(M, t, level, c, parent, octant, i);
 }
 
 /* Octant flags of tile t (reads only its cells), reduced over the block into *smask.

@@ -24,6 +24,7 @@ typedef struct {
     char output[4096];
     int variant;            /* DP_VARIANT_* */
     int pdl;                /* 1 on, 0 off */
+    int pdl_trigger_early;  /* 1: primaries trigger right after their wait; 0: after their work */
     long long max_tiles;    /* 0: computed */
     long long pool;         /* 0: computed bound; >0 forces the pending-launch pool size */
     char trace[4096];       /* Chrome trace output path ("" = none) */

@@ -10,7 +10,10 @@ mkdir -p "$out"
 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/build.log" 2>&1 &&
     cmake --build build-gpu -j16 >>"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
 ctest --test-dir build-gpu --output-on-failure -L "${CTEST_LABEL:-gpu}" -j4 2>&1 | tee "$out/ctest.log" | tail -25
-for deck in "$@"; do
-    name=$(basename "$deck" .inp)
-    ./build-gpu/dpamr bench "$deck" bench_out="$out/bench_$name" 2>&1 | tee "$out/bench_$name.log"
+# each argument: a deck path, optionally followed by overrides after a colon ("deck.inp:key=v,key=v")
+for arg in "$@"; do
+    deck=${arg%%:*} over=""
+    [ "$arg" != "$deck" ] && over=${arg#*:}
+    name=$(basename "$deck" .inp)${over:+_$(echo "$over" | tr ',=' '__')}
+    ./build-gpu/dpamr bench "$deck" ${over//,/ } bench_out="$out/bench_$name" 2>&1 | tee "$out/bench_$name.log"
 done
