@@ -2,10 +2,10 @@
  *
  * Per level L, three steps over a compacted work list, all enqueued up front with no host round
  * trip (level sizes live in device memory, d_ls):
- *   flagTiles(L)     one block per tile of level L: octant flags -> childmask, child count -> counts
+ *   flagTiles(L)     one warp per tile of level L: octant flags -> childmask, child count -> counts
  *   CUB ExclusiveSum counts -> offsets (over a host-side upper bound U_L of the level's size;
  *                    flagTiles zeroes the tail, so the extra entries add nothing)
- *   fillChildren(L)  one block per parent tile of level L: its children go to the slots its
+ *   fillChildren(L)  one warp per parent tile of level L: its children go to the slots its
  *                    offset names; write their metadata, fill their cells (prolong or model)
  * Children come out parent by parent, octant by octant: already canonical order, no sort.
  *
@@ -28,38 +28,44 @@
 #include "gpu_common.cuh"
 #include "../src/timer.h"
 
+/* Warps are the unit of work: each warp takes one tile (flagTiles) or one parent (fillChildren)
+ * at a time and strides over the level. Independent warps keep many tiles' memory latencies in
+ * flight; no block barrier is needed. */
+#define HOST_THREADS 256
+
 __global__ void flagTiles(dmesh_t M, int level, const long long *ls, long long *counts, long long bound, int slot,
                           int early)
 {
-    __shared__ unsigned smask;
     stamp_start(M.stamps, slot);
+    const int lane = threadIdx.x & 31;
+    const long long warp = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5;
+    const long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
     const long long tid = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     const long long nthreads = (long long)gridDim.x * blockDim.x;
     cudaGridDependencySynchronize(); /* ls, childmask and cells of level `level` are ready */
     if (early) cudaTriggerProgrammaticLaunchCompletion();
     const long long s = ls[level], n = ls[level + 1] - s;
-    for (long long i = blockIdx.x; i < n; i += gridDim.x) {
-        if (threadIdx.x == 0) smask = 0;
-        __syncthreads();
-        const unsigned mask = block_octant_flags(M, s + i, level, &smask);
-        if (threadIdx.x == 0) {
+    for (long long i = warp; i < n; i += nwarps) {
+        const unsigned mask = warp_octant_flags(M, s + i, level, lane);
+        if (lane == 0) {
             M.childmask[s + i] = (uint8_t)mask;
-            counts[i] = dp_popcount(mask);
+            counts[i] = __popc(mask);
         }
-        __syncthreads(); /* smask is reset next iteration */
     }
     for (long long i = n + tid; i <= bound; i += nthreads) counts[i] = 0;
     if (!early) cudaTriggerProgrammaticLaunchCompletion();
     stamp_end(M.stamps, slot);
 }
 
-/* One block per parent tile of level L (grid-stride): its children are the slots
- * [e + offsets[i], e + offsets[i+1]) in octant order. No search, no shared state: each thread
- * derives the octant of the cells it writes from the parent's mask. */
+/* Parent i of level L has its children in slots [e + offsets[i], e + offsets[i+1]), octant order.
+ * No search: each lane derives the octant of the cells it writes from the parent's mask. */
 __global__ void fillChildren(dmesh_t M, int level, long long *ls, const long long *offsets, int slot, int early)
 {
     stamp_start(M.stamps, slot);
     const int dim = c_params.dim, cells = dp_cells(dim, c_params.B);
+    const int lane = threadIdx.x & 31;
+    const long long warp = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5;
+    const long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
     cudaGridDependencySynchronize(); /* offsets (scan) and, through it, childmask are ready */
     if (early) cudaTriggerProgrammaticLaunchCompletion();
     const long long s = ls[level], e = ls[level + 1], n = e - s;
@@ -73,14 +79,14 @@ __global__ void fillChildren(dmesh_t M, int level, long long *ls, const long lon
         return;
     }
     if (blockIdx.x == 0 && threadIdx.x == 0) ls[level + 2] = e + total;
-    for (long long i = blockIdx.x; i < n; i += gridDim.x) {
+    for (long long i = warp; i < n; i += nwarps) {
         const long long par = s + i;
         const unsigned mask = M.childmask[par];
-        if (!mask) continue; /* uniform over the block */
+        if (!mask) continue; /* uniform over the warp */
         const long long first = e + offsets[i];
         const int32_t pc[3] = { M.coord[3 * par], M.coord[3 * par + 1], M.coord[3 * par + 2] };
-        if (threadIdx.x < (1u << dim) && (mask >> threadIdx.x & 1)) {
-            const int o = threadIdx.x;
+        if (lane < (1 << dim) && (mask >> lane & 1)) {
+            const int o = lane;
             const long long t = first + __popc(mask & ((1u << o) - 1));
             int32_t cc[3];
             dp_child_coord(pc, o, cc);
@@ -93,7 +99,7 @@ __global__ void fillChildren(dmesh_t M, int level, long long *ls, const long lon
             M.childmask[t] = 0;
         }
         const int nch = __popc(mask);
-        for (int k = threadIdx.x; k < nch * cells; k += blockDim.x) {
+        for (int k = lane; k < nch * cells; k += 32) {
             const int ch = k / cells, c = k - ch * cells;
             unsigned m = mask;
             for (int r = ch; r > 0; --r) m &= m - 1; /* the ch-th set bit is the octant */
@@ -136,7 +142,7 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     unsigned long long st[ST_COUNT];
     unsigned long long *stamps = NULL;
     float build_ms = 0.0f;
-    int threads = tile_threads(p->dim, p->B), occ = 0, sms = 0, dev = 0, early = d->pdl_trigger_early;
+    int threads = HOST_THREADS, occ = 0, sms = 0, dev = 0, early = d->pdl_trigger_early;
     unsigned grid;
     r->tile_capacity = cap;
     if (cap < n0) {
@@ -168,7 +174,12 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     /* one wave of resident blocks: the kernels stride over their level */
     CK(cudaGetDevice(&dev));
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fillChildren, threads, 0));
+    {
+        int occ_flag = 0;
+        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fillChildren, threads, 0));
+        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_flag, flagTiles, threads, 0));
+        occ = occ_flag < occ ? occ_flag : occ;
+    }
     grid = (unsigned)(sms * (occ > 0 ? occ : 1));
     CK(cudaStreamSynchronize(s));
     r->upload_ms = timer_ms() - t_start;

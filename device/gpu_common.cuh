@@ -79,12 +79,12 @@ static __device__ __forceinline__ void fill_cell(const dmesh_t &M, long long t, 
     const dp_params *p = &c_params;
     const int B = p->B, cells = dp_cells(p->dim, B);
     const int x = i % B, y = (i / B) % B, z = i / (B * B);
-    for (int f = 0; f < p->nf; ++f) {
-        float v;
-        if (p->fill == DP_FILL_PROLONG) v = dp_prolong(p->dim, B, M.field[f] + (size_t)parent * cells, octant, x, y, z);
-        else v = dp_model_cell(p, f, level, c[0], c[1], c[2], x, y, z);
-        M.field[f][(size_t)t * cells + i] = v;
-    }
+    float v[DP_MAX_FIELDS];
+    if (p->fill == DP_FILL_PROLONG)
+        for (int f = 0; f < p->nf; ++f) v[f] = dp_prolong(p->dim, B, M.field[f] + (size_t)parent * cells, octant, x, y, z);
+    else
+        dp_model_cells(p, level, c[0], c[1], c[2], x, y, z, v);
+    for (int f = 0; f < p->nf; ++f) M.field[f][(size_t)t * cells + i] = v[f];
 }
 
 /* Fill tile t's cells; all threads of the block take part, consecutive threads write consecutive
@@ -115,6 +115,23 @@ static __device__ __forceinline__ unsigned block_octant_flags(const dmesh_t &M, 
     if ((threadIdx.x & 31) == 0 && mine) atomicOr(smask, mine);
     __syncthreads();
     return *smask;
+}
+
+/* Octant flags of tile t computed by one warp (lanes stride over the cells), OR-reduced with
+ * shuffles: every lane gets the mask. No shared memory, no block barrier. */
+static __device__ __forceinline__ unsigned warp_octant_flags(const dmesh_t &M, long long t, int level, int lane)
+{
+    const dp_params *p = &c_params;
+    const int B = p->B, cells = dp_cells(p->dim, B);
+    const float *u = M.field[p->crit_field] + (size_t)t * cells;
+    const double h = dp_spacing(p, level);
+    unsigned mine = 0;
+    for (int i = lane; i < cells; i += 32) {
+        const int x = i % B, y = (i / B) % B, z = i / (B * B);
+        if (dp_flag_cell(p, u, x, y, z, h)) mine |= 1u << dp_octant_of(B, x, y, z);
+    }
+    for (int o = 16; o > 0; o >>= 1) mine |= __shfl_xor_sync(0xffffffffu, mine, o);
+    return mine;
 }
 
 /* Threads per block for a tile: one thread per cell, 32..256. */

@@ -225,20 +225,31 @@ static inline DP_HD double dp_shape(int dim, const dp_object *ob, const double *
     return dp_exp(-q);
 }
 
-/* Model value of field f at cell (x,y,z) of tile (level, ti, tj, tk): sampled at the cell centre. */
-static inline DP_HD float dp_model_cell(const dp_params *p, int f, int level, int32_t ti, int32_t tj,
-                                        int32_t tk, int x, int y, int z)
+/* Model values of every field at cell (x,y,z) of tile (level, ti, tj, tk), sampled at the cell
+ * centre, into out[0..nf-1]. Each object's shape is evaluated once for all fields. */
+static inline DP_HD void dp_model_cells(const dp_params *p, int level, int32_t ti, int32_t tj, int32_t tk, int x,
+                                        int y, int z, float *out)
 {
     const double h = dp_spacing(p, level);
     const int32_t ci[3] = { ti * p->B + x, tj * p->B + y, tk * p->B + z };
-    double pt[3];
+    double pt[3], v[DP_MAX_FIELDS];
     for (int a = 0; a < 3; ++a) pt[a] = p->origin[a] + ((double)ci[a] + 0.5) * h;
-    double v = 0.0;
+    for (int f = 0; f < p->nf; ++f) v[f] = 0.0;
     for (int o = 0; o < p->nobj; ++o) {
         const dp_object *ob = &p->obj[o];
-        v = v + (ob->outside[f] + (ob->inside[f] - ob->outside[f]) * dp_shape(p->dim, ob, pt));
+        const double sh = dp_shape(p->dim, ob, pt);
+        for (int f = 0; f < p->nf; ++f) v[f] = v[f] + (ob->outside[f] + (ob->inside[f] - ob->outside[f]) * sh);
     }
-    return (float)v;
+    for (int f = 0; f < p->nf; ++f) out[f] = (float)v[f];
+}
+
+/* Model value of one field (tests and tools; the engines fill all fields at once). */
+static inline DP_HD float dp_model_cell(const dp_params *p, int f, int level, int32_t ti, int32_t tj, int32_t tk,
+                                        int x, int y, int z)
+{
+    float out[DP_MAX_FIELDS];
+    dp_model_cells(p, level, ti, tj, tk, x, y, z, out);
+    return out[f];
 }
 
 /* Child tile coordinates from parent coordinates and octant. */

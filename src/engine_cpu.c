@@ -30,19 +30,19 @@ void engine_fill_tile(const dp_params *p, mesh_t *m, dp_tidx t, dp_tidx parent, 
 {
     const int B = p->B, cells = dp_cells(p->dim, B), nz = p->dim == 3 ? B : 1;
     const int32_t *c = m->coord + 3 * t;
-    for (int f = 0; f < p->nf; ++f) {
-        float *dst = m->field[f] + (size_t)t * cells;
-        const float *u = parent >= 0 ? m->field[f] + (size_t)parent * cells : NULL;
-        for (int z = 0; z < nz; ++z)
-            for (int y = 0; y < B; ++y)
-                for (int x = 0; x < B; ++x) {
-                    const int i = x + B * (y + B * z);
-                    if (p->fill == DP_FILL_PROLONG && u)
-                        dst[i] = dp_prolong(p->dim, B, u, octant, x, y, z);
-                    else
-                        dst[i] = dp_model_cell(p, f, m->level[t], c[0], c[1], c[2], x, y, z);
-                }
-    }
+    const int prolong = p->fill == DP_FILL_PROLONG && parent >= 0;
+    for (int z = 0; z < nz; ++z)
+        for (int y = 0; y < B; ++y)
+            for (int x = 0; x < B; ++x) {
+                const size_t i = (size_t)t * cells + (size_t)(x + B * (y + B * z));
+                float v[DP_MAX_FIELDS];
+                if (prolong)
+                    for (int f = 0; f < p->nf; ++f)
+                        v[f] = dp_prolong(p->dim, B, m->field[f] + (size_t)parent * cells, octant, x, y, z);
+                else
+                    dp_model_cells(p, m->level[t], c[0], c[1], c[2], x, y, z, v);
+                for (int f = 0; f < p->nf; ++f) m->field[f][i] = v[f];
+            }
 }
 
 /* Build level L+1 from the tiles of level L. Returns the number of new tiles, or -1. */
