@@ -1,23 +1,25 @@
 /* engine_host.cu - variant host: the same refinement restructured on the host.
  *
- * Per level L, three steps over a compacted work list, all enqueued up front with no host round
+ * Per level L, four steps over a compacted work list, all enqueued up front with no host round
  * trip (level sizes live in device memory, d_ls):
  *   flagTiles(L)     one warp per tile of level L: octant flags -> childmask, child count -> counts
  *   CUB ExclusiveSum counts -> offsets (over a host-side upper bound U_L of the level's size;
  *                    flagTiles zeroes the tail, so the extra entries add nothing)
- *   fillChildren(L)  one warp per parent tile of level L: its children go to the slots its
- *                    offset names; write their metadata, fill their cells (prolong or model)
+ *   expandChildren(L) one warp per parent tile of level L: its children go to the slots its
+ *                    offset names; write their metadata (level, coords, key, parent)
+ *   fillCells(L+1)   one thread per new cell: fill it (prolong or model)
  * Children come out parent by parent, octant by octant: already canonical order, no sort.
  *
- * PDL: flagTiles and fillChildren go through launch_pdl. Each does its independent setup (timeline
+ * PDL: flagTiles, expandChildren and fillCells go through launch_pdl. Each does its independent setup (timeline
  * stamp, loop bounds) before cudaGridDependencySynchronize() and reads the previous kernel's output
  * (d_ls, childmask, counts/offsets, cells) only after it; each triggers as soon as all its blocks
  * are resident (grids are sized to one wave), so the next kernel's blocks can be scheduled early
  * (pdl_trigger=early), or when it has finished its work (pdl_trigger=late: hides only the launch
  * and the prologue). The deck key picks; README gives what each measured.
- * The fillChildren(L) -> flagTiles(L+1) transition is the one PDL can overlap. The scan's kernels
- * are CUB's: they launch without the attribute and never trigger early (CCCL 3.0 DeviceScan has no
- * PDL), so flagTiles -> scan -> fillChildren stays stream-ordered; the timeline shows both.
+ * The transitions expandChildren -> fillCells and fillCells -> flagTiles(next level) are the ones
+ * PDL can overlap. The scan's kernels are CUB's: they launch without the attribute and never
+ * trigger early (CCCL 3.0 DeviceScan has no PDL), so flagTiles -> scan -> expandChildren stays
+ * stream-ordered; the timeline shows all of them.
  */
 #include <cub/device/device_scan.cuh>
 #include <nvtx3/nvToolsExt.h>
@@ -28,9 +30,8 @@
 #include "gpu_common.cuh"
 #include "../src/timer.h"
 
-/* Warps are the unit of work: each warp takes one tile (flagTiles) or one parent (fillChildren)
- * at a time and strides over the level. Independent warps keep many tiles' memory latencies in
- * flight; no block barrier is needed. */
+/* flagTiles and expandChildren work by warps: each warp takes one tile or parent at a time and
+ * strides over the level, so many tiles' memory latencies are in flight with no block barrier. */
 #define HOST_THREADS 256
 
 __global__ void flagTiles(dmesh_t M, int level, const long long *ls, long long *counts, long long bound, int slot,
@@ -58,11 +59,11 @@ __global__ void flagTiles(dmesh_t M, int level, const long long *ls, long long *
 }
 
 /* Parent i of level L has its children in slots [e + offsets[i], e + offsets[i+1]), octant order.
- * No search: each lane derives the octant of the cells it writes from the parent's mask. */
-__global__ void fillChildren(dmesh_t M, int level, long long *ls, const long long *offsets, int slot, int early)
+ * One warp per parent writes their metadata: no search, each lane takes one octant. */
+__global__ void expandChildren(dmesh_t M, int level, long long *ls, const long long *offsets, int slot, int early)
 {
     stamp_start(M.stamps, slot);
-    const int dim = c_params.dim, cells = dp_cells(dim, c_params.B);
+    const int dim = c_params.dim;
     const int lane = threadIdx.x & 31;
     const long long warp = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5;
     const long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
@@ -82,42 +83,53 @@ __global__ void fillChildren(dmesh_t M, int level, long long *ls, const long lon
     for (long long i = warp; i < n; i += nwarps) {
         const long long par = s + i;
         const unsigned mask = M.childmask[par];
-        if (!mask) continue; /* uniform over the warp */
-        const long long first = e + offsets[i];
+        if (lane >= (1 << dim) || !(mask >> lane & 1)) continue;
+        const int o = lane;
+        const long long t = e + offsets[i] + __popc(mask & ((1u << o) - 1));
         const int32_t pc[3] = { M.coord[3 * par], M.coord[3 * par + 1], M.coord[3 * par + 2] };
-        if (lane < (1 << dim) && (mask >> lane & 1)) {
-            const int o = lane;
-            const long long t = first + __popc(mask & ((1u << o) - 1));
-            int32_t cc[3];
-            dp_child_coord(pc, o, cc);
-            M.level[t] = level + 1;
-            M.coord[3 * t] = cc[0];
-            M.coord[3 * t + 1] = cc[1];
-            M.coord[3 * t + 2] = cc[2];
-            M.key[t] = dp_morton(dim, cc[0], cc[1], cc[2]);
-            M.parent[t] = par;
-            M.childmask[t] = 0;
-        }
-        const int nch = __popc(mask);
-        for (int k = lane; k < nch * cells; k += 32) {
-            const int ch = k / cells, c = k - ch * cells;
-            unsigned m = mask;
-            for (int r = ch; r > 0; --r) m &= m - 1; /* the ch-th set bit is the octant */
-            const int o = __ffs(m) - 1;
-            int32_t cc[3];
-            dp_child_coord(pc, o, cc);
-            fill_cell(M, first + ch, level + 1, cc, par, o, c);
-        }
+        int32_t cc[3];
+        dp_child_coord(pc, o, cc);
+        M.level[t] = level + 1;
+        M.coord[3 * t] = cc[0];
+        M.coord[3 * t + 1] = cc[1];
+        M.coord[3 * t + 2] = cc[2];
+        M.key[t] = dp_morton(dim, cc[0], cc[1], cc[2]);
+        M.parent[t] = par;
+        M.childmask[t] = 0;
     }
     if (!early) cudaTriggerProgrammaticLaunchCompletion();
     stamp_end(M.stamps, slot);
 }
 
+/* One thread per new cell of level L+1 (grid-stride): consecutive threads write consecutive cells
+ * of a tile, and the tile's metadata and parent cells are shared reads through the cache. */
+__global__ void fillCells(dmesh_t M, int level, const long long *ls, int slot, int early)
+{
+    stamp_start(M.stamps, slot);
+    const int cells = dp_cells(c_params.dim, c_params.B), shift = __ffs(cells) - 1; /* cells = 2^shift */
+    const long long tid = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    const long long nthreads = (long long)gridDim.x * blockDim.x;
+    cudaGridDependencySynchronize(); /* the new tiles' metadata (expandChildren) is ready */
+    if (early) cudaTriggerProgrammaticLaunchCompletion();
+    const long long e = ls[level + 1], ncell = (ls[level + 2] - e) << shift;
+    for (long long j = tid; j < ncell; j += nthreads) {
+        const long long t = e + (j >> shift);
+        const int c = (int)(j & (cells - 1));
+        const int32_t cc[3] = { M.coord[3 * t], M.coord[3 * t + 1], M.coord[3 * t + 2] };
+        const int o = (cc[0] & 1) | ((cc[1] & 1) << 1) | ((cc[2] & 1) << 2);
+        fill_cell(M, t, level + 1, cc, M.parent[t], o, c);
+    }
+    if (!early) cudaTriggerProgrammaticLaunchCompletion();
+    stamp_end(M.stamps, slot);
+}
+
+/* Timeline slots: three kernels per level step k (level L = Lp + k). */
+enum { SLOTS_PER_LEVEL = 3 };
 static const char *slot_name(int slot, int Lp, char *buf, size_t n)
 {
-    const int L = Lp + slot / 2;
-    if (slot % 2 == 0) snprintf(buf, n, "flagTiles L%d", L);
-    else snprintf(buf, n, "fillChildren L%d", L + 1);
+    const int L = Lp + slot / SLOTS_PER_LEVEL;
+    static const char *const kernel[] = { "flagTiles L%d", "expandChildren L%d", "fillCells L%d" };
+    snprintf(buf, n, kernel[slot % SLOTS_PER_LEVEL], slot % SLOTS_PER_LEVEL ? L + 1 : L);
     return buf;
 }
 
@@ -162,7 +174,7 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     nvtxRangePushA("host: setup");
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     CK(upload_params(p, s));
-    if (dmesh_create(&M, m, cap, 2 * (nlev > 0 ? nlev : 1), s, err, errlen) != 0) goto fail_quiet;
+    if (dmesh_create(&M, m, cap, SLOTS_PER_LEVEL * (nlev > 0 ? nlev : 1), s, err, errlen) != 0) goto fail_quiet;
     CK(cudaMalloc((void **)&d_ls, sizeof ls));
     CK(cudaMalloc((void **)&d_counts, (size_t)(maxb + 1) * sizeof(long long)));
     CK(cudaMalloc((void **)&d_off, (size_t)(maxb + 1) * sizeof(long long)));
@@ -176,7 +188,7 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     {
         int occ_flag = 0;
-        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fillChildren, threads, 0));
+        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fillCells, threads, 0));
         CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_flag, flagTiles, threads, 0));
         occ = occ_flag < occ ? occ_flag : occ;
     }
@@ -188,7 +200,7 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     nvtxRangePushA("host: level passes");
     CK(cudaEventRecord(e0, s));
     for (int k = 0; k < nlev; ++k) {
-        int L = Lp + k, slot_flag = 2 * k, slot_fill = 2 * k + 1;
+        int L = Lp + k, slot_flag = SLOTS_PER_LEVEL * k, slot_exp = slot_flag + 1, slot_fill = slot_flag + 2;
         long long b = bound[k];
         char name[64];
         nvtxRangePushA(slot_name(slot_flag, Lp, name, sizeof name));
@@ -196,9 +208,13 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
         CK(launch_pdl((const void *)flagTiles, dim3(grid), dim3(threads), s, d->pdl, fa));
         nvtxRangePop();
         CK(cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, d_counts, d_off, (int64_t)(b + 1), s));
+        nvtxRangePushA(slot_name(slot_exp, Lp, name, sizeof name));
+        void *xa[] = { &M, &L, &d_ls, &d_off, &slot_exp, &early };
+        CK(launch_pdl((const void *)expandChildren, dim3(grid), dim3(threads), s, d->pdl, xa));
+        nvtxRangePop();
         nvtxRangePushA(slot_name(slot_fill, Lp, name, sizeof name));
-        void *ca[] = { &M, &L, &d_ls, &d_off, &slot_fill, &early };
-        CK(launch_pdl((const void *)fillChildren, dim3(grid), dim3(threads), s, d->pdl, ca));
+        void *ca[] = { &M, &L, &d_ls, &slot_fill, &early };
+        CK(launch_pdl((const void *)fillCells, dim3(grid), dim3(threads), s, d->pdl, ca));
         nvtxRangePop();
     }
     CK(cudaEventRecord(e1, s));
@@ -219,19 +235,31 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
 
     /* per-level times and PDL gaps from the device timeline */
     if (nlev > 0) {
-        stamps = (unsigned long long *)malloc(4 * (size_t)nlev * sizeof *stamps);
-        CK(cudaMemcpy(stamps, M.stamps, 4 * (size_t)nlev * sizeof *stamps, cudaMemcpyDeviceToHost));
+        const int nslot = SLOTS_PER_LEVEL * nlev;
+        stamps = (unsigned long long *)malloc(2 * (size_t)nslot * sizeof *stamps);
+        CK(cudaMemcpy(stamps, M.stamps, 2 * (size_t)nslot * sizeof *stamps, cudaMemcpyDeviceToHost));
+        /* stamps[2*slot] = first block start, stamps[2*slot+1] = last block end */
+#define T_START(slot) ((long long)stamps[2 * (slot)])
+#define T_END(slot) ((long long)stamps[2 * (slot) + 1])
         for (int k = 0; k < nlev; ++k)
-            r->level_ms[Lp + k + 1] = (double)(stamps[4 * k + 3] - stamps[4 * k]) * 1e-6;
-        r->timeline_n = 2 * nlev;
-        for (int k = 1; k < nlev; ++k) /* fillChildren(L) end -> flagTiles(L) start */
-            r->gap_ns[k - 1] = (double)((long long)stamps[4 * k] - (long long)stamps[4 * (k - 1) + 3]);
-        r->ngaps = nlev - 1;
+            r->level_ms[Lp + k + 1] = (double)(T_END(SLOTS_PER_LEVEL * k + 2) - T_START(SLOTS_PER_LEVEL * k)) * 1e-6;
+        r->timeline_n = nslot;
+        /* the direct PDL pairs: expandChildren -> fillCells within a level step, and fillCells ->
+         * flagTiles of the next step (flagTiles -> expandChildren has CUB's scan between) */
+        r->ngaps = 0;
+        for (int k = 0; k < nlev; ++k) {
+            const int f = SLOTS_PER_LEVEL * k;
+            r->gap_ns[r->ngaps++] = (double)(T_START(f + 2) - T_END(f + 1));
+            if (k + 1 < nlev && r->ngaps < DP_MAX_LEVELS) r->gap_ns[r->ngaps++] = (double)(T_START(f + 3) - T_END(f + 2));
+            if (r->ngaps >= DP_MAX_LEVELS) break;
+        }
+#undef T_START
+#undef T_END
         if (d->trace[0]) {
-            const char **names = (const char **)malloc(2 * (size_t)nlev * sizeof *names);
-            char(*buf)[64] = (char(*)[64])malloc(2 * (size_t)nlev * 64);
-            for (int i = 0; i < 2 * nlev; ++i) names[i] = slot_name(i, Lp, buf[i], 64);
-            const int rc = timeline_write(d->trace, names, stamps, 2 * nlev, err, errlen);
+            const char **names = (const char **)malloc((size_t)nslot * sizeof *names);
+            char(*buf)[64] = (char(*)[64])malloc((size_t)nslot * 64);
+            for (int i = 0; i < nslot; ++i) names[i] = slot_name(i, Lp, buf[i], 64);
+            const int rc = timeline_write(d->trace, names, stamps, nslot, err, errlen);
             free(names);
             free(buf);
             if (rc != 0) goto fail_quiet;

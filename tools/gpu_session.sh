@@ -15,5 +15,5 @@ for arg in "$@"; do
     deck=${arg%%:*} over=""
     [ "$arg" != "$deck" ] && over=${arg#*:}
     name=$(basename "$deck" .inp)${over:+_$(echo "$over" | tr ',=' '__')}
-    ./build-gpu/dpamr bench "$deck" ${over//,/ } bench_out="$out/bench_$name" 2>&1 | tee "$out/bench_$name.log"
+    ./build-gpu/dpamr bench "$deck" ${over//,/ } bench_out="${BENCH_OUT_DIR:-$out}/bench_$name" 2>&1 | tee "$out/bench_$name.log"
 done
