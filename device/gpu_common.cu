@@ -375,12 +375,18 @@ int timeline_write(const char *path, const char *const *names, const unsigned lo
     for (int i = 0; i < n; ++i)
         if (stamps[2 * i + 1] && stamps[2 * i] < t0) t0 = stamps[2 * i];
     fprintf(fp, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
-    int first = 1;
+    int prev = -1;
     for (int i = 0; i < n; ++i) {
         if (!stamps[2 * i + 1]) continue; /* kernel did not run */
-        fprintf(fp, "%s{\"name\":\"%s\",\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}", first ? "" : ",\n",
-                names[i], i % 2, (stamps[2 * i] - t0) / 1e3, (stamps[2 * i + 1] - stamps[2 * i]) / 1e3);
-        first = 0;
+        /* gap to the previous kernel in stream order: negative = the two overlapped */
+        char args[96] = "";
+        if (prev >= 0)
+            snprintf(args, sizeof args, ",\"args\":{\"gap_from_previous_ns\":%lld}",
+                     (long long)stamps[2 * i] - (long long)stamps[2 * prev + 1]);
+        fprintf(fp, "%s{\"name\":\"%s\",\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f%s}",
+                prev < 0 ? "" : ",\n", names[i], i % 2, (stamps[2 * i] - t0) / 1e3,
+                (stamps[2 * i + 1] - stamps[2 * i]) / 1e3, args);
+        prev = i;
     }
     fprintf(fp, "\n]}\n");
     if (fclose(fp) != 0 || rename(tmp, path) != 0) {
