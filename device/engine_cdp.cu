@@ -114,6 +114,7 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     const dp_tidx frontier = m->level_start[Lp], nfront = n0 - frontier;
     unsigned long long st[ST_COUNT];
     float build_ms = 0.0f, sort_ms = 0.0f;
+    int rc = -1;
     long long ntot, failed, pool, bound, cap;
     size_t free_bytes = 0;
 
@@ -143,7 +144,7 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
         r->pool_requested = pool;
     }
     CK(upload_params(p, s));
-    if (dmesh_create(&M, m, cap, 3, s, err, errlen) != 0) goto fail_quiet;
+    if (dmesh_create(&M, m, cap, 3, s, err, errlen) != 0) goto fail;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
     r->upload_ms = timer_ms() - t_start;
@@ -173,7 +174,7 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
                  r->pool_size, bound, bound > failed + r->device_launches ? bound : failed + r->device_launches,
                  r->pool_size < pool ? " (the device runtime granted less than the pool asked for: lower max_tiles "
                                        "to tighten the bound)" : "");
-        goto fail_quiet;
+        goto fail;
     }
     ntot = (long long)st[ST_NTILES];
     if (st[ST_OVERFLOW] > 0 || ntot > cap) {
@@ -181,10 +182,10 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
                  "tile store overflow on the device: capacity %lld tiles (max_tiles), at least %lld needed "
                  "(tiles below the refused ones were not counted); set max_tiles >= %lld",
                  cap, ntot, ntot);
-        goto fail_quiet;
+        goto fail;
     }
 
-    if (dmesh_sort(&M, n0, ntot - n0, d->pdl, s, &sort_ms, err, errlen) != 0) goto fail_quiet;
+    if (dmesh_sort(&M, n0, ntot - n0, d->pdl, s, &sort_ms, err, errlen) != 0) goto fail;
     if (ntot > n0) {
         /* the one direct PDL pair of the passes after the build: invertPerm -> gatherTiles */
         unsigned long long stamps[6];
@@ -193,13 +194,13 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
         r->ngaps = 1;
         if (d->trace[0]) {
             static const char *const names[] = { "sortKeys", "invertPerm", "gatherTiles" };
-            if (timeline_write(d->trace, names, stamps, 3, err, errlen) != 0) goto fail_quiet;
+            if (timeline_write(d->trace, names, stamps, 3, err, errlen) != 0) goto fail;
         }
     }
     {
         const double td = timer_ms();
         nvtxRangePushA("cdp: download");
-        if (dmesh_download(&M, m, frontier, ntot, s, err, errlen) != 0) goto fail_quiet;
+        if (dmesh_download(&M, m, frontier, ntot, s, err, errlen) != 0) goto fail;
         nvtxRangePop();
         r->download_ms = timer_ms() - td;
     }
@@ -213,18 +214,12 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
              "cdp: build %.3f ms (device-side launches, levels concurrent), sort %.3f ms, upload %.3f ms, "
              "download %.3f ms",
              build_ms, sort_ms, r->upload_ms, r->download_ms);
-    dmesh_destroy(&M);
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    cudaStreamDestroy(s);
     r->total_ms = timer_ms() - t_start;
-    return 0;
-fail:
-    nvtxRangePop();
-fail_quiet:
+    rc = 0;
+fail: /* success falls through: one cleanup path (an NVTX range may stay open on an error) */
     dmesh_destroy(&M);
     if (e0) cudaEventDestroy(e0);
     if (e1) cudaEventDestroy(e1);
     if (s) cudaStreamDestroy(s);
-    return -1;
+    return rc;
 }

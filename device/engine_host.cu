@@ -154,6 +154,7 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     unsigned long long st[ST_COUNT];
     unsigned long long *stamps = NULL;
     float build_ms = 0.0f;
+    int rc = -1;
     int threads = HOST_THREADS, occ = 0, sms = 0, dev = 0, early = d->pdl_trigger_early;
     unsigned grid;
     r->tile_capacity = cap;
@@ -174,7 +175,7 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     nvtxRangePushA("host: setup");
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     CK(upload_params(p, s));
-    if (dmesh_create(&M, m, cap, SLOTS_PER_LEVEL * (nlev > 0 ? nlev : 1), s, err, errlen) != 0) goto fail_quiet;
+    if (dmesh_create(&M, m, cap, SLOTS_PER_LEVEL * (nlev > 0 ? nlev : 1), s, err, errlen) != 0) goto fail;
     CK(cudaMalloc((void **)&d_ls, sizeof ls));
     CK(cudaMalloc((void **)&d_counts, (size_t)(maxb + 1) * sizeof(long long)));
     CK(cudaMalloc((void **)&d_off, (size_t)(maxb + 1) * sizeof(long long)));
@@ -228,7 +229,7 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
                  "tile store overflow on the device: capacity %lld tiles (max_tiles), at least %llu needed "
                  "(deeper levels not counted); set max_tiles >= %llu",
                  cap, st[ST_OVERFLOW], st[ST_OVERFLOW]);
-        goto fail_quiet;
+        goto fail;
     }
     ntot = ls[Lp + 1];
     for (int k = 0; k < nlev; ++k) ntot = ls[Lp + k + 2] > ntot ? ls[Lp + k + 2] : ntot;
@@ -262,13 +263,13 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
             const int rc = timeline_write(d->trace, names, stamps, nslot, err, errlen);
             free(names);
             free(buf);
-            if (rc != 0) goto fail_quiet;
+            if (rc != 0) goto fail;
         }
     }
     {
         const double td = timer_ms();
         nvtxRangePushA("host: download");
-        if (dmesh_download(&M, m, frontier, ntot, s, err, errlen) != 0) goto fail_quiet;
+        if (dmesh_download(&M, m, frontier, ntot, s, err, errlen) != 0) goto fail;
         nvtxRangePop();
         r->download_ms = timer_ms() - td;
     }
@@ -280,20 +281,9 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
                (long long)(m->level_start[L + 1] - m->level_start[L]), r->level_ms[L]);
     snprintf(r->note, sizeof r->note, "host: level passes %.3f ms (pdl %s), upload %.3f ms, download %.3f ms", build_ms,
              d->pdl ? "on" : "off", r->upload_ms, r->download_ms);
-    free(stamps);
-    cudaFree(d_ls);
-    cudaFree(d_counts);
-    cudaFree(d_off);
-    cudaFree(tmp);
-    dmesh_destroy(&M);
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    cudaStreamDestroy(s);
     r->total_ms = timer_ms() - t_start;
-    return 0;
-fail:
-    nvtxRangePop();
-fail_quiet:
+    rc = 0;
+fail: /* success falls through: one cleanup path (an NVTX range may stay open on an error) */
     free(stamps);
     cudaFree(d_ls);
     cudaFree(d_counts);
@@ -303,5 +293,5 @@ fail_quiet:
     if (e0) cudaEventDestroy(e0);
     if (e1) cudaEventDestroy(e1);
     if (s) cudaStreamDestroy(s);
-    return -1;
+    return rc;
 }

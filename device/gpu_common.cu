@@ -277,6 +277,7 @@ int dmesh_sort(dmesh_t *M, long long first, long long n, int pdl, cudaStream_t s
     dmesh_t Out;
     dmesh_zero(&Out);
     cudaEvent_t e0 = NULL, e1 = NULL;
+    int rc = -1;
     const size_t nn = (size_t)n;
     if (n <= 0) {
         *ms = 0.0f;
@@ -336,17 +337,8 @@ int dmesh_sort(dmesh_t *M, long long first, long long n, int pdl, cudaStream_t s
         *M = Out;
         dmesh_zero(&Out);
     }
-    cudaFree(k_in);
-    cudaFree(k_out);
-    cudaFree(v_in);
-    cudaFree(v_out);
-    cudaFree(newpos);
-    cudaFree(tmp);
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    nvtxRangePop();
-    return 0;
-fail:
+    rc = 0;
+fail: /* success falls through: one cleanup path */
     cudaFree(k_in);
     cudaFree(k_out);
     cudaFree(v_in);
@@ -357,7 +349,7 @@ fail:
     if (e0) cudaEventDestroy(e0);
     if (e1) cudaEventDestroy(e1);
     nvtxRangePop();
-    return -1;
+    return rc;
 }
 
 int timeline_write(const char *path, const char *const *names, const unsigned long long *stamps, int n, char *err,

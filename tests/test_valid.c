@@ -17,18 +17,7 @@
 #include "src/mesh.h"
 #include "validation/valid.h"
 
-static int failures = 0, checks = 0;
-
-#define CHECK(cond, ...)                                                           \
-    do {                                                                           \
-        ++checks;                                                                  \
-        if (!(cond)) {                                                             \
-            ++failures;                                                            \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);        \
-            fprintf(stderr, __VA_ARGS__);                                          \
-            fprintf(stderr, "\n");                                                 \
-        }                                                                          \
-    } while (0)
+#include "test_util.h"
 
 /* A sphere step in field 0 (what the jump criterion refines on) plus a gaussian bump in both
  * fields, so prolongation slopes are nonzero and conservation is a real test. */
@@ -475,6 +464,5 @@ int main(void)
 {
     test_dim(2, 8, 3);
     test_dim(3, 4, 2);
-    printf("test_valid: %d passed, %d failed\n", checks - failures, failures);
-    return failures ? 1 : 0;
+    return TEST_DONE();
 }
