@@ -1,5 +1,6 @@
 #!/bin/bash
-# gpu_compare.sh DPAMR DECK WORKDIR - cdp and host (pdl on and off) against cpu, byte for byte.
+# gpu_compare.sh DPAMR DECK WORKDIR - cdp and host (pdl on and off, and restarting from a file)
+# against cpu, byte for byte.
 # Exit 77 (CTest: skipped) when no CUDA device is usable.
 set -euo pipefail
 dpamr=$1 deck=$2 work=$3
@@ -22,4 +23,12 @@ for v in cdp host; do
         "$dpamr" check "$work/$v-$pdl.hdf" >/dev/null
     done
 done
-echo "gpu OK: cdp and host, pdl on and off, byte-identical to cpu on $deck"
+# restarts on the GPU: continue a level-2 cpu file to max_level, and reload a finished file
+"$dpamr" run "$deck" "${extra[@]}" variant=cpu max_level=2 output="$work/part.hdf" >/dev/null
+for v in cdp host; do
+    "$dpamr" run "$deck" variant=$v mesh_file="$work/part.hdf" output="$work/restart-$v.hdf"
+    $cmp "$work/cpu.hdf" "$work/restart-$v.hdf" --ignore /dpamr/deck
+    "$dpamr" run "$deck" variant=$v mesh_file="$work/cpu.hdf" output="$work/again-$v.hdf" >/dev/null
+    $cmp "$work/cpu.hdf" "$work/again-$v.hdf" --ignore /dpamr/deck
+done
+echo "gpu OK: cdp and host, pdl on and off, and restarts, byte-identical to cpu on $deck"
