@@ -114,15 +114,18 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     const dp_tidx frontier = m->level_start[Lp], nfront = n0 - frontier;
     unsigned long long st[ST_COUNT];
     float build_ms = 0.0f, sort_ms = 0.0f;
-    int rc = -1;
+    int rc = -1, pool_set = 0;
+    size_t pool_before = 0;
     long long ntot, failed, pool, bound, cap;
     size_t free_bytes = 0;
 
     /* Capacity first (memory-limited when max_tiles is 0), then the launch bound within it. */
-    cap = gpu_tile_capacity(d, m, 0, &free_bytes);
+    cap = gpu_tile_capacity(d, m, 0, &free_bytes, err, errlen);
+    if (cap < 0) return -1;
     bound = pool_bound(d, m, cap);
     if (d->max_tiles == 0 && (double)cap * dmesh_tile_bytes(p) + (double)bound * POOL_SLOT_BYTES > 0.9 * free_bytes) {
-        cap = gpu_tile_capacity(d, m, (size_t)bound * POOL_SLOT_BYTES, &free_bytes);
+        cap = gpu_tile_capacity(d, m, (size_t)bound * POOL_SLOT_BYTES, &free_bytes, err, errlen);
+        if (cap < 0) return -1;
         bound = pool_bound(d, m, cap);
     }
     pool = d->pool > 0 ? d->pool : (bound > 0 ? bound : 1);
@@ -130,13 +133,16 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     r->pool_size = pool;
     r->tile_capacity = cap;
     if (cap < n0) {
-        snprintf(err, errlen, "max_tiles = %lld is below the %lld tiles of the input mesh", cap, n0);
+        snprintf(err, errlen, "the tile capacity %lld (%s) is below the %lld tiles of the input mesh", cap,
+                 d->max_tiles ? "max_tiles" : "computed from device memory", n0);
         return -1;
     }
 
     nvtxRangePushA("cdp: setup");
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CK(cudaDeviceGetLimit(&pool_before, cudaLimitDevRuntimePendingLaunchCount));
     CK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, (size_t)pool));
+    pool_set = 1;
     {
         size_t got = 0;
         CK(cudaDeviceGetLimit(&got, cudaLimitDevRuntimePendingLaunchCount));
@@ -218,6 +224,8 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     rc = 0;
 fail: /* success falls through: one cleanup path (an NVTX range may stay open on an error) */
     dmesh_destroy(&M);
+    /* give the pool's memory back for whatever runs next in this process (bench) */
+    if (pool_set) cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, pool_before);
     if (e0) cudaEventDestroy(e0);
     if (e1) cudaEventDestroy(e1);
     if (s) cudaStreamDestroy(s);

@@ -10,12 +10,12 @@
  *   fillCells(L+1)   one thread per new cell: fill it (prolong or model)
  * Children come out parent by parent, octant by octant: already canonical order, no sort.
  *
- * PDL: flagTiles, expandChildren and fillCells go through launch_pdl. Each does its independent setup (timeline
- * stamp, loop bounds) before cudaGridDependencySynchronize() and reads the previous kernel's output
- * (d_ls, childmask, counts/offsets, cells) only after it; each triggers as soon as all its blocks
- * are resident (grids are sized to one wave), so the next kernel's blocks can be scheduled early
- * (pdl_trigger=early), or when it has finished its work (pdl_trigger=late: hides only the launch
- * and the prologue). The deck key picks; README gives what each measured.
+ * PDL: flagTiles, expandChildren and fillCells go through launch_pdl. Each does its independent
+ * setup (timeline stamp, loop bounds) before cudaGridDependencySynchronize() and reads the previous
+ * kernel's output (d_ls, childmask, counts/offsets, cells) only after it. Each block triggers the
+ * next kernel either right after its own wait (pdl_trigger=early: the dependent grid may be
+ * scheduled while this one still works) or after its work (pdl_trigger=late: hides the launch and
+ * the prologue only). The deck key picks; README gives what each measured.
  * The transitions expandChildren -> fillCells and fillCells -> flagTiles(next level) are the ones
  * PDL can overlap. The scan's kernels are CUB's: they launch without the attribute and never
  * trigger early (CCCL 3.0 DeviceScan has no PDL), so flagTiles -> scan -> expandChildren stays
@@ -148,7 +148,7 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     const long long n0 = m->ntiles;
     const int Lp = m->nlevels - 1, nlev = p->max_level - Lp > 0 ? p->max_level - Lp : 0;
     const dp_tidx frontier = m->level_start[Lp];
-    const long long cap = gpu_tile_capacity(d, m, 0, &free_bytes);
+    const long long cap = gpu_tile_capacity(d, m, 0, &free_bytes, err, errlen);
     const long long roots = (long long)m->root[0] * m->root[1] * m->root[2];
     long long bound[DP_MAX_LEVELS + 1], ls[DP_MAX_LEVELS + 2], ntot = 0, maxb = 0;
     unsigned long long st[ST_COUNT];
@@ -158,8 +158,10 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     int threads = HOST_THREADS, occ = 0, sms = 0, dev = 0, early = d->pdl_trigger_early;
     unsigned grid;
     r->tile_capacity = cap;
+    if (cap < 0) return -1;
     if (cap < n0) {
-        snprintf(err, errlen, "max_tiles = %lld is below the %lld tiles of the input mesh", cap, n0);
+        snprintf(err, errlen, "the tile capacity %lld (%s) is below the %lld tiles of the input mesh", cap,
+                 d->max_tiles ? "max_tiles" : "computed from device memory", n0);
         return -1;
     }
     /* U_L: an upper bound on level L's size, so the scans can be enqueued without reading it back */
@@ -238,6 +240,10 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     if (nlev > 0) {
         const int nslot = SLOTS_PER_LEVEL * nlev;
         stamps = (unsigned long long *)malloc(2 * (size_t)nslot * sizeof *stamps);
+        if (!stamps) {
+            snprintf(err, errlen, "out of host memory for the timeline");
+            goto fail;
+        }
         CK(cudaMemcpy(stamps, M.stamps, 2 * (size_t)nslot * sizeof *stamps, cudaMemcpyDeviceToHost));
         /* stamps[2*slot] = first block start, stamps[2*slot+1] = last block end */
 #define T_START(slot) ((long long)stamps[2 * (slot)])
@@ -259,11 +265,16 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
         if (d->trace[0]) {
             const char **names = (const char **)malloc((size_t)nslot * sizeof *names);
             char(*buf)[64] = (char(*)[64])malloc((size_t)nslot * 64);
-            for (int i = 0; i < nslot; ++i) names[i] = slot_name(i, Lp, buf[i], 64);
-            const int rc = timeline_write(d->trace, names, stamps, nslot, err, errlen);
+            int wrc = -1;
+            if (names && buf) {
+                for (int i = 0; i < nslot; ++i) names[i] = slot_name(i, Lp, buf[i], 64);
+                wrc = timeline_write(d->trace, names, stamps, nslot, err, errlen);
+            } else {
+                snprintf(err, errlen, "out of host memory for the trace");
+            }
             free(names);
             free(buf);
-            if (rc != 0) goto fail;
+            if (wrc != 0) goto fail;
         }
     }
     {

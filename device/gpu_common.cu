@@ -3,6 +3,7 @@
 #include <nvtx3/nvToolsExt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gpu.h"
 #include "gpu_common.cuh"
@@ -83,10 +84,15 @@ size_t dmesh_tile_bytes(const dp_params *p)
     return 2 * (4 + 12 + 8 + 8 + 1 + (size_t)p->nf * dp_cells(p->dim, p->B) * sizeof(float));
 }
 
-long long gpu_tile_capacity(const deck_t *d, const mesh_t *m, size_t reserve_bytes, size_t *free_bytes)
+long long gpu_tile_capacity(const deck_t *d, const mesh_t *m, size_t reserve_bytes, size_t *free_bytes, char *err,
+                            size_t errlen)
 {
     size_t fr = 0, total = 0;
-    cudaMemGetInfo(&fr, &total);
+    const cudaError_t e = cudaMemGetInfo(&fr, &total);
+    if (e != cudaSuccess) {
+        snprintf(err, errlen, "CUDA error in cudaMemGetInfo: %s", cudaGetErrorString(e));
+        return -1;
+    }
     *free_bytes = fr;
     if (d->max_tiles > 0) return d->max_tiles;
     /* leave 10% and what the caller reserves (the launch pool) for the runtime */
@@ -139,7 +145,7 @@ int dmesh_create(dmesh_t *M, const mesh_t *m, long long cap, int timeline_slots,
     M->cap = cap;
     const size_t need = n * (4 + 12 + 8 + 8 + 1 + (size_t)m->nf * cells * 4);
     size_t fr = 0, tot = 0;
-    cudaMemGetInfo(&fr, &tot);
+    CK(cudaMemGetInfo(&fr, &tot));
     if (need > fr) {
         snprintf(err, errlen,
                  "the device lacks memory for the tile store: %lld tiles need %.3f GiB, %.3f GiB free of %.3f GiB "
@@ -357,7 +363,7 @@ int timeline_write(const char *path, const char *const *names, const unsigned lo
 {
     if (!path || !path[0]) return 0;
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    snprintf(tmp, sizeof tmp, "%.4000s.tmp.%ld", path, (long)getpid());
     FILE *fp = fopen(tmp, "w");
     if (!fp) {
         snprintf(err, errlen, "trace %s: cannot write", path);
@@ -381,7 +387,8 @@ int timeline_write(const char *path, const char *const *names, const unsigned lo
         prev = i;
     }
     fprintf(fp, "\n]}\n");
-    if (fclose(fp) != 0 || rename(tmp, path) != 0) {
+    const int bad = ferror(fp);
+    if (fclose(fp) != 0 || bad || rename(tmp, path) != 0) {
         remove(tmp);
         snprintf(err, errlen, "trace %s: write failed", path);
         return -1;

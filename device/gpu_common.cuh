@@ -164,8 +164,10 @@ cudaError_t launch_pdl(const void *kernel, dim3 grid, dim3 block, cudaStream_t s
 /** Copy the deck's parameters to constant memory. */
 cudaError_t upload_params(const dp_params *p, cudaStream_t s);
 
-/** Tile capacity on the device: the deck's max_tiles, or the computed bound limited by memory. */
-long long gpu_tile_capacity(const deck_t *d, const mesh_t *m, size_t reserve_bytes, size_t *free_bytes);
+/** Tile capacity on the device: the deck's max_tiles, or the computed bound limited by memory.
+ *  -1 with a message in err when the device cannot be queried. */
+long long gpu_tile_capacity(const deck_t *d, const mesh_t *m, size_t reserve_bytes, size_t *free_bytes, char *err,
+                            size_t errlen);
 
 /** Write the timeline stamps of named kernels as a Chrome trace JSON (path may be ""). */
 int timeline_write(const char *path, const char *const *names, const unsigned long long *stamps, int n, char *err,

@@ -10,9 +10,11 @@
  */
 #include "bench.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../device/gpu.h"
 #include "engine.h"
@@ -58,6 +60,80 @@ static int run_once(deck_t *d, const mesh_t *in, int variant, int pdl, mesh_t *o
     d->pdl = pdl;
     d->trace[0] = '\0';
     return engine_refine(variant, d, out, r, err, ERRLEN);
+}
+
+/* Write s as a JSON string literal. */
+static void json_str(FILE *fp, const char *s)
+{
+    fputc('"', fp);
+    for (; *s; ++s) {
+        if (*s == '"' || *s == '\\') fprintf(fp, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20) fprintf(fp, "\\u%04x", (unsigned char)*s);
+        else fputc(*s, fp);
+    }
+    fputc('"', fp);
+}
+
+/* Close fp (open on tmp) and rename tmp to path; 0 or -1 with a message naming path. */
+static int finish_file(FILE *fp, const char *tmp, const char *path, char *err)
+{
+    const int bad = ferror(fp);
+    if (fclose(fp) != 0 || bad || rename(tmp, path) != 0) {
+        snprintf(err, ERRLEN, "cannot write %.1000s: %s", path, strerror(errno ? errno : EIO));
+        remove(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+static int write_results(const deck_t *d, const row_t *rows, int nrows, int base, int cells, int Lfirst, int nlevels,
+                         const char *device, char *err)
+{
+    char path[2][4200], tmp[2][4300];
+    FILE *fp[2];
+    for (int k = 0; k < 2; ++k) {
+        snprintf(path[k], sizeof path[k], "%s.%s", d->bench_out, k ? "json" : "csv");
+        snprintf(tmp[k], sizeof tmp[k], "%.4100s.tmp.%ld", path[k], (long)getpid());
+        fp[k] = fopen(tmp[k], "w");
+        if (!fp[k]) {
+            snprintf(err, ERRLEN, "cannot write %.1000s: %s", path[k], strerror(errno));
+            if (k) {
+                fclose(fp[0]);
+                remove(tmp[0]);
+            }
+            return -1;
+        }
+    }
+    FILE *csv = fp[0], *js = fp[1];
+    fprintf(csv, "deck,variant,pdl,refine_ms,end_to_end_ms,tiles_per_s,cells_per_s,ratio,gap_ns,new_tiles\n");
+    fprintf(js, "{\"deck\":");
+    json_str(js, d->path);
+    fprintf(js, ",\"device\":");
+    json_str(js, device);
+    fprintf(js, ",\"repeats\":%d,\"baseline\":\"%s\",\"rows\":[\n", d->bench_repeats,
+            rows[base].variant == DP_VARIANT_CPU ? "cpu" : "host pdl=off");
+    for (int i = 0; i < nrows; ++i) {
+        const row_t *w = &rows[i];
+        const double sec = w->med_refine * 1e-3;
+        const char *pdl = w->variant == DP_VARIANT_CPU ? "-" : (w->pdl ? "on" : "off");
+        fprintf(csv, "\"%s\",%s,%s,%.6f,%.6f,%.6g,%.6g,%.6f,%.1f,%lld\n", d->path, w->label, pdl, w->med_refine,
+                w->med_total, w->new_tiles / sec, w->new_tiles * (double)cells / sec,
+                w->med_refine / rows[base].med_refine, w->have_gap ? w->med_gap : 0.0, w->new_tiles);
+        char gapj[32] = "null";
+        if (w->have_gap) snprintf(gapj, sizeof gapj, "%.1f", w->med_gap);
+        fprintf(js,
+                "%s{\"variant\":\"%s\",\"pdl\":\"%s\",\"refine_ms\":%.6f,\"end_to_end_ms\":%.6f,\"ratio\":%.6f,"
+                "\"gap_ns\":%s,\"new_tiles\":%lld,\"level_ms\":[",
+                i ? ",\n" : "", w->label, pdl, w->med_refine, w->med_total, w->med_refine / rows[base].med_refine, gapj,
+                w->new_tiles);
+        for (int L = Lfirst; L < nlevels; ++L) fprintf(js, "%s%.6f", L > Lfirst ? "," : "", w->med_level[L]);
+        fprintf(js, "]}");
+    }
+    fprintf(js, "\n]}\n");
+    errno = 0;
+    const int rc0 = finish_file(csv, tmp[0], path[0], err);
+    const int rc1 = rc0 == 0 ? finish_file(js, tmp[1], path[1], err) : (fclose(js), remove(tmp[1]), -1);
+    return rc0 == 0 && rc1 == 0 ? 0 : -1;
 }
 
 int bench_main(int argc, char **argv)
@@ -160,10 +236,10 @@ int bench_main(int argc, char **argv)
     /* 3. the table */
     const double bytes_new = (double)rows[0].new_tiles * ((double)cells * 4.0 * d.p.nf + 33.0);
     printf("\nmedian of %d runs after %d warm-up; refine = the refinement on the device (CUDA events) or host (cpu);\n"
-           "end-to-end adds upload, sort (cdp) and download; ratio = refine time / baseline (%s pdl=off);\n"
+           "end-to-end adds upload, sort (cdp) and download; ratio = refine time / baseline (%s);\n"
            "gap = median over PDL transitions of (next kernel's first block start - previous kernel's last block "
            "end), negative = overlap\n\n",
-           d.bench_repeats, d.bench_warmup, rows[base].label);
+           d.bench_repeats, d.bench_warmup, rows[base].variant == DP_VARIANT_CPU ? "cpu" : "host pdl=off");
     printf("%-5s %-4s %12s %13s %12s %12s %8s %10s  per-level us\n", "var", "pdl", "refine ms", "end-to-end ms",
            "tiles/s", "cells/s", "ratio", "gap ns");
     for (int i = 0; i < nrows; ++i) {
@@ -193,41 +269,11 @@ int bench_main(int argc, char **argv)
             printf("cdp pdl=%s: %lld device-side launches, pending-launch pool %lld\n", rows[i].pdl ? "on" : "off",
                    rows[i].launches, rows[i].pool);
 
-    /* CSV and JSON */
-    char path[4200];
-    snprintf(path, sizeof path, "%s.csv", d.bench_out);
-    FILE *csv = fopen(path, "w");
-    snprintf(path, sizeof path, "%s.json", d.bench_out);
-    FILE *js = fopen(path, "w");
-    if (!csv || !js) {
-        fprintf(stderr, "dpamr: error: cannot write %s.csv / %s.json\n", d.bench_out, d.bench_out);
-        if (csv) fclose(csv);
-        if (js) fclose(js);
+    /* CSV and JSON, each written to a temporary name and renamed */
+    if (write_results(&d, rows, nrows, base, cells, Lfirst, nlevels, gpu ? why : "none", err) != 0) {
+        fprintf(stderr, "dpamr: error: %s\n", err);
         return 1;
     }
-    fprintf(csv, "deck,variant,pdl,refine_ms,end_to_end_ms,tiles_per_s,cells_per_s,ratio,gap_ns,new_tiles\n");
-    fprintf(js, "{\"deck\":\"%s\",\"device\":\"%s\",\"repeats\":%d,\"baseline\":\"%s pdl=off\",\"rows\":[\n", d.path,
-            gpu ? why : "none", d.bench_repeats, rows[base].label);
-    for (int i = 0; i < nrows; ++i) {
-        const row_t *w = &rows[i];
-        const double sec = w->med_refine * 1e-3;
-        const char *pdl = w->variant == DP_VARIANT_CPU ? "-" : (w->pdl ? "on" : "off");
-        fprintf(csv, "%s,%s,%s,%.6f,%.6f,%.6g,%.6g,%.6f,%.1f,%lld\n", d.path, w->label, pdl, w->med_refine,
-                w->med_total, w->new_tiles / sec, w->new_tiles * (double)cells / sec,
-                w->med_refine / rows[base].med_refine, w->have_gap ? w->med_gap : 0.0, w->new_tiles);
-        char gapj[32] = "null";
-        if (w->have_gap) snprintf(gapj, sizeof gapj, "%.1f", w->med_gap);
-        fprintf(js,
-                "%s{\"variant\":\"%s\",\"pdl\":\"%s\",\"refine_ms\":%.6f,\"end_to_end_ms\":%.6f,\"ratio\":%.6f,"
-                "\"gap_ns\":%s,\"new_tiles\":%lld,\"level_ms\":[",
-                i ? ",\n" : "", w->label, pdl, w->med_refine, w->med_total, w->med_refine / rows[base].med_refine, gapj,
-                w->new_tiles);
-        for (int L = Lfirst; L < nlevels; ++L) fprintf(js, "%s%.6f", L > Lfirst ? "," : "", w->med_level[L]);
-        fprintf(js, "]}");
-    }
-    fprintf(js, "\n]}\n");
-    fclose(csv);
-    fclose(js);
     printf("wrote %s.csv and %s.json\n", d.bench_out, d.bench_out);
     mesh_free(&in);
     deck_free(&d);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef struct {
     char *key;
@@ -274,6 +275,8 @@ static int parse_objects(kv_t *kv, deck_t *d)
         r = get_doubles(kv, key, rad, 1, p->dim, "one radius for all axes, or one per axis");
         if (r < 0) return -1;
         if (r == 0) return fail(kv, NULL, "object '%s' needs '%s' (1 or %d positive numbers)", nm, key, p->dim);
+        if (r != 1 && r != p->dim)
+            return fail(kv, find(kv, key), "expected 1 or %d numbers (one radius for all axes, or one per axis)", p->dim);
         for (int a = 0; a < 3; ++a) {
             ob->radius[a] = a < p->dim ? rad[r == 1 ? 0 : a] : 1.0;
             if (!(ob->radius[a] > 0)) return fail(kv, find(kv, key), "radii must be > 0");
@@ -286,6 +289,9 @@ static int parse_objects(kv_t *kv, deck_t *d)
             snprintf(key, sizeof key, "model.%s.%s", nm, side ? "outside" : "inside");
             r = get_doubles(kv, key, v, 1, p->nf, "one value for all fields, or one per field");
             if (r < 0) return -1;
+            if (r > 1 && r != p->nf)
+                return fail(kv, find(kv, key), "expected 1 or %d numbers (one value for all fields, or one per field)",
+                            p->nf);
             for (int f = 0; f < p->nf; ++f) dst[f] = r == 0 ? (side ? 0.0 : 1.0) : v[r == 1 ? 0 : f];
         }
     }
@@ -322,17 +328,20 @@ static int schema(kv_t *kv, deck_t *d, const char *deck_path)
     p->max_level = 4;
     if ((r = get_ints(kv, "max_level", v, 1, 1, 0, DP_MAX_LEVELS - 1, "0 to 23")) < 0) return -1;
     if (r) p->max_level = (int)v[0];
-    /* Tile coordinates at the finest level must fit the sort key: dim * bits + 5 <= 64. */
+    /* Tile coordinates at the finest level must fit the sort key (dim * bits + 5 <= 64) and cell
+     * indices an int32: root x 2^max_level <= 2^29 (2D) or 2^19 (3D) and x tile_size < 2^31. */
     {
         const int bits = p->dim == 2 ? 29 : 19;
         int rmax = 0;
         for (int a = 0; a < p->dim; ++a) rmax = d->root[a] > rmax ? d->root[a] : rmax;
-        long long span = (long long)rmax << p->max_level;
-        if (span > (1ll << bits) || span * p->B > 2147483647ll) {
+        const long long span = (long long)rmax << p->max_level;
+        long long limit = 1ll << bits;
+        if (limit * p->B > 2147483647ll) limit = 2147483647ll / p->B;
+        if (span > limit) {
             entry_t *e = find(kv, "max_level");
-            return fail(kv, e, "root tiles x 2^max_level = %lld exceeds %lld tiles per axis in %dD "
-                               "(the Morton sort key and 32-bit cell indices); lower max_level or root",
-                        span, 1ll << bits, p->dim);
+            return fail(kv, e, "root tiles x 2^max_level = %lld tiles per axis exceeds %lld, the most %dD with "
+                               "tile_size %d allows (Morton sort key and 32-bit cell indices); lower max_level or root",
+                        span, limit, p->dim, p->B);
         }
     }
 
@@ -482,17 +491,29 @@ int deck_load(deck_t *d, const char *path, int noverride, char **overrides, char
     if (slash == path) strcpy(d->dir, "/");
 
     FILE *fp = fopen(path, "rb");
-    if (!fp) {
-        snprintf(err, errlen, "%s: cannot open deck: %s", path, strerror(errno));
+    struct stat st;
+    if (!fp || fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: cannot open deck: %s", path, fp ? "not a regular file" : strerror(errno));
+        if (fp) fclose(fp);
         return -1;
     }
     size_t cap = 4096, n = 0;
     char *text = malloc(cap);
-    for (size_t got; (got = fread(text + n, 1, cap - n - 1, fp)) > 0;) {
+    for (size_t got; text && (got = fread(text + n, 1, cap - n - 1, fp)) > 0;) {
         n += got;
-        if (n + 1 == cap) text = realloc(text, cap *= 2);
+        if (n + 1 == cap) {
+            char *grown = realloc(text, cap *= 2);
+            if (!grown) free(text);
+            text = grown;
+        }
     }
+    const int bad = !text || ferror(fp);
     fclose(fp);
+    if (bad) {
+        free(text);
+        snprintf(err, errlen, "%s: cannot read deck (%s)", path, text ? "read error" : "out of memory");
+        return -1;
+    }
     text[n] = '\0';
     if (strlen(text) != n) {
         free(text);

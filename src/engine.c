@@ -65,6 +65,11 @@ int engine_make_level0(const deck_t *d, mesh_t *m, char *err, size_t errlen)
     }
     /* Root tiles in Morton order: sort (key, linear index) pairs packed as keys. */
     uint64_t *keys = malloc((size_t)n * sizeof *keys);
+    if (!keys) {
+        mesh_free(m);
+        snprintf(err, errlen, "out of host memory for %lld root tiles", (long long)n);
+        return -1;
+    }
     dp_tidx t = 0;
     for (int k = 0; k < d->root[2]; ++k)
         for (int j = 0; j < d->root[1]; ++j)

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -65,6 +66,24 @@ static int mesh_matches_deck(const mesh_t *m, const deck_t *d, const char *file,
     return 0;
 }
 
+/** 1 when paths a and b name the same existing file. */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/** Refuse to write `target` over one of dpamr's inputs (the deck, the mesh file). */
+static int refuse_overwrite(const char *key, const char *target, const deck_t *d, int check_mesh, char *err, size_t n)
+{
+    if (same_file(target, d->path))
+        return snprintf(err, n, "%s = %.1000s is the deck itself: dpamr never writes over its input", key, target), -1;
+    if (check_mesh && same_file(target, d->mesh_file))
+        return snprintf(err, n, "%s = %.1000s is the input mesh (mesh_file): dpamr never writes over its input; "
+                                "choose another output", key, target), -1;
+    return 0;
+}
+
 /** Turn variant=auto into a concrete variant; check that a GPU variant has a device. */
 static int resolve_variant(const deck_t *d, char *err, size_t n)
 {
@@ -115,9 +134,12 @@ static int cmd_run(int argc, char **argv)
     memset(&m, 0, sizeof m);
     const double t0 = timer_ms();
     if (driver_load(&d, &m, argc, argv, err, sizeof err) != 0) return die(err);
+    if (refuse_overwrite("output", d.output, &d, 1, err, sizeof err) != 0) return die(err);
     const double load_ms = timer_ms() - t0;
     const int variant = resolve_variant(&d, err, sizeof err);
     if (variant < 0) return die(err);
+    if (d.trace[0] && variant == DP_VARIANT_CPU)
+        printf("trace=%s: not written, the cpu variant has no device timeline\n", d.trace);
 
     printf("dpamr run %s: variant=%s pdl=%s, %dD, tile %d^%d, %lld tiles on levels 0..%d, max_level %d\n", d.path,
            deck_variant_name(variant), d.pdl ? "on" : "off", d.p.dim, d.p.B, d.p.dim, (long long)m.ntiles,
@@ -134,7 +156,7 @@ static int cmd_run(int argc, char **argv)
 
     const double tv = timer_ms();
     valid_report_t v;
-    valid_check(&m, &d.p, &v);
+    valid_check_mode(&m, &d.p, 1, &v); /* a refinement output: complete to max_level */
     const double validate_ms = timer_ms() - tv;
     valid_print(&v, &m);
     if (!v.passed) {
@@ -164,9 +186,10 @@ static int cmd_mesh(int argc, char **argv)
     deck_t d;
     mesh_t m;
     if (deck_load(&d, argv[0], argc - 1, argv + 1, err, sizeof err) != 0) return die(err);
+    if (refuse_overwrite("mesh_file", d.mesh_file, &d, 0, err, sizeof err) != 0) return die(err);
     if (engine_make_level0(&d, &m, err, sizeof err) != 0) return die(err);
     valid_report_t v;
-    valid_check(&m, &d.p, &v);
+    valid_check_mode(&m, &d.p, 0, &v); /* level 0: not refined yet */
     if (!v.passed) {
         fprintf(stderr, "dpamr: error: level-0 mesh failed validation: %s\n", v.first_failure);
         return 2;

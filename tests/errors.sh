@@ -86,6 +86,19 @@ if ! "$dpamr" gpu >/dev/null; then
     rm -f "$work/out.hdf"
 fi
 
+# dpamr never writes over its inputs
+cp "$mesh" "$work/own.hdf"
+own=$(md5sum "$work/own.hdf" | cut -d' ' -f1)
+expect_error "output over the input mesh" "is the input mesh" "$dpamr" run "$work/ok.inp" mesh_file="$work/own.hdf" output="$work/own.hdf"
+[ "$(md5sum "$work/own.hdf" | cut -d' ' -f1)" = "$own" ] || { echo "FAIL the input mesh was overwritten"; fails=$((fails + 1)); }
+cp "$work/ok.inp" "$work/self.inp"
+expect_error "mesh_file over the deck" "is the deck itself" "$dpamr" mesh "$work/self.inp" mesh_file="$work/self.inp"
+grep -q "^max_level" "$work/self.inp" || { echo "FAIL the deck was overwritten"; fails=$((fails + 1)); }
+mkdir -p "$work/adir.inp"
+expect_error "a directory as the deck" "not a regular file" "$dpamr" run "$work/adir.inp"
+mkdeck badlen; sed -i 's/^model.hill.radius .*/model.hill.radius = 0.1 0.2 0.3/' "$work/badlen.inp"
+expect_error "radius list of the wrong length" "model.hill.radius.*expected 1 to 2" run badlen
+
 # an older output stays intact when a run fails
 echo "older file" >"$work/keep.hdf"
 "$dpamr" run "$work/unknown.inp" output="$work/keep.hdf" 2>/dev/null

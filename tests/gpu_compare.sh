@@ -23,6 +23,9 @@ for v in cdp host; do
         "$dpamr" check "$work/$v-$pdl.hdf" >/dev/null
     done
 done
+# the early PDL trigger changes scheduling only
+"$dpamr" run "$deck" "${extra[@]}" variant=host pdl=on pdl_trigger=early output="$work/host-early.hdf"
+$cmp "$work/cpu.hdf" "$work/host-early.hdf" --ignore /dpamr/deck
 # restarts on the GPU: continue a level-2 cpu file to max_level, and reload a finished file
 "$dpamr" run "$deck" "${extra[@]}" variant=cpu max_level=2 output="$work/part.hdf" >/dev/null
 for v in cdp host; do

@@ -80,5 +80,12 @@ int main(void)
     expect_error("output = out.vtk\n", "must end in .hdf");
     expect_error("root = 65536 1\nmax_level = 20\n", "exceeds");
     expect_error("fields = a a\n", "named twice");
+    expect_error("fields = a b c\nmodel.objects = o\nmodel.o.type = box\nmodel.o.center = 0 0\n"
+                 "model.o.radius = 1\nmodel.o.inside = 1 2\n",
+                 "key 'model.o.inside' = '1 2': expected 1 or 3 numbers");
+    expect_error("dim = 3\nmodel.objects = o\nmodel.o.type = box\nmodel.o.center = 0 0 0\n"
+                 "model.o.radius = 1 2\n",
+                 "key 'model.o.radius' = '1 2': expected 1 or 3 numbers");
+    expect_error("root = 64 64\ntile_size = 32\nmax_level = 20\n", "exceeds 67108863, the most 2D with tile_size 32");
     return TEST_DONE();
 }

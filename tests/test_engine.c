@@ -58,6 +58,24 @@ static void test_deck_text(const char *text, int max_level)
     valid_report_t v;
     valid_check(&a, &d.p, &v);
     CHECK(v.passed, "validation: %s", v.first_failure);
+
+    /* an engine that lost its whole last level: caught when the output claims max_level */
+    {
+        mesh_t t;
+        CHECK(mesh_copy(&t, &a) == 0, "copy");
+        mesh_index_levels(&t);
+        const int L = t.nlevels - 1;
+        for (dp_tidx i = t.level_start[L - 1]; i < t.level_start[L]; ++i) t.childmask[i] = 0;
+        t.ntiles = t.level_start[L];
+        mesh_index_levels(&t);
+        valid_report_t vt;
+        valid_check_mode(&t, &d.p, 1, &vt);
+        CHECK(!vt.passed && strstr(vt.first_failure, "refinement incomplete"), "lost last level not caught: %s",
+              vt.first_failure);
+        valid_check_mode(&t, &d.p, 0, &vt); /* as an input mesh it is a valid hierarchy */
+        CHECK(vt.passed, "truncated mesh as input: %s", vt.first_failure);
+        mesh_free(&t);
+    }
     deck_free(&d);
 
     /* restart: refine to level 2, then continue: the same mesh */

@@ -48,7 +48,8 @@ typedef struct {
     const mesh_t *m;
     const dp_params *p;
     int cells, nz, nlv;      /* nlv: levels present (max valid level + 1) */
-    const uint8_t *flags;    /* octant flags recomputed with the criterion (levels < nlv-1) */
+    int complete_below;      /* levels below this one must have every flagged octant refined */
+    const uint8_t *flags;    /* octant flags recomputed with the criterion (levels < complete_below) */
     const uint8_t *kids;     /* octants that have a child whose parent link is valid */
     const uint8_t *aux;      /* AUX_* bits */
 } vctx;
@@ -260,9 +261,10 @@ static int check_tile_children(const vctx *c, dp_tidx t, vfail *vf)
     const int L = m->level[t];
     const int n0 = vf->n;
     if (L < 0 || L >= DP_MAX_LEVELS) return 0; /* reported in phase 2 */
-    /* Every level but the finest was refined completely: a flagged octant without a child means the
-     * engine dropped one (the finest level stops either at the cap or because nothing is flagged). */
-    if (L < c->nlv - 1 && L < c->p->max_level) {
+    /* A refined level is complete: a flagged octant without a child means the engine dropped one.
+     * For a refinement output every level below max_level is refined; for an input mesh, only the
+     * levels below its finest one (see valid_check_mode). */
+    if (L < c->complete_below && L < c->p->max_level) {
         const unsigned missing = c->flags[t] & ~(unsigned)c->kids[t];
         if (missing)
             fail(vf, c, t, "refinement incomplete: octants 0x%x are flagged by the criterion but have no child at "
@@ -353,6 +355,11 @@ static int check_global(const mesh_t *m, const dp_params *p, char *msg, size_t l
 
 int valid_check(const mesh_t *m, const dp_params *p, valid_report_t *r)
 {
+    return valid_check_mode(m, p, m && m->nlevels > 1, r);
+}
+
+int valid_check_mode(const mesh_t *m, const dp_params *p, int complete, valid_report_t *r)
+{
     memset(r, 0, sizeof *r);
     r->conservation_tol = VALID_CONS_TOL;
     if (!m || !p) {
@@ -398,13 +405,17 @@ int valid_check(const mesh_t *m, const dp_params *p, valid_report_t *r)
         }
     }
     c.nlv = nlv;
+    c.complete_below = complete ? p->max_level : nlv - 1;
     r->nlevels = nlv;
     for (int L = 0; L < nlv; ++L) r->tiles[L] = count[L];
 
-    /* Pass B: octant flags of every tile below the finest level (every valid parent is one). */
+    /* Pass B: octant flags of every tile that is or must be a parent (below the finest level, or
+     * below max_level for a refinement output). */
+    const int flag_below = c.complete_below > nlv - 1 ? c.complete_below : nlv - 1;
     VALID_PRAGMA(omp parallel for schedule(dynamic, 64))
     for (dp_tidx t = 0; t < n; ++t)
-        if (m->level[t] >= 0 && m->level[t] < nlv - 1) flags[t] = (uint8_t)octant_flags(&c, t);
+        if (m->level[t] >= 0 && m->level[t] < flag_below && m->level[t] < p->max_level)
+            flags[t] = (uint8_t)octant_flags(&c, t);
 
     /* Pass C: per-tile checks; remember the lowest failing tile of each phase. */
     long long nfail2 = 0, nfail3 = 0;

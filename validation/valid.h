@@ -26,7 +26,14 @@ typedef struct {
     uint64_t total_hash;        /* FNV-1a 64 combining tree_hash and every level hash */
 } valid_report_t;
 
-/** Check m against p (criterion, max_level, fill mode). Never aborts: fills r and returns r->passed. */
+/** Check m against p (criterion, max_level, fill mode). Never aborts: fills r and returns r->passed.
+ *  complete = 1: m is the output of a refinement to p->max_level, so every flagged octant of every
+ *  level below max_level must have its child (a lost launch or a lost last level fails).
+ *  complete = 0: m may be an input mesh, refined only below its finest level. */
+int valid_check_mode(const mesh_t *m, const dp_params *p, int complete, valid_report_t *r);
+
+/** valid_check_mode with complete = 1 when m has more than one level (a level-0 file is checked
+ *  as an input mesh): what `dpamr check` applies to a file. */
 int valid_check(const mesh_t *m, const dp_params *p, valid_report_t *r);
 
 /** Print the report (one line per level, then the verdict) to stdout. */
