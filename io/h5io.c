@@ -1146,3 +1146,51 @@ done:
     }
     return rc;
 }
+
+/* ---- recorded checksums ---------------------------------------------------------------------- */
+
+/** /dpamr/validation/checksum_hash and tiles of a file, for `dpamr check` to compare. */
+static int r_recorded(rctx *c, valid_report_t *rec, int *present)
+{
+    *present = 0;
+    if (!r_has(c->g, "validation")) return 0;
+    hsize_t d2[2] = { (hsize_t)-1, (hsize_t)-1 }, d1[1] = { (hsize_t)-1 };
+    hid_t ds = r_dset(c, "validation/checksum_hash", T_U64, 2, d2);
+    if (ds < 0) return -1;
+    H5Dclose(ds);
+    ds = r_dset(c, "validation/tiles", T_I64, 1, d1);
+    if (ds < 0) return -1;
+    H5Dclose(ds);
+    if (d2[0] > DP_MAX_LEVELS || d2[1] > DP_MAX_FIELDS || d1[0] != d2[0])
+        return rfail(c, "/dpamr/validation: checksum_hash (%llu,%llu) and tiles (%llu) do not fit together",
+                     (unsigned long long)d2[0], (unsigned long long)d2[1], (unsigned long long)d1[0]);
+    uint64_t hash[DP_MAX_LEVELS * DP_MAX_FIELDS];
+    int64_t tiles[DP_MAX_LEVELS];
+    if (r_read(c, "validation/checksum_hash", T_U64, 2, d2, hash) || r_read(c, "validation/tiles", T_I64, 1, d1, tiles))
+        return -1;
+    rec->nlevels = (int)d2[0];
+    rec->nf = (int)d2[1];
+    for (int L = 0; L < rec->nlevels; ++L) {
+        rec->tiles[L] = tiles[L];
+        for (int f = 0; f < rec->nf; ++f) rec->hash[L][f] = hash[L * rec->nf + f];
+    }
+    *present = 1;
+    return 0;
+}
+
+int h5io_read_recorded(const char *path, valid_report_t *rec, int *present, char *err, size_t errlen)
+{
+    memset(rec, 0, sizeof *rec);
+    *present = 0;
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    rctx c = { path, err, errlen, -1 };
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return rfail(&c, "cannot open");
+    int rc = -1;
+    c.g = H5Gopen2(f, "dpamr", H5P_DEFAULT);
+    if (c.g < 0) rfail(&c, "no /dpamr group");
+    else rc = r_recorded(&c, rec, present);
+    h5close(c.g);
+    H5Fclose(f);
+    return rc;
+}

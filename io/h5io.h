@@ -34,6 +34,11 @@ int h5io_write(const char *path, const mesh_t *m, const h5io_meta_t *meta, char 
  *  the object and what was expected. Returns 0 or -1. */
 int h5io_read(const char *path, mesh_t *m, char **deck_text, char *err, size_t errlen);
 
+/** The per-level tile counts and checksum hashes recorded in /dpamr/validation when the file was
+ *  written (rec->nlevels, nf, tiles, hash). *present = 0 when the file has no such record.
+ *  Returns 0, or -1 with a message naming the file and object. */
+int h5io_read_recorded(const char *path, valid_report_t *rec, int *present, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

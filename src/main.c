@@ -220,13 +220,35 @@ static int cmd_check(const char *file)
     if (deck_parse_text(&d, origin, text, err, sizeof err) != 0) return die(err);
     free(text);
     if (mesh_matches_deck(&m, &d, file, err, sizeof err) != 0) return die(err);
-    valid_report_t v;
+    valid_report_t v, rec;
     valid_check(&m, &d.p, &v);
     printf("%s: %lld tiles on %d levels\n", file, (long long)m.ntiles, m.nlevels);
     valid_print(&v, &m);
+    /* the checksums recorded when the file was written must still hold: any changed bit shows */
+    int present = 0, same = 1;
+    if (h5io_read_recorded(file, &rec, &present, err, sizeof err) != 0) return die(err);
+    if (present) {
+        same = rec.nlevels == v.nlevels && rec.nf == v.nf;
+        for (int L = 0; same && L < v.nlevels; ++L) {
+            same = rec.tiles[L] == v.tiles[L];
+            for (int f = 0; same && f < v.nf; ++f)
+                if (rec.hash[L][f] != v.hash[L][f]) {
+                    printf("checksums: FAILED: level %d field %s hash %016llx, recorded %016llx: the data changed "
+                           "after it was written\n",
+                           L, m.field_name[f], (unsigned long long)v.hash[L][f], (unsigned long long)rec.hash[L][f]);
+                    same = 0;
+                }
+        }
+        if (same) printf("checksums: match the ones recorded when the file was written\n");
+        else if (rec.nlevels != v.nlevels || rec.nf != v.nf)
+            printf("checksums: FAILED: recorded for %d levels x %d fields, the file has %d x %d\n", rec.nlevels, rec.nf,
+                   v.nlevels, v.nf);
+    } else {
+        printf("checksums: none recorded in the file\n");
+    }
     mesh_free(&m);
     deck_free(&d);
-    return v.passed ? 0 : 2;
+    return v.passed && same ? 0 : 2;
 }
 
 int main(int argc, char **argv)

@@ -99,6 +99,19 @@ expect_error "a directory as the deck" "not a regular file" "$dpamr" run "$work/
 mkdeck badlen; sed -i 's/^model.hill.radius .*/model.hill.radius = 0.1 0.2 0.3/' "$work/badlen.inp"
 expect_error "radius list of the wrong length" "model.hill.radius.*expected 1 to 2" run badlen
 
+# `dpamr check` notices a value changed after writing (structure still valid: a level-0 value)
+"$dpamr" run "$work/ok.inp" output="$work/good.hdf" >/dev/null
+cp "$work/good.hdf" "$work/tampered.hdf"
+$py -c "
+import h5py, numpy as np
+f = h5py.File('$work/tampered.hdf', 'r+'); d = f['/dpamr/fields/rho']; a = d[()]; a[0, 0] = np.nextafter(a[0, 0], 9.0, dtype=np.float32); d[...] = a"
+if "$dpamr" check "$work/tampered.hdf" >"$work/check.log" 2>&1 || ! grep -q "the data changed" "$work/check.log"; then
+    echo "FAIL check missed a changed value"; cat "$work/check.log"; fails=$((fails + 1))
+else
+    echo "ok   check on a changed value: $(grep "checksums: FAILED" "$work/check.log")"
+fi
+"$dpamr" check "$work/good.hdf" | grep -q "match the ones recorded" || { echo "FAIL check of a good file"; fails=$((fails + 1)); }
+
 # an older output stays intact when a run fails
 echo "older file" >"$work/keep.hdf"
 "$dpamr" run "$work/unknown.inp" output="$work/keep.hdf" 2>/dev/null
