@@ -52,7 +52,17 @@ typedef struct {
     const uint8_t *flags;    /* octant flags recomputed with the criterion (levels < complete_below) */
     const uint8_t *kids;     /* octants that have a child whose parent link is valid */
     const uint8_t *aux;      /* AUX_* bits */
+    const dp_tidx *gstart;   /* global index of the first tile of each level (a part of a distributed
+                                mesh), or NULL */
 } vctx;
+
+/* The index a message names: the tile's global canonical index when the mesh is one rank's part. */
+static long long global_index(const vctx *c, dp_tidx t)
+{
+    const int L = c->m->level[t];
+    if (!c->gstart || L < 0 || L >= c->m->nlevels) return (long long)t;
+    return (long long)(c->gstart[L] + (t - c->m->level_start[L]));
+}
 
 /* Collects the failures of one tile: counts them, and formats only the first when asked to. */
 typedef struct {
@@ -69,7 +79,7 @@ static void fail(vfail *f, const vctx *c, dp_tidx t, const char *fmt, ...)
     int k = 0;
     if (t >= 0) {
         const int32_t *x = c->m->coord + 3 * t;
-        k = snprintf(f->msg, f->len, "tile %lld (level %d, coords %d,%d,%d): ", (long long)t, (int)c->m->level[t],
+        k = snprintf(f->msg, f->len, "tile %lld (level %d, coords %d,%d,%d): ", global_index(c, t), (int)c->m->level[t],
                      (int)x[0], (int)x[1], (int)x[2]);
         if (k < 0 || (size_t)k >= f->len) return;
     }
@@ -275,47 +285,119 @@ static int check_tile_children(const vctx *c, dp_tidx t, vfail *vf)
     return vf->n - n0;
 }
 
-/* Checksums of field f on level L over the tiles of [t0, t1) that are at level L, in array order:
- * sum = (double sum of the values) * h_L^dim, hash = FNV-1a 64 over each value's 4 bytes
- * (little-endian IEEE bits). */
-static void level_checksum(const mesh_t *m, const dp_params *p, int L, int f, dp_tidx t0, dp_tidx t1, double *sum,
-                           uint64_t *hash)
+/* Checksums, chunk by chunk. A chunk is the run of level-L tiles (in array order, among the tiles
+ * of [t0, t1) at level L) that share a root: the same key >> (dim * L). bnd[c] is the first tile of
+ * chunk c, bnd[n] = t1. */
+static uint64_t root_prefix(const mesh_t *m, dp_tidx t, int L)
+{
+    const int s = m->dim * L;
+    return s >= 64 ? 0 : m->key[t] >> s;
+}
+
+/* Chunk boundaries of level L in [t0, t1): returns the number of chunks and a malloc'd bnd (n + 1
+ * entries), or -1 when out of memory. Two passes: count, then fill. */
+static dp_tidx chunk_bounds(const mesh_t *m, int L, dp_tidx t0, dp_tidx t1, dp_tidx **bnd)
+{
+    dp_tidx n = 0;
+    for (int pass = 0; pass < 2; ++pass) {
+        n = 0;
+        uint64_t prev = 0;
+        for (dp_tidx t = t0; t < t1; ++t) {
+            if (m->level[t] != L) continue;
+            const uint64_t r = root_prefix(m, t, L);
+            if (n == 0 || r != prev) {
+                if (pass) (*bnd)[n] = t;
+                ++n;
+                prev = r;
+            }
+        }
+        if (pass == 0) {
+            *bnd = malloc(((size_t)n + 1) * sizeof **bnd);
+            if (!*bnd) return -1;
+        }
+    }
+    (*bnd)[n] = t1;
+    return n;
+}
+
+/* Field f of one chunk: sum = plain double sum of the values in array order, hash = FNV-1a 64 over
+ * each value's 4 bytes (little-endian IEEE bits). */
+static void chunk_field(const mesh_t *m, int L, int f, dp_tidx a, dp_tidx b, double *sum, uint64_t *hash)
 {
     const size_t cells = (size_t)mesh_cells(m);
     double s = 0.0;
     uint64_t h = FNV_OFFSET;
-    for (dp_tidx t = t0; t < t1; ++t) {
+    for (dp_tidx t = a; t < b; ++t) {
         if (m->level[t] != L) continue;
         const float *u = m->field[f] + (size_t)t * cells;
         for (size_t i = 0; i < cells; ++i) {
             s += (double)u[i];
-            const uint32_t b = float_bits(u[i]);
-            h = fnv_byte(h, b);
-            h = fnv_byte(h, b >> 8);
-            h = fnv_byte(h, b >> 16);
-            h = fnv_byte(h, b >> 24);
+            const uint32_t bits = float_bits(u[i]);
+            h = fnv_byte(h, bits);
+            h = fnv_byte(h, bits >> 8);
+            h = fnv_byte(h, bits >> 16);
+            h = fnv_byte(h, bits >> 24);
         }
     }
-    /* The volume is the same for every cell of a level: scaling the sum once is exact up to one
-     * rounding and keeps the inner loop a plain sum. */
-    double vol = 1.0;
-    const double hL = dp_spacing(p, L);
-    for (int a = 0; a < m->dim; ++a) vol *= hL;
-    *sum = s * vol;
+    *sum = s;
     *hash = h;
 }
 
-/* FNV-1a 64 over, per tile in array order: level, i, j, k as 4-byte and parent as 8-byte
- * little-endian integers (28 bytes a tile). */
-static uint64_t tree_hash(const mesh_t *m)
+/* Tree hash of one chunk: FNV-1a 64 over, per tile, level, i, j, k as 4-byte and the parent's global
+ * index as 8-byte little-endian integers (28 bytes a tile). */
+static uint64_t chunk_tree(const vctx *c, int L, dp_tidx a, dp_tidx b, int index_ok)
 {
+    const mesh_t *m = c->m;
     uint64_t h = FNV_OFFSET;
-    for (dp_tidx t = 0; t < m->ntiles; ++t) {
+    for (dp_tidx t = a; t < b; ++t) {
+        if (m->level[t] != L) continue;
+        int64_t q = m->parent[t];
+        if (c->gstart && index_ok && L > 0 && q >= m->level_start[L - 1] && q < m->level_start[L])
+            q = c->gstart[L - 1] + (q - m->level_start[L - 1]);
         h = fnv_u64(h, (uint32_t)m->level[t], 4);
-        for (int a = 0; a < 3; ++a) h = fnv_u64(h, (uint32_t)m->coord[3 * t + a], 4);
-        h = fnv_u64(h, (uint64_t)m->parent[t], 8);
+        for (int a3 = 0; a3 < 3; ++a3) h = fnv_u64(h, (uint32_t)m->coord[3 * t + a3], 4);
+        h = fnv_u64(h, (uint64_t)q, 8);
     }
     return h;
+}
+
+void valid_parts_free(valid_parts_t *parts)
+{
+    for (int L = 0; L < DP_MAX_LEVELS; ++L) {
+        free(parts->chunk[L]);
+        parts->chunk[L] = NULL;
+        parts->n[L] = 0;
+    }
+    parts->nlevels = 0;
+}
+
+void valid_fold(const valid_parts_t *parts, const dp_params *p, valid_report_t *r)
+{
+    uint64_t tree = FNV_OFFSET;
+    for (int L = 0; L < parts->nlevels; ++L) {
+        double vol = 1.0;
+        const double hL = dp_spacing(p, L);
+        for (int a = 0; a < p->dim; ++a) vol *= hL;
+        for (int f = 0; f < parts->nf; ++f) {
+            double s = 0.0;
+            uint64_t h = FNV_OFFSET;
+            for (dp_tidx k = 0; k < parts->n[L]; ++k) {
+                s += parts->chunk[L][k].sum[f];
+                h = fnv_u64(h, parts->chunk[L][k].hash[f], 8);
+            }
+            /* the volume is the same for every cell of a level: one scaling, one rounding */
+            r->sum[L][f] = s * vol;
+            r->hash[L][f] = h;
+        }
+        for (dp_tidx k = 0; k < parts->n[L]; ++k) tree = fnv_u64(tree, parts->chunk[L][k].tree, 8);
+    }
+    r->tree_hash = tree;
+    /* total: FNV-1a 64 over tree_hash, then hash[L][f] level by level, field by field (8 bytes
+     * each, little-endian) */
+    uint64_t h = fnv_u64(FNV_OFFSET, r->tree_hash, 8);
+    for (int L = 0; L < parts->nlevels; ++L)
+        for (int f = 0; f < parts->nf; ++f) h = fnv_u64(h, r->hash[L][f], 8);
+    r->total_hash = h;
 }
 
 /* Phase 1: can the mesh be walked with these parameters at all? Returns the number of failures. */
@@ -360,7 +442,22 @@ int valid_check(const mesh_t *m, const dp_params *p, valid_report_t *r)
 
 int valid_check_mode(const mesh_t *m, const dp_params *p, int complete, valid_report_t *r)
 {
+    const valid_opts_t o = { .complete = complete, .roots = -1, .gstart = NULL };
+    valid_parts_t parts;
+    valid_check_part(m, p, &o, r, &parts);
+    valid_fold(&parts, p, r);
+    valid_parts_free(&parts);
+    return r->passed;
+}
+
+int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o, valid_report_t *r,
+                     valid_parts_t *parts)
+{
     memset(r, 0, sizeof *r);
+    memset(parts, 0, sizeof *parts);
+    const valid_opts_t whole = { .complete = 1, .roots = -1, .gstart = NULL };
+    if (!o) o = &whole;
+    const int complete = o->complete;
     r->conservation_tol = VALID_CONS_TOL;
     if (!m || !p) {
         r->nfail = 1;
@@ -371,9 +468,10 @@ int valid_check_mode(const mesh_t *m, const dp_params *p, int complete, valid_re
     r->nfail = check_global(m, p, r->first_failure, sizeof r->first_failure);
     if (r->nfail > 0) return 0; /* walking the tiles could read out of bounds */
     r->nf = m->nf;
+    parts->nf = m->nf;
 
     const dp_tidx n = m->ntiles;
-    vctx c = { .m = m, .p = p, .cells = mesh_cells(m), .nz = m->dim == 3 ? m->B : 1 };
+    vctx c = { .m = m, .p = p, .cells = mesh_cells(m), .nz = m->dim == 3 ? m->B : 1, .gstart = o->gstart };
     uint8_t *flags = calloc((size_t)n + 1, 1), *kids = calloc((size_t)n + 1, 1), *aux = calloc((size_t)n + 1, 1);
     if (!flags || !kids || !aux) {
         free(flags);
@@ -444,12 +542,21 @@ int valid_check_mode(const mesh_t *m, const dp_params *p, int complete, valid_re
     char msg4[512] = "";
     long long nfail4 = 0;
     const dp_tidx roots = (dp_tidx)m->root[0] * m->root[1] * m->root[2];
-    if (count[0] != roots) {
+    if (o->roots < 0 && count[0] != roots) {
         if (nfail4++ == 0)
             snprintf(msg4, sizeof msg4, "level 0 has %lld tiles, the root grid %d x %d x %d needs %lld",
                      (long long)count[0], m->root[0], m->root[1], m->root[2], (long long)roots);
+    } else if (o->roots >= 0 && count[0] != o->roots) {
+        if (nfail4++ == 0)
+            snprintf(msg4, sizeof msg4, "level 0 of this part has %lld tiles, the partition gave it %lld roots",
+                     (long long)count[0], (long long)o->roots);
     }
-    if (m->nlevels != nlv) {
+    /* a part (o->gstart set) may declare trailing levels that are empty on it */
+    int nlv_declared = nlv;
+    if (o->gstart && m->nlevels > nlv && m->nlevels <= DP_MAX_LEVELS && m->level_start[nlv] == n &&
+        m->level_start[m->nlevels] == n)
+        nlv_declared = m->nlevels;
+    if (m->nlevels != nlv_declared) {
         if (nfail4++ == 0)
             snprintf(msg4, sizeof msg4, "mesh nlevels = %d but its tiles span %d levels", m->nlevels, nlv);
     } else if (sorted) {
@@ -478,27 +585,38 @@ int valid_check_mode(const mesh_t *m, const dp_params *p, int complete, valid_re
         snprintf(r->first_failure, sizeof r->first_failure, "%s", msg4);
     }
 
-    /* Pass D: checksums. Each (level, field) pair is summed sequentially in canonical order by one
-     * thread; the tree hash is one more task. */
-    const int ntask = nlv * m->nf;
-    VALID_PRAGMA(omp parallel for schedule(dynamic, 1))
-    for (int task = 0; task <= ntask; ++task) {
-        if (task == ntask) {
-            r->tree_hash = tree_hash(m);
-            continue;
-        }
-        /* the mesh's level index speeds this up only when it was found right */
-        const int L = task / m->nf, f = task % m->nf;
-        const int index_ok = sorted && m->nlevels == nlv && nfail4 == 0;
-        level_checksum(m, p, L, f, index_ok ? m->level_start[L] : 0, index_ok ? m->level_start[L + 1] : n,
-                       &r->sum[L][f], &r->hash[L][f]);
+    /* Pass D: checksums per chunk (the tiles of one level under one root). Chunk boundaries are
+     * found level by level; then each (level, field) pair and each level's tree hash is one task,
+     * summed sequentially in canonical order. valid_fold combines the chunks. */
+    const int index_ok = sorted && m->nlevels == nlv_declared && nfail4 == 0;
+    dp_tidx *bnd[DP_MAX_LEVELS] = { 0 };
+    parts->nlevels = nlv;
+    int oom = 0;
+    for (int L = 0; L < nlv && !oom; ++L) {
+        const dp_tidx t0 = index_ok ? m->level_start[L] : 0, t1 = index_ok ? m->level_start[L + 1] : n;
+        const dp_tidx nc = chunk_bounds(m, L, t0, t1, &bnd[L]);
+        parts->chunk[L] = nc < 0 ? NULL : calloc((size_t)nc + 1, sizeof(valid_chunk_t));
+        if (!parts->chunk[L]) oom = 1;
+        else parts->n[L] = nc;
     }
-    /* total: FNV-1a 64 over tree_hash, then hash[L][f] level by level, field by field (8 bytes
-     * each, little-endian) */
-    uint64_t h = fnv_u64(FNV_OFFSET, r->tree_hash, 8);
-    for (int L = 0; L < nlv; ++L)
-        for (int f = 0; f < m->nf; ++f) h = fnv_u64(h, r->hash[L][f], 8);
-    r->total_hash = h;
+    if (oom) {
+        if (r->nfail++ == 0)
+            snprintf(r->first_failure, sizeof r->first_failure, "out of memory for the checksum chunks");
+        parts->nlevels = 0;
+    }
+    const int ntask = parts->nlevels * (m->nf + 1);
+    VALID_PRAGMA(omp parallel for schedule(dynamic, 1))
+    for (int task = 0; task < ntask; ++task) {
+        const int L = task / (m->nf + 1), f = task % (m->nf + 1);
+        for (dp_tidx k = 0; k < parts->n[L]; ++k) {
+            valid_chunk_t *ch = &parts->chunk[L][k];
+            if (f == m->nf)
+                ch->tree = chunk_tree(&c, L, bnd[L][k], bnd[L][k + 1], index_ok);
+            else
+                chunk_field(m, L, f, bnd[L][k], bnd[L][k + 1], &ch->sum[f], &ch->hash[f]);
+        }
+    }
+    for (int L = 0; L < DP_MAX_LEVELS; ++L) free(bnd[L]);
 
     free(flags);
     free(kids);

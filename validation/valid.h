@@ -21,10 +21,46 @@ typedef struct {
     int nlevels, nf;
     dp_tidx tiles[DP_MAX_LEVELS];
     double sum[DP_MAX_LEVELS][DP_MAX_FIELDS];      /* sum of cell values x cell volume */
-    uint64_t hash[DP_MAX_LEVELS][DP_MAX_FIELDS];   /* FNV-1a 64 over the float bits */
-    uint64_t tree_hash;         /* FNV-1a 64 over (level, i, j, k, parent) of every tile */
+    uint64_t hash[DP_MAX_LEVELS][DP_MAX_FIELDS];   /* FNV-1a 64 over the chunk hashes (valid_chunk_t) */
+    uint64_t tree_hash;         /* FNV-1a 64 over the chunk tree hashes, level by level */
     uint64_t total_hash;        /* FNV-1a 64 combining tree_hash and every level hash */
 } valid_report_t;
+
+/** Partial checksums of one chunk: the tiles of one level that descend from one root tile.
+ *  Checksums are folded chunk by chunk in canonical (root Morton) order, so a mesh split into
+ *  contiguous root ranges (MPI ranks) gives the same values as the whole mesh on one rank. */
+typedef struct {
+    double sum[DP_MAX_FIELDS];    /* plain double sum of the chunk's values, in canonical order */
+    uint64_t hash[DP_MAX_FIELDS]; /* FNV-1a 64 over the chunk's float bits */
+    uint64_t tree;                /* FNV-1a 64 over (level, i, j, k, global parent) of its tiles */
+} valid_chunk_t;
+
+/** The chunks of a mesh (or of one rank's part), level by level, in canonical order. */
+typedef struct {
+    int nlevels, nf;
+    dp_tidx n[DP_MAX_LEVELS];
+    valid_chunk_t *chunk[DP_MAX_LEVELS];
+} valid_parts_t;
+
+/** How a part of a distributed mesh is checked (NULL options: the whole mesh, complete = 1). */
+typedef struct {
+    int complete;          /* as in valid_check_mode */
+    dp_tidx roots;         /* root tiles this part must hold (-1: the whole root grid) */
+    const dp_tidx *gstart; /* global canonical index of the part's first tile of each level, used for
+                              the tree hash and messages (NULL: the part is the whole mesh) */
+} valid_opts_t;
+
+/** The checks of valid_check_mode on one part, without the fold: r gets the part's tile counts,
+ *  failures and conservation error; parts gets its chunks (free with valid_parts_free). The
+ *  mesh may declare trailing empty levels. Returns r->passed. */
+int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o, valid_report_t *r,
+                     valid_parts_t *parts);
+
+/** Fold the chunks into r: sum (chunk sums in order, times the cell volume), hash (FNV-1a 64 over
+ *  the chunk hashes), tree_hash (over every chunk's tree hash, level by level) and total_hash. */
+void valid_fold(const valid_parts_t *parts, const dp_params *p, valid_report_t *r);
+
+void valid_parts_free(valid_parts_t *parts);
 
 /** Check m against p (criterion, max_level, fill mode). Never aborts: fills r and returns r->passed.
  *  complete = 1: m is the output of a refinement to p->max_level, so every flagged octant of every

@@ -1,0 +1,157 @@
+/* partition.c - root ranges along the Morton curve and the parts they make (see partition.h). */
+#include "partition.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+
+/* Root key of tile t on level L: its key without the L * dim low bits that the refinements added. */
+static uint64_t root_prefix(const mesh_t *m, dp_tidx t, int L)
+{
+    const int s = m->dim * L;
+    return s >= 64 ? 0 : m->key[t] >> s;
+}
+
+/* First index in [a, b) of level L whose root key is >= rk (keys sorted within the level). */
+static dp_tidx lower_bound(const mesh_t *m, int L, dp_tidx a, dp_tidx b, uint64_t rk)
+{
+    while (a < b) {
+        const dp_tidx mid = a + (b - a) / 2;
+        if (root_prefix(m, mid, L) < rk) a = mid + 1;
+        else b = mid;
+    }
+    return a;
+}
+
+void part_weights(const dp_params *p, const mesh_t *m, int64_t *w)
+{
+    const dp_tidx nroots = m->level_start[1];
+    const int Lf = m->nlevels - 1;
+    for (dp_tidx r = 0; r < nroots; ++r) w[r] = 1;
+    const dp_tidx s = m->level_start[Lf], e = m->level_start[Lf + 1];
+    const int refine = Lf < p->max_level;
+    /* per frontier tile: itself plus the children it will get (flags read from its cells) */
+    int64_t *tw = malloc(((size_t)(e - s) + 1) * sizeof *tw);
+    if (!tw) { /* out of memory: an even split by frontier tile count still partitions correctly */
+        for (dp_tidx t = s; t < e; ++t) w[lower_bound(m, 0, 0, nroots, root_prefix(m, t, Lf))] += 1;
+        return;
+    }
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 64)
+#endif
+    for (dp_tidx t = s; t < e; ++t)
+        tw[t - s] = 1 + (refine ? __builtin_popcount(engine_octant_flags(p, m, t)) : 0);
+    /* frontier root keys are non-decreasing: walk roots and frontier together */
+    dp_tidx r = 0;
+    for (dp_tidx t = s; t < e; ++t) {
+        const uint64_t rk = root_prefix(m, t, Lf);
+        while (r + 1 < nroots && m->key[r] < rk) ++r;
+        w[r] += tw[t - s];
+    }
+    free(tw);
+}
+
+void part_split(const int64_t *w, dp_tidx n, int nranks, dp_tidx *first)
+{
+    long double total = 0;
+    for (dp_tidx i = 0; i < n; ++i) total += (long double)w[i];
+    int r = 0;
+    first[0] = 0;
+    long double before = 0;
+    for (dp_tidx i = 0; i < n; ++i) {
+        /* the rank whose share [r, r+1) * total / nranks holds this root's midpoint */
+        const long double mid = before + 0.5L * (long double)w[i];
+        int owner = total > 0 ? (int)(mid * nranks / total) : 0;
+        if (owner > nranks - 1) owner = nranks - 1;
+        while (r < owner) first[++r] = i;
+        before += (long double)w[i];
+    }
+    while (r < nranks) first[++r] = n;
+}
+
+void part_ranges(const mesh_t *m, dp_tidx r0, dp_tidx r1, dp_tidx *lo, dp_tidx *hi)
+{
+    for (int L = 0; L < m->nlevels; ++L) {
+        const dp_tidx a = m->level_start[L], b = m->level_start[L + 1];
+        if (r0 >= r1) { /* no roots: an empty range where root r0's descendants would begin */
+            lo[L] = hi[L] = r0 < m->level_start[1] ? lower_bound(m, L, a, b, m->key[r0]) : b;
+            continue;
+        }
+        const uint64_t kmin = m->key[r0], kmax = m->key[r1 - 1];
+        lo[L] = lower_bound(m, L, a, b, kmin);
+        hi[L] = kmax == UINT64_MAX ? b : lower_bound(m, L, lo[L], b, kmax + 1);
+    }
+}
+
+int part_extract(const mesh_t *m, const dp_tidx *lo, const dp_tidx *hi, mesh_t *out)
+{
+    *out = *m;
+    dp_tidx n = 0;
+    int nl = 0;
+    for (int L = 0; L < m->nlevels; ++L) {
+        n += hi[L] - lo[L];
+        if (hi[L] > lo[L]) nl = L + 1;
+    }
+    if (mesh_alloc(out, n) != 0) return -1;
+    const size_t cells = (size_t)mesh_cells(m);
+    dp_tidx at = 0;
+    for (int L = 0; L < nl; ++L) {
+        const dp_tidx k = hi[L] - lo[L], s = lo[L];
+        out->level_start[L] = at;
+        memcpy(out->level + at, m->level + s, (size_t)k * sizeof *m->level);
+        memcpy(out->coord + 3 * at, m->coord + 3 * s, 3 * (size_t)k * sizeof *m->coord);
+        memcpy(out->key + at, m->key + s, (size_t)k * sizeof *m->key);
+        memcpy(out->childmask + at, m->childmask + s, (size_t)k);
+        for (int f = 0; f < m->nf; ++f)
+            memcpy(out->field[f] + (size_t)at * cells, m->field[f] + (size_t)s * cells, (size_t)k * cells * sizeof(float));
+        /* parents live on level L-1 of the same part: renumber from m's index to the part's */
+        for (dp_tidx i = 0; i < k; ++i) {
+            const int64_t q = m->parent[s + i];
+            out->parent[at + i] = L == 0 || q < 0 ? q : q - lo[L - 1] + out->level_start[L - 1];
+        }
+        at += k;
+    }
+    out->ntiles = n;
+    out->nlevels = nl;
+    for (int L = nl; L <= DP_MAX_LEVELS; ++L) out->level_start[L] = n;
+    return 0;
+}
+
+void part_place(mesh_t *g, const mesh_t *part, const dp_tidx *gstart)
+{
+    const size_t cells = (size_t)mesh_cells(part);
+    for (int L = 0; L < part->nlevels; ++L) {
+        const dp_tidx s = part->level_start[L], k = part->level_start[L + 1] - s, at = gstart[L];
+        memcpy(g->level + at, part->level + s, (size_t)k * sizeof *g->level);
+        memcpy(g->coord + 3 * at, part->coord + 3 * s, 3 * (size_t)k * sizeof *g->coord);
+        memcpy(g->key + at, part->key + s, (size_t)k * sizeof *g->key);
+        memcpy(g->childmask + at, part->childmask + s, (size_t)k);
+        for (int f = 0; f < part->nf; ++f)
+            memcpy(g->field[f] + (size_t)at * cells, part->field[f] + (size_t)s * cells, (size_t)k * cells * sizeof(float));
+        for (dp_tidx i = 0; i < k; ++i) {
+            const int64_t q = part->parent[s + i];
+            g->parent[at + i] = L == 0 || q < 0 ? q : q - part->level_start[L - 1] + gstart[L - 1];
+        }
+    }
+}
+
+int part_has_frontier(const mesh_t *part, int global_nlevels)
+{
+    return part->ntiles > 0 && part->nlevels == global_nlevels;
+}
+
+void part_leaf_range(int64_t nleaves, int nranks, int r, int64_t *lo, int64_t *hi)
+{
+    /* p4est's partition: rank r owns leaves [floor(N r / P), floor(N (r+1) / P)) */
+    const int64_t q = nleaves / nranks, rem = nleaves % nranks; /* floor(N r / P), exactly */
+    *lo = q * r + rem * r / nranks;
+    *hi = q * (r + 1) + rem * (r + 1) / nranks;
+}
+
+int64_t part_count_leaves(const mesh_t *m)
+{
+    int64_t n = 0;
+    for (dp_tidx t = 0; t < m->ntiles; ++t) n += m->childmask[t] == 0;
+    return n;
+}
