@@ -9,8 +9,12 @@
 extern "C" {
 #endif
 
-/** 1 when a CUDA device (sm_90 or newer for PDL) can be used; else 0 and the reason in why. */
+/** 1 when the current CUDA device (sm_90 or newer for PDL) can be used; else 0 and the reason in why. */
 int gpu_available(char *why, size_t whylen);
+
+/** Make device (index modulo the visible devices) current for this process, e.g. an MPI rank's
+ *  node-local rank. Returns the device used, or -1 with the reason in why. */
+int gpu_select(int index, char *why, size_t whylen);
 
 /** Refine m on the GPU with variant DP_VARIANT_CDP or DP_VARIANT_HOST. 0, or -1 with err. */
 int gpu_refine(int variant, const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen);

@@ -18,18 +18,36 @@ extern "C" int gpu_available(char *why, size_t whylen)
         snprintf(why, whylen, "no CUDA device (%s)", e != cudaSuccess ? cudaGetErrorString(e) : "device count 0");
         return 0;
     }
+    int dev = 0;
     cudaDeviceProp prop;
-    if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
-        snprintf(why, whylen, "cannot query CUDA device 0");
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&prop, dev) != cudaSuccess) {
+        snprintf(why, whylen, "cannot query CUDA device %d", dev);
         return 0;
     }
     if (prop.major < 9) {
-        snprintf(why, whylen, "device 0 (%s) is sm_%d%d; dpamr's GPU engines need sm_90 or newer (PDL)", prop.name,
-                 prop.major, prop.minor);
+        snprintf(why, whylen, "device %d (%s) is sm_%d%d; dpamr's GPU engines need sm_90 or newer (PDL)", dev,
+                 prop.name, prop.major, prop.minor);
         return 0;
     }
     snprintf(why, whylen, "%s", prop.name);
     return 1;
+}
+
+extern "C" int gpu_select(int index, char *why, size_t whylen)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n == 0) {
+        snprintf(why, whylen, "no CUDA device (%s)", e != cudaSuccess ? cudaGetErrorString(e) : "device count 0");
+        return -1;
+    }
+    const int dev = (index % n + n) % n;
+    e = cudaSetDevice(dev);
+    if (e != cudaSuccess) {
+        snprintf(why, whylen, "cudaSetDevice(%d) failed: %s", dev, cudaGetErrorString(e));
+        return -1;
+    }
+    return dev;
 }
 
 extern "C" int gpu_refine(int variant, const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen)

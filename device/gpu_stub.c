@@ -25,3 +25,10 @@ int gpu_copy_bandwidth(double *gbps, char *err, size_t errlen)
     gpu_available(err, errlen);
     return -1;
 }
+
+int gpu_select(int index, char *why, size_t whylen)
+{
+    (void)index;
+    gpu_available(why, whylen);
+    return -1;
+}

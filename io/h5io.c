@@ -437,6 +437,38 @@ done:
 }
 
 /** /dpamr/provenance: run information, all attributes (timings must not touch datasets). */
+/** /dpamr/provenance/ranks: the per-rank table, a compound dataset of h5io_rank_t rows. */
+static int w_ranks(wctx *c, hid_t loc, int n, const h5io_rank_t *rows)
+{
+    const size_t fsize = 4 + 4 + 8 * 5;
+    hid_t ft = H5Tcreate(H5T_COMPOUND, fsize), mt = H5Tcreate(H5T_COMPOUND, sizeof(h5io_rank_t));
+    int rc = -1;
+    if (ft < 0 || mt < 0) goto done;
+    /* file type: packed little-endian; memory type: the struct as the compiler lays it out */
+    if (H5Tinsert(ft, "rank", 0, H5T_STD_I32LE) < 0 || H5Tinsert(ft, "device", 4, H5T_STD_I32LE) < 0 ||
+        H5Tinsert(ft, "root_tiles", 8, H5T_STD_I64LE) < 0 || H5Tinsert(ft, "tiles", 16, H5T_STD_I64LE) < 0 ||
+        H5Tinsert(ft, "cells", 24, H5T_STD_I64LE) < 0 || H5Tinsert(ft, "refine_ms", 32, H5T_IEEE_F64LE) < 0 ||
+        H5Tinsert(ft, "write_ms", 40, H5T_IEEE_F64LE) < 0)
+        goto done;
+    if (H5Tinsert(mt, "rank", HOFFSET(h5io_rank_t, rank), H5T_NATIVE_INT32) < 0 ||
+        H5Tinsert(mt, "device", HOFFSET(h5io_rank_t, device), H5T_NATIVE_INT32) < 0 ||
+        H5Tinsert(mt, "root_tiles", HOFFSET(h5io_rank_t, root_tiles), H5T_NATIVE_INT64) < 0 ||
+        H5Tinsert(mt, "tiles", HOFFSET(h5io_rank_t, tiles), H5T_NATIVE_INT64) < 0 ||
+        H5Tinsert(mt, "cells", HOFFSET(h5io_rank_t, cells), H5T_NATIVE_INT64) < 0 ||
+        H5Tinsert(mt, "refine_ms", HOFFSET(h5io_rank_t, refine_ms), H5T_NATIVE_DOUBLE) < 0 ||
+        H5Tinsert(mt, "write_ms", HOFFSET(h5io_rank_t, write_ms), H5T_NATIVE_DOUBLE) < 0)
+        goto done;
+    const hsize_t dims = (hsize_t)n;
+    rc = w_dset(c, loc, "ranks", ft, mt, 1, &dims, rows); /* reports its own failure */
+    if (ft >= 0) H5Tclose(ft);
+    if (mt >= 0) H5Tclose(mt);
+    return rc;
+done:
+    if (ft >= 0) H5Tclose(ft);
+    if (mt >= 0) H5Tclose(mt);
+    return w_fail(c, loc, "ranks", "making the compound type for");
+}
+
 static int w_provenance(wctx *c, hid_t g, const h5io_meta_t *mt)
 {
     hid_t p = w_group(c, g, "provenance");
@@ -453,6 +485,7 @@ static int w_provenance(wctx *c, hid_t g, const h5io_meta_t *mt)
     if (w_attr_i64(c, p, "device_launches", mt->device_launches) ||
         w_attr_i64(c, p, "launch_failures", mt->launch_failures) || w_attr_i64(c, p, "pool_size", mt->pool_size))
         goto done;
+    if (mt->nranks > 0 && (w_attr_i32(c, p, "nranks", mt->nranks) || w_ranks(c, p, mt->nranks, mt->ranks))) goto done;
     rc = 0;
 done:
     H5Gclose(p);

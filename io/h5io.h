@@ -4,12 +4,24 @@
 #define DPAMR_H5IO_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "../src/mesh.h"
 #include "../validation/valid.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/** One row of the per-rank table of a run (one row for a run without MPI). */
+typedef struct {
+    int32_t rank;
+    int32_t device;          /* CUDA device the rank used, -1 for the CPU variant */
+    int64_t root_tiles;      /* root tiles the partition gave the rank */
+    int64_t tiles, cells;    /* tiles and cells the rank owns after refinement */
+    double refine_ms;        /* the engine's refinement time on the rank */
+    double write_ms;         /* the rank's part of writing the file (gather and, on rank 0, the write
+                                until this table is stored) */
+} h5io_rank_t;
 
 /** What a run records beside the mesh (written as attributes and small datasets under /dpamr). */
 typedef struct {
@@ -22,6 +34,8 @@ typedef struct {
     double level_ms[DP_MAX_LEVELS];
     long long device_launches, launch_failures, pool_size; /* -1 where not applicable */
     const valid_report_t *valid; /* may be NULL (then no /dpamr/validation group) */
+    int nranks;                  /* rows of ranks (0: no /dpamr/provenance/ranks table) */
+    const h5io_rank_t *ranks;
 } h5io_meta_t;
 
 /** Write m to path through a temporary file in the same directory, renamed on success.

@@ -11,12 +11,11 @@
 #include "../io/h5io.h"
 #include "../validation/valid.h"
 #include "bench.h"
+#include "driver.h"
 #include "deck.h"
 #include "engine.h"
 #include "mesh.h"
 #include "timer.h"
-
-#define ERRLEN 2048
 
 static void usage(FILE *fp)
 {
@@ -34,14 +33,14 @@ static void usage(FILE *fp)
             DPAMR_VERSION);
 }
 
-static int die(const char *msg)
+int driver_die(const char *msg)
 {
     fprintf(stderr, "dpamr: error: %s\n", msg);
     return 1;
 }
 
 /** The mesh file must describe the deck's domain: same dim, tile size, root grid, geometry, fields. */
-static int mesh_matches_deck(const mesh_t *m, const deck_t *d, const char *file, char *err, size_t n)
+int driver_mesh_matches_deck(const mesh_t *m, const deck_t *d, const char *file, char *err, size_t n)
 {
     const dp_params *p = &d->p;
     if (m->dim != p->dim || m->B != p->B)
@@ -74,7 +73,7 @@ static int same_file(const char *a, const char *b)
 }
 
 /** Refuse to write `target` over one of dpamr's inputs (the deck, the mesh file). */
-static int refuse_overwrite(const char *key, const char *target, const deck_t *d, int check_mesh, char *err, size_t n)
+int driver_refuse_overwrite(const char *key, const char *target, const deck_t *d, int check_mesh, char *err, size_t n)
 {
     if (same_file(target, d->path))
         return snprintf(err, n, "%s = %.1000s is the deck itself: dpamr never writes over its input", key, target), -1;
@@ -84,6 +83,7 @@ static int refuse_overwrite(const char *key, const char *target, const deck_t *d
     return 0;
 }
 
+#ifndef DPAMR_MPI /* with MPI, `run` is dist_run (src/dist.c) */
 /** Turn variant=auto into a concrete variant; check that a GPU variant has a device. */
 static int resolve_variant(const deck_t *d, char *err, size_t n)
 {
@@ -102,8 +102,9 @@ static int resolve_variant(const deck_t *d, char *err, size_t n)
     }
     return d->variant;
 }
+#endif
 
-static void fill_meta(h5io_meta_t *meta, const deck_t *d, const char *variant, const valid_report_t *v)
+void driver_fill_meta(h5io_meta_t *meta, const deck_t *d, const char *variant, const valid_report_t *v)
 {
     memset(meta, 0, sizeof *meta);
     meta->deck_text = d->text;
@@ -122,10 +123,11 @@ int driver_load(deck_t *d, mesh_t *m, int argc, char **argv, char *err, size_t n
     if (d->threads > 0) omp_set_num_threads(d->threads);
 #endif
     if (h5io_read(d->mesh_file, m, NULL, err, n) != 0) return -1;
-    if (mesh_matches_deck(m, d, d->mesh_file, err, n) != 0) return -1;
+    if (driver_mesh_matches_deck(m, d, d->mesh_file, err, n) != 0) return -1;
     return 0;
 }
 
+#ifndef DPAMR_MPI
 static int cmd_run(int argc, char **argv)
 {
     char err[ERRLEN];
@@ -133,11 +135,11 @@ static int cmd_run(int argc, char **argv)
     mesh_t m;
     memset(&m, 0, sizeof m);
     const double t0 = timer_ms();
-    if (driver_load(&d, &m, argc, argv, err, sizeof err) != 0) return die(err);
-    if (refuse_overwrite("output", d.output, &d, 1, err, sizeof err) != 0) return die(err);
+    if (driver_load(&d, &m, argc, argv, err, sizeof err) != 0) return driver_die(err);
+    if (driver_refuse_overwrite("output", d.output, &d, 1, err, sizeof err) != 0) return driver_die(err);
     const double load_ms = timer_ms() - t0;
     const int variant = resolve_variant(&d, err, sizeof err);
-    if (variant < 0) return die(err);
+    if (variant < 0) return driver_die(err);
     if (d.trace[0] && variant == DP_VARIANT_CPU)
         printf("trace=%s: not written, the cpu variant has no device timeline\n", d.trace);
 
@@ -145,7 +147,7 @@ static int cmd_run(int argc, char **argv)
            deck_variant_name(variant), d.pdl ? "on" : "off", d.p.dim, d.p.B, d.p.dim, (long long)m.ntiles,
            m.nlevels - 1, d.p.max_level);
     refine_report_t r;
-    if (engine_refine(variant, &d, &m, &r, err, sizeof err) != 0) return die(err);
+    if (engine_refine(variant, &d, &m, &r, err, sizeof err) != 0) return driver_die(err);
     if (r.note[0]) printf("%s\n", r.note);
     if (r.pool_size >= 0)
         printf("pending-launch pool: %lld (computed bound %lld%s); device launches: %lld, failed: %lld\n", r.pool_size,
@@ -164,7 +166,7 @@ static int cmd_run(int argc, char **argv)
         return 2;
     }
     h5io_meta_t meta;
-    fill_meta(&meta, &d, deck_variant_name(variant), &v);
+    driver_fill_meta(&meta, &d, deck_variant_name(variant), &v);
     meta.load_ms = load_ms;
     meta.refine_ms = r.refine_ms;
     meta.validate_ms = validate_ms;
@@ -173,21 +175,29 @@ static int cmd_run(int argc, char **argv)
     meta.device_launches = r.device_launches;
     meta.launch_failures = r.launch_failures;
     meta.pool_size = r.pool_size;
-    if (h5io_write(d.output, &m, &meta, err, sizeof err) != 0) return die(err);
+    /* the rank table of a run without MPI: one row (write_ms: nothing was written before it) */
+    const h5io_rank_t row = { .rank = 0, .device = variant == DP_VARIANT_CPU ? -1 : 0,
+                              .root_tiles = m.level_start[1], .tiles = m.ntiles,
+                              .cells = (int64_t)m.ntiles * mesh_cells(&m), .refine_ms = r.refine_ms, .write_ms = 0.0 };
+    meta.nranks = 1;
+    meta.ranks = &row;
+    if (h5io_write(d.output, &m, &meta, err, sizeof err) != 0) return driver_die(err);
     printf("wrote %s\n", d.output);
     mesh_free(&m);
     deck_free(&d);
     return 0;
 }
 
+#endif
+
 static int cmd_mesh(int argc, char **argv)
 {
     char err[ERRLEN];
     deck_t d;
     mesh_t m;
-    if (deck_load(&d, argv[0], argc - 1, argv + 1, err, sizeof err) != 0) return die(err);
-    if (refuse_overwrite("mesh_file", d.mesh_file, &d, 0, err, sizeof err) != 0) return die(err);
-    if (engine_make_level0(&d, &m, err, sizeof err) != 0) return die(err);
+    if (deck_load(&d, argv[0], argc - 1, argv + 1, err, sizeof err) != 0) return driver_die(err);
+    if (driver_refuse_overwrite("mesh_file", d.mesh_file, &d, 0, err, sizeof err) != 0) return driver_die(err);
+    if (engine_make_level0(&d, &m, err, sizeof err) != 0) return driver_die(err);
     valid_report_t v;
     valid_check_mode(&m, &d.p, 0, &v); /* level 0: not refined yet */
     if (!v.passed) {
@@ -195,8 +205,8 @@ static int cmd_mesh(int argc, char **argv)
         return 2;
     }
     h5io_meta_t meta;
-    fill_meta(&meta, &d, "mesh", &v);
-    if (h5io_write(d.mesh_file, &m, &meta, err, sizeof err) != 0) return die(err);
+    driver_fill_meta(&meta, &d, "mesh", &v);
+    if (h5io_write(d.mesh_file, &m, &meta, err, sizeof err) != 0) return driver_die(err);
     printf("wrote %s: %lld root tiles of %d^%d cells, %d field(s)\n", d.mesh_file, (long long)m.ntiles, d.p.B,
            d.p.dim, d.p.nf);
     mesh_free(&m);
@@ -209,24 +219,24 @@ static int cmd_check(const char *file)
     char err[ERRLEN];
     mesh_t m;
     char *text = NULL;
-    if (h5io_read(file, &m, &text, err, sizeof err) != 0) return die(err);
+    if (h5io_read(file, &m, &text, err, sizeof err) != 0) return driver_die(err);
     if (!text) {
         snprintf(err, sizeof err, "%s: no /dpamr/deck in the file: cannot tell the criterion to check against", file);
-        return die(err);
+        return driver_die(err);
     }
     deck_t d;
     char origin[4200];
     snprintf(origin, sizeof origin, "%s:/dpamr/deck", file);
-    if (deck_parse_text(&d, origin, text, err, sizeof err) != 0) return die(err);
+    if (deck_parse_text(&d, origin, text, err, sizeof err) != 0) return driver_die(err);
     free(text);
-    if (mesh_matches_deck(&m, &d, file, err, sizeof err) != 0) return die(err);
+    if (driver_mesh_matches_deck(&m, &d, file, err, sizeof err) != 0) return driver_die(err);
     valid_report_t v, rec;
     valid_check(&m, &d.p, &v);
     printf("%s: %lld tiles on %d levels\n", file, (long long)m.ntiles, m.nlevels);
     valid_print(&v, &m);
     /* the checksums recorded when the file was written must still hold: any changed bit shows */
     int present = 0, same = 1;
-    if (h5io_read_recorded(file, &rec, &present, err, sizeof err) != 0) return die(err);
+    if (h5io_read_recorded(file, &rec, &present, err, sizeof err) != 0) return driver_die(err);
     if (present) {
         same = rec.nlevels == v.nlevels && rec.nf == v.nf;
         for (int L = 0; same && L < v.nlevels; ++L) {
@@ -251,7 +261,7 @@ static int cmd_check(const char *file)
     return v.passed && same ? 0 : 2;
 }
 
-int main(int argc, char **argv)
+int driver_main(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
@@ -281,7 +291,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "dpamr: error: '%s' needs a %s argument\n", cmd, strcmp(cmd, "check") ? "DECK" : "FILE");
         return 1;
     }
+#ifdef DPAMR_MPI
+    if (!strcmp(cmd, "run")) return dist_run(argc - 2, argv + 2);
+#else
     if (!strcmp(cmd, "run")) return cmd_run(argc - 2, argv + 2);
+#endif
     if (!strcmp(cmd, "mesh")) return cmd_mesh(argc - 2, argv + 2);
     if (!strcmp(cmd, "bench")) return bench_main(argc - 2, argv + 2);
     if (argc > 3) {
@@ -290,3 +304,30 @@ int main(int argc, char **argv)
     }
     return cmd_check(argv[2]);
 }
+
+#ifdef DPAMR_MPI
+#include <mpi.h>
+
+/* Built with MPI: `run` is distributed (one rank included); the other subcommands run on one rank. */
+int main(int argc, char **argv)
+{
+    int provided = 0, rank = 0, size = 1;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int rc;
+    const int distributed = argc >= 2 && !strcmp(argv[1], "run");
+    if (distributed || size == 1) {
+        rc = driver_main(argc, argv);
+    } else {
+        if (rank == 0)
+            fprintf(stderr, "dpamr: error: '%s' runs on one rank, not %d: only 'dpamr run' is distributed "
+                            "(start it without mpirun, or with -np 1)\n", argv[1] ? argv[1] : "", size);
+        rc = 1;
+    }
+    MPI_Finalize();
+    return rc;
+}
+#else
+int main(int argc, char **argv) { return driver_main(argc, argv); }
+#endif

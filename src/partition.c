@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
 
 /* Root key of tile t on level L: its key without the L * dim low bits that the refinements added. */
 static uint64_t root_prefix(const mesh_t *m, dp_tidx t, int L)
@@ -37,11 +36,19 @@ void part_weights(const dp_params *p, const mesh_t *m, int64_t *w)
         for (dp_tidx t = s; t < e; ++t) w[lower_bound(m, 0, 0, nroots, root_prefix(m, t, Lf))] += 1;
         return;
     }
+    const int B = p->B, nz = p->dim == 3 ? B : 1, cells = dp_cells(p->dim, B);
+    const double h = dp_spacing(p, Lf);
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 64)
 #endif
-    for (dp_tidx t = s; t < e; ++t)
-        tw[t - s] = 1 + (refine ? __builtin_popcount(engine_octant_flags(p, m, t)) : 0);
+    for (dp_tidx t = s; t < e; ++t) {
+        int64_t flagged = 0;
+        const float *u = m->field[p->crit_field] + (size_t)t * (size_t)cells;
+        for (int z = 0; refine && z < nz; ++z)
+            for (int y = 0; y < B; ++y)
+                for (int x = 0; x < B; ++x) flagged += dp_flag_cell(p, u, x, y, z, h);
+        tw[t - s] = 1 + flagged * (p->max_level - Lf);
+    }
     /* frontier root keys are non-decreasing: walk roots and frontier together */
     dp_tidx r = 0;
     for (dp_tidx t = s; t < e; ++t) {

@@ -16,8 +16,9 @@ extern "C" {
 #endif
 
 /** Work estimate of each root tile (w[0..roots-1], level-0 order): 1 + per tile of its subtree on
- *  the finest level (the frontier the engines refine), 1 + the octants the criterion flags there
- *  (the children the first refined level will have; 0 when the frontier is at max_level). */
+ *  the finest level Lf (the frontier the engines refine), 1 + (cells the criterion flags there) x
+ *  (max_level - Lf). Flagged cells mark the features the refinement follows down to max_level;
+ *  they predict the subtree better than the 0..2^dim flagged octants do. */
 void part_weights(const dp_params *p, const mesh_t *m, int64_t *w);
 
 /** Split roots [0, n) into nranks contiguous ranges: rank r owns [first[r], first[r+1]).

@@ -1,0 +1,570 @@
+/* dist.c - `dpamr run` under MPI (built with -DDPAMR_MPI=ON).
+ *
+ * Rank 0 reads the mesh file, weighs every root tile (src/partition.c), splits the roots into
+ * contiguous Morton ranges and sends each rank its roots with their subtrees. Every rank refines its
+ * part with the deck's variant on its own GPU (node-local rank modulo the visible devices) or the
+ * CPU, validates it, and the chunk checksums are folded on rank 0 in root order, so the report does
+ * not depend on the rank count. The parts are gathered to rank 0, placed level by level into the
+ * canonical order and written as one file (temp name, then rename). The datasets are the single-rank
+ * run's, byte for byte.
+ *
+ * Failure: every step that can fail on one rank ends in agree(), a collective that every rank
+ * reaches; when any rank failed, all of them stop with the message of the lowest failing rank and
+ * no file is written. No rank waits on a message from a rank that has stopped: point-to-point
+ * transfers are preceded by a handshake (scatter) or by agree() (gather). */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "../device/gpu.h"
+#include "../io/h5io.h"
+#include "../validation/valid.h"
+#include "deck.h"
+#include "driver.h"
+#include "engine.h"
+#include "mesh.h"
+#include "partition.h"
+#include "timer.h"
+
+typedef struct {
+    MPI_Comm comm;
+    int rank, size;
+    int local, local_size; /* rank and size on this node */
+} dctx;
+
+enum { TAG_HEAD = 1, TAG_ACK, TAG_DATA };
+
+/* Largest single MPI message (MPI counts are int): larger buffers go in pieces. */
+#define DIST_PIECE ((size_t)1 << 30)
+
+/* 0 when every rank is fine. Otherwise -1 on every rank, err = the lowest failing rank's message
+ * (prefixed with its rank when there are several). */
+static int agree(const dctx *c, int ok, char *err, size_t n)
+{
+    int mine = ok ? c->size : c->rank, first = 0;
+    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, c->comm);
+    if (first == c->size) return 0;
+    char buf[ERRLEN];
+    if (c->rank == first) {
+        if (c->size > 1) snprintf(buf, sizeof buf, "rank %d: %s", first, err);
+        else snprintf(buf, sizeof buf, "%s", err);
+    }
+    MPI_Bcast(buf, (int)sizeof buf, MPI_CHAR, first, c->comm);
+    snprintf(err, n, "%s", buf);
+    return -1;
+}
+
+static void xsend(const void *buf, size_t bytes, int dest, MPI_Comm comm)
+{
+    const char *p = buf;
+    for (size_t off = 0; off < bytes; off += DIST_PIECE) {
+        const size_t k = bytes - off < DIST_PIECE ? bytes - off : DIST_PIECE;
+        MPI_Send(p + off, (int)k, MPI_BYTE, dest, TAG_DATA, comm);
+    }
+}
+
+static void xrecv(void *buf, size_t bytes, int src, MPI_Comm comm)
+{
+    char *p = buf;
+    for (size_t off = 0; off < bytes; off += DIST_PIECE) {
+        const size_t k = bytes - off < DIST_PIECE ? bytes - off : DIST_PIECE;
+        MPI_Recv(p + off, (int)k, MPI_BYTE, src, TAG_DATA, comm, MPI_STATUS_IGNORE);
+    }
+}
+
+/* The arrays of tiles [s, s + k) of m: what a part transfer moves. parent is sent as stored. */
+static void send_tiles(const mesh_t *m, const int64_t *parent, dp_tidx s, dp_tidx k, int dest, MPI_Comm comm)
+{
+    const size_t n = (size_t)k, cells = (size_t)mesh_cells(m);
+    xsend(m->level + s, n * sizeof *m->level, dest, comm);
+    xsend(m->coord + 3 * s, 3 * n * sizeof *m->coord, dest, comm);
+    xsend(m->key + s, n * sizeof *m->key, dest, comm);
+    xsend(parent, n * sizeof *parent, dest, comm);
+    xsend(m->childmask + s, n, dest, comm);
+    for (int f = 0; f < m->nf; ++f) xsend(m->field[f] + (size_t)s * cells, n * cells * sizeof(float), dest, comm);
+}
+
+static void recv_tiles(mesh_t *m, dp_tidx s, dp_tidx k, int src, MPI_Comm comm)
+{
+    const size_t n = (size_t)k, cells = (size_t)mesh_cells(m);
+    xrecv(m->level + s, n * sizeof *m->level, src, comm);
+    xrecv(m->coord + 3 * s, 3 * n * sizeof *m->coord, src, comm);
+    xrecv(m->key + s, n * sizeof *m->key, src, comm);
+    xrecv(m->parent + s, n * sizeof *m->parent, src, comm);
+    xrecv(m->childmask + s, n, src, comm);
+    for (int f = 0; f < m->nf; ++f) xrecv(m->field[f] + (size_t)s * cells, n * cells * sizeof(float), src, comm);
+}
+
+/* Rank 0: read the mesh, split the roots, keep part 0, send the others. Other ranks: receive.
+ * first[] (size + 1 entries) gets the root ranges on every rank. */
+static int scatter_parts(const dctx *c, const deck_t *d, mesh_t *part, dp_tidx *first, char *err, size_t n)
+{
+    mesh_t m;
+    memset(&m, 0, sizeof m);
+    memset(part, 0, sizeof *part);
+    int ok = 1;
+    if (c->rank == 0) {
+        ok = h5io_read(d->mesh_file, &m, NULL, err, n) == 0 && driver_mesh_matches_deck(&m, d, d->mesh_file, err, n) == 0;
+        if (ok && m.ntiles == 0) ok = (snprintf(err, n, "%.1000s holds no tiles", d->mesh_file), 0);
+    }
+    if (agree(c, ok, err, n) != 0) return -1;
+
+    if (c->rank == 0) {
+        const dp_tidx nroots = m.level_start[1];
+        int64_t *w = malloc((size_t)nroots * sizeof *w);
+        if (!w) ok = (snprintf(err, n, "out of memory for %lld root weights", (long long)nroots), 0);
+        else {
+            part_weights(&d->p, &m, w);
+            part_split(w, nroots, c->size, first);
+            free(w);
+        }
+    }
+    if (agree(c, ok, err, n) != 0) {
+        mesh_free(&m);
+        return -1;
+    }
+    MPI_Bcast(first, (c->size + 1) * (int)sizeof *first, MPI_BYTE, 0, c->comm);
+
+    if (c->rank == 0) {
+        for (int r = c->size - 1; r >= 0; --r) { /* part 0 last: it is the one kept */
+            dp_tidx lo[DP_MAX_LEVELS], hi[DP_MAX_LEVELS];
+            part_ranges(&m, first[r], first[r + 1], lo, hi);
+            mesh_t p;
+            int have = part_extract(&m, lo, hi, &p) == 0;
+            if (!have) ok = (snprintf(err, n, "out of memory extracting the part of rank %d", r), 0);
+            if (r == 0) {
+                if (have) *part = p;
+                break;
+            }
+            /* header: the mesh header (pointers meaningless there) with ntiles = -1 on failure */
+            mesh_t head = have ? p : m;
+            if (!have) head.ntiles = -1;
+            MPI_Send(&head, (int)sizeof head, MPI_BYTE, r, TAG_HEAD, c->comm);
+            if (!have) continue;
+            int ack = 0;
+            MPI_Recv(&ack, 1, MPI_INT, r, TAG_ACK, c->comm, MPI_STATUS_IGNORE);
+            if (ack) send_tiles(&p, p.parent, 0, p.ntiles, r, c->comm);
+            mesh_free(&p);
+        }
+    } else {
+        mesh_t head;
+        MPI_Recv(&head, (int)sizeof head, MPI_BYTE, 0, TAG_HEAD, c->comm, MPI_STATUS_IGNORE);
+        if (head.ntiles >= 0) {
+            *part = head;
+            const dp_tidx k = head.ntiles;
+            int ack = mesh_alloc(part, k) == 0;
+            if (!ack) ok = (snprintf(err, n, "out of memory for its part of %lld tiles", (long long)k), 0);
+            MPI_Send(&ack, 1, MPI_INT, 0, TAG_ACK, c->comm);
+            if (ack) {
+                recv_tiles(part, 0, k, 0, c->comm);
+                part->ntiles = k;
+            }
+        }
+    }
+    mesh_free(&m);
+    if (agree(c, ok, err, n) != 0) {
+        mesh_free(part);
+        return -1;
+    }
+    return 0;
+}
+
+/* Validate the parts; fold the chunk checksums on rank 0 in rank (= root) order; every rank gets
+ * the global report. first_failure is the lowest failing rank's. */
+static int validate_global(const dctx *c, const deck_t *d, const mesh_t *part, dp_tidx nroots_mine,
+                           const dp_tidx *gstart_mine, const dp_tidx *tiles, int gl, valid_report_t *v, char *err,
+                           size_t n)
+{
+    valid_report_t mine;
+    valid_parts_t parts;
+    const valid_opts_t o = { .complete = 1, .roots = nroots_mine, .gstart = gstart_mine };
+    valid_check_part(part, &d->p, &o, &mine, &parts);
+
+    long long nfail = mine.nfail, total = 0;
+    MPI_Allreduce(&nfail, &total, 1, MPI_LONG_LONG, MPI_SUM, c->comm);
+    double maxrel = 0.0;
+    MPI_Allreduce(&mine.conservation_max_rel, &maxrel, 1, MPI_DOUBLE, MPI_MAX, c->comm);
+    int who = mine.nfail ? c->rank : c->size, first = 0;
+    MPI_Allreduce(&who, &first, 1, MPI_INT, MPI_MIN, c->comm);
+
+    /* chunks: counts per level, then the chunks, to rank 0 */
+    long long nch[DP_MAX_LEVELS] = { 0 }, bytes = 0;
+    for (int L = 0; L < parts.nlevels; ++L) {
+        nch[L] = parts.n[L];
+        bytes += (long long)parts.n[L] * (long long)sizeof(valid_chunk_t);
+    }
+    int ok = bytes <= INT32_MAX;
+    if (!ok) snprintf(err, n, "%lld bytes of checksum chunks on one rank exceed one MPI message", bytes);
+    if (agree(c, ok, err, n) != 0) {
+        valid_parts_free(&parts);
+        return -1;
+    }
+    char *packed = malloc((size_t)bytes + 1);
+    ok = packed != NULL;
+    long long *allnch = NULL;
+    int *counts = NULL, *displs = NULL;
+    char *allpacked = NULL;
+    if (c->rank == 0) {
+        allnch = malloc((size_t)c->size * DP_MAX_LEVELS * sizeof *allnch);
+        counts = malloc((size_t)c->size * sizeof *counts);
+        displs = malloc((size_t)c->size * sizeof *displs);
+        ok = ok && allnch && counts && displs;
+    }
+    if (!ok) snprintf(err, n, "out of memory for the checksum chunks");
+    if (agree(c, ok, err, n) != 0) {
+        free(packed), free(allnch), free(counts), free(displs);
+        valid_parts_free(&parts);
+        return -1;
+    }
+    char *at = packed;
+    for (int L = 0; L < parts.nlevels; ++L) {
+        memcpy(at, parts.chunk[L], (size_t)parts.n[L] * sizeof(valid_chunk_t));
+        at += (size_t)parts.n[L] * sizeof(valid_chunk_t);
+    }
+    MPI_Gather(nch, DP_MAX_LEVELS, MPI_LONG_LONG, allnch, DP_MAX_LEVELS, MPI_LONG_LONG, 0, c->comm);
+    int mybytes = (int)bytes;
+    MPI_Gather(&mybytes, 1, MPI_INT, counts, 1, MPI_INT, 0, c->comm);
+    long long sum = 0;
+    if (c->rank == 0) {
+        for (int r = 0; r < c->size; ++r) {
+            displs[r] = (int)sum;
+            sum += counts[r];
+        }
+        ok = sum <= INT32_MAX && (allpacked = malloc((size_t)sum + 1)) != NULL;
+        if (!ok) snprintf(err, n, "%lld bytes of checksum chunks do not fit one gather", sum);
+    }
+    if (agree(c, ok, err, n) != 0) {
+        free(packed), free(allnch), free(counts), free(displs), free(allpacked);
+        valid_parts_free(&parts);
+        return -1;
+    }
+    MPI_Gatherv(packed, mybytes, MPI_BYTE, allpacked, counts, displs, MPI_BYTE, 0, c->comm);
+
+    /* rank 0: the global report */
+    memset(v, 0, sizeof *v);
+    if (c->rank == 0) {
+        valid_parts_t all;
+        memset(&all, 0, sizeof all);
+        all.nlevels = gl;
+        all.nf = part->nf;
+        for (int L = 0; L < gl; ++L)
+            for (int r = 0; r < c->size; ++r) all.n[L] += allnch[r * DP_MAX_LEVELS + L];
+        for (int L = 0; L < gl && ok; ++L) {
+            all.chunk[L] = malloc(((size_t)all.n[L] + 1) * sizeof(valid_chunk_t));
+            ok = all.chunk[L] != NULL;
+        }
+        if (ok) { /* level L of the fold = level L of rank 0, then rank 1, ... */
+            dp_tidx fill[DP_MAX_LEVELS] = { 0 };
+            for (int r = 0; r < c->size; ++r) {
+                const char *src = allpacked + displs[r];
+                for (int L = 0; L < DP_MAX_LEVELS; ++L) {
+                    const size_t k = (size_t)allnch[r * DP_MAX_LEVELS + L];
+                    if (k && L < gl) memcpy(all.chunk[L] + fill[L], src, k * sizeof(valid_chunk_t));
+                    fill[L] += (dp_tidx)k;
+                    src += k * sizeof(valid_chunk_t);
+                }
+            }
+            v->nlevels = gl;
+            v->nf = part->nf;
+            valid_fold(&all, &d->p, v);
+        } else {
+            snprintf(err, n, "out of memory folding the checksum chunks");
+        }
+        valid_parts_free(&all);
+    }
+    free(packed), free(allnch), free(counts), free(displs), free(allpacked);
+    valid_parts_free(&parts);
+    if (agree(c, ok, err, n) != 0) return -1;
+    MPI_Bcast(v, (int)sizeof *v, MPI_BYTE, 0, c->comm);
+
+    v->nfail = total;
+    v->passed = total == 0;
+    v->conservation_checked = mine.conservation_checked;
+    v->conservation_tol = mine.conservation_tol;
+    v->conservation_max_rel = maxrel;
+    v->nlevels = gl;
+    v->nf = part->nf;
+    for (int L = 0; L < gl; ++L) v->tiles[L] = tiles[L];
+    if (first < c->size) {
+        char msg[sizeof v->first_failure];
+        if (c->rank == first) snprintf(msg, sizeof msg, "%s", mine.first_failure);
+        MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, first, c->comm);
+        if (c->size > 1) snprintf(v->first_failure, sizeof v->first_failure, "rank %d: %.480s", first, msg);
+        else snprintf(v->first_failure, sizeof v->first_failure, "%s", msg);
+    }
+    return 0;
+}
+
+/* Gather the parts into one mesh on rank 0 (placed level by level) and write it there. */
+static int gather_write(const dctx *c, const deck_t *d, const mesh_t *part, dp_tidx (*gstart)[DP_MAX_LEVELS],
+                        const dp_tidx (*cnt)[DP_MAX_LEVELS], int gl, dp_tidx total, h5io_meta_t *meta,
+                        h5io_rank_t *rows, h5io_rank_t *myrow, double *write_ms, char *err, size_t n)
+{
+    const double t0 = timer_ms();
+    mesh_t g;
+    memset(&g, 0, sizeof g);
+    int ok = 1;
+    if (c->rank == 0) {
+        g = *part;
+        ok = mesh_alloc(&g, total) == 0;
+        if (!ok) snprintf(err, n, "out of memory gathering %lld tiles on rank 0 for the write", (long long)total);
+    }
+    int64_t *pbuf = NULL;
+    if (c->rank > 0) {
+        pbuf = malloc(((size_t)part->ntiles + 1) * sizeof *pbuf);
+        ok = pbuf != NULL;
+        if (!ok) snprintf(err, n, "out of memory for its %lld parent links", (long long)part->ntiles);
+    }
+    if (agree(c, ok, err, n) != 0) {
+        mesh_free(&g);
+        free(pbuf);
+        return -1;
+    }
+    if (c->rank == 0) {
+        part_place(&g, part, gstart[0]);
+        for (int r = 1; r < c->size; ++r)
+            for (int L = 0; L < gl; ++L)
+                if (cnt[r][L] > 0) recv_tiles(&g, gstart[r][L], cnt[r][L], r, c->comm);
+        g.ntiles = total;
+        mesh_index_levels(&g);
+    } else {
+        /* parents renumbered to the global canonical order before they leave */
+        for (int L = 0; L < part->nlevels; ++L) {
+            const dp_tidx s = part->level_start[L], k = part->level_start[L + 1] - s;
+            for (dp_tidx i = 0; i < k; ++i) {
+                const int64_t q = part->parent[s + i];
+                pbuf[s + i] = L == 0 || q < 0 ? q : q - part->level_start[L - 1] + gstart[c->rank][L - 1];
+            }
+            if (k > 0) send_tiles(part, pbuf + s, s, k, 0, c->comm);
+        }
+        free(pbuf);
+    }
+    myrow->write_ms = timer_ms() - t0;
+    MPI_Gather(myrow, (int)sizeof *myrow, MPI_BYTE, rows, (int)sizeof *myrow, MPI_BYTE, 0, c->comm);
+    if (c->rank == 0) {
+        meta->nranks = c->size;
+        meta->ranks = rows;
+        ok = h5io_write(d->output, &g, meta, err, n) == 0;
+        mesh_free(&g);
+    }
+    *write_ms = timer_ms() - t0;
+    return agree(c, ok, err, n);
+}
+
+/* Variant and device of this rank. -1 with err when the deck's variant cannot run here. */
+static int rank_variant(const dctx *c, const deck_t *d, int *device, char *why, size_t whylen, char *err, size_t n)
+{
+    *device = -1;
+    if (d->variant == DP_VARIANT_CPU) return DP_VARIANT_CPU;
+    const int dev = gpu_select(c->local, why, whylen);
+    const int have = dev >= 0 && gpu_available(why, whylen);
+    if (have) {
+        *device = dev;
+        return d->variant == DP_VARIANT_AUTO ? DP_VARIANT_CDP : d->variant;
+    }
+    if (d->variant == DP_VARIANT_AUTO) return DP_VARIANT_CPU;
+    snprintf(err, n, "variant=%s needs a CUDA device: %s (use variant=cpu or variant=auto)",
+             deck_variant_name(d->variant), why);
+    return -1;
+}
+
+int dist_run(int argc, char **argv)
+{
+    char err[ERRLEN] = "";
+    dctx c = { .comm = MPI_COMM_WORLD };
+    MPI_Comm_rank(c.comm, &c.rank);
+    MPI_Comm_size(c.comm, &c.size);
+    MPI_Comm node;
+    MPI_Comm_split_type(c.comm, MPI_COMM_TYPE_SHARED, c.rank, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &c.local);
+    MPI_Comm_size(node, &c.local_size);
+    MPI_Comm_free(&node);
+    const int root = c.rank == 0;
+    const double t0 = timer_ms();
+
+    /* every rank reads the deck (small); the deck's errors are the same on every rank */
+    deck_t d;
+    int ok = deck_load(&d, argv[0], argc - 1, argv + 1, err, sizeof err) == 0;
+    if (ok) ok = driver_refuse_overwrite("output", d.output, &d, 1, err, sizeof err) == 0;
+    if (agree(&c, ok, err, sizeof err) != 0) return root ? driver_die(err) : 1;
+#ifdef _OPENMP
+    if (d.threads > 0) omp_set_num_threads(d.threads);
+    else if (c.local_size > 1) { /* share the node's cores among its ranks */
+        const int t = omp_get_num_procs() / c.local_size;
+        omp_set_num_threads(t > 0 ? t : 1);
+    }
+#endif
+    d.quiet |= c.size > 1; /* per-level lines would be one rank's */
+    if (!root) d.trace[0] = '\0'; /* one timeline: rank 0's */
+
+    int device = -1;
+    char why[512] = "";
+    const int variant = rank_variant(&c, &d, &device, why, sizeof why, err, sizeof err);
+    if (agree(&c, variant >= 0, err, sizeof err) != 0) return root ? driver_die(err) : 1;
+    if (d.variant == DP_VARIANT_AUTO) { /* say where auto fell back to the cpu */
+        int mine = variant == DP_VARIANT_CPU, nfell = 0, who = 0;
+        MPI_Allreduce(&mine, &nfell, 1, MPI_INT, MPI_SUM, c.comm);
+        int cand = mine ? c.rank : c.size;
+        MPI_Allreduce(&cand, &who, 1, MPI_INT, MPI_MIN, c.comm);
+        if (nfell > 0) {
+            MPI_Bcast(why, (int)sizeof why, MPI_CHAR, who, c.comm);
+            if (root)
+                printf("variant=auto: no usable GPU on %d of %d rank(s) (rank %d: %s); falling back to variant=cpu "
+                       "there\n", nfell, c.size, who, why);
+        }
+    }
+
+    /* per-rank tables, allocated before any rank can stop on its own */
+    mesh_t part;
+    dp_tidx *first = malloc(((size_t)c.size + 1) * sizeof *first);
+    dp_tidx(*cnt)[DP_MAX_LEVELS] = malloc((size_t)c.size * sizeof *cnt);
+    dp_tidx(*gstart)[DP_MAX_LEVELS] = malloc((size_t)c.size * sizeof *gstart);
+    h5io_rank_t *rows = malloc((size_t)c.size * sizeof *rows);
+    int64_t *leaves = malloc((size_t)c.size * sizeof *leaves);
+    ok = first && cnt && gstart && rows && leaves;
+    if (!ok) snprintf(err, sizeof err, "out of memory for the tables of %d ranks", c.size);
+    if (agree(&c, ok, err, sizeof err) != 0) return root ? driver_die(err) : 1;
+    if (scatter_parts(&c, &d, &part, first, err, sizeof err) != 0) {
+        free(first);
+        return root ? driver_die(err) : 1;
+    }
+    const double load_ms = timer_ms() - t0;
+    const dp_tidx myroots = first[c.rank + 1] - first[c.rank];
+    const dp_tidx nroots = first[c.size];
+    int in_levels = part.nlevels;
+    MPI_Allreduce(MPI_IN_PLACE, &in_levels, 1, MPI_INT, MPI_MAX, c.comm);
+    if (root) {
+        printf("dpamr run %s: %d rank%s, variant=%s pdl=%s, %dD, tile %d^%d, %lld root tiles on levels 0..%d, "
+               "max_level %d\n",
+               d.path, c.size, c.size > 1 ? "s" : "", deck_variant_name(variant), d.pdl ? "on" : "off", d.p.dim, d.p.B,
+               d.p.dim, (long long)nroots, in_levels - 1, d.p.max_level);
+        printf("partition: root tiles along the Morton curve, by work estimate (frontier tiles, flagged cells):");
+        for (int r = 0; r < c.size; ++r) printf(" [%lld,%lld)", (long long)first[r], (long long)first[r + 1]);
+        printf("\n");
+        fflush(stdout);
+    }
+
+    /* refine: a part without tiles on the global frontier has nothing to refine */
+    refine_report_t rr;
+    memset(&rr, 0, sizeof rr);
+    rr.device_launches = rr.launch_failures = rr.pool_size = -1;
+    ok = 1;
+    if (part_has_frontier(&part, in_levels)) ok = engine_refine(variant, &d, &part, &rr, err, sizeof err) == 0;
+    if (agree(&c, ok, err, sizeof err) != 0) {
+        mesh_free(&part);
+        free(first);
+        return root ? driver_die(err) : 1;
+    }
+    if (root && rr.note[0]) printf("rank 0: %s\n", rr.note);
+
+    /* level counts of every rank -> where each rank's levels go in the canonical order */
+    dp_tidx mycnt[DP_MAX_LEVELS] = { 0 };
+    for (int L = 0; L < part.nlevels; ++L) mycnt[L] = part.level_start[L + 1] - part.level_start[L];
+    MPI_Allgather(mycnt, (int)sizeof mycnt, MPI_BYTE, cnt, (int)sizeof mycnt, MPI_BYTE, c.comm);
+    int gl = 0;
+    dp_tidx total = 0, tiles[DP_MAX_LEVELS] = { 0 };
+    for (int L = 0; L < DP_MAX_LEVELS; ++L)
+        for (int r = 0; r < c.size; ++r) {
+            gstart[r][L] = total;
+            total += cnt[r][L];
+            tiles[L] += cnt[r][L];
+            if (cnt[r][L] > 0 && L + 1 > gl) gl = L + 1;
+        }
+
+    /* launches and failures summed over the ranks (cdp); the pool is per rank */
+    long long launches[3] = { rr.device_launches > 0 ? rr.device_launches : 0,
+                              rr.launch_failures > 0 ? rr.launch_failures : 0, rr.device_launches >= 0 },
+              lsum[3] = { 0, 0, 0 };
+    MPI_Allreduce(launches, lsum, 3, MPI_LONG_LONG, MPI_SUM, c.comm);
+    if (lsum[2] == 0) lsum[0] = lsum[1] = -1; /* no rank launched from the device */
+    double refine_max = rr.refine_ms;
+    MPI_Allreduce(MPI_IN_PLACE, &refine_max, 1, MPI_DOUBLE, MPI_MAX, c.comm);
+    if (root) {
+        if (rr.pool_size >= 0)
+            printf("pending-launch pool (rank 0): %lld (computed bound %lld); device launches, all ranks: %lld, "
+                   "failed: %lld\n",
+                   rr.pool_size, rr.pool_bound, lsum[0], lsum[1]);
+        printf("refined in %.3f ms (slowest rank): %lld tiles on %d levels\n", refine_max, (long long)total, gl);
+    }
+
+    /* validation: each rank its part, checksums folded in root order */
+    const double tv = timer_ms();
+    valid_report_t v;
+    if (validate_global(&c, &d, &part, myroots, gstart[c.rank], tiles, gl, &v, err, sizeof err) != 0) {
+        mesh_free(&part);
+        return root ? driver_die(err) : 1;
+    }
+    const double validate_ms = timer_ms() - tv;
+    if (root) {
+        mesh_t head = part; /* valid_print reads the header only */
+        valid_print(&v, &head);
+    }
+    if (!v.passed) {
+        if (root) fprintf(stderr, "dpamr: error: validation failed; %s not written\n", d.output);
+        mesh_free(&part);
+        return 2;
+    }
+
+    /* load per rank, and what a p4est-style count balance of the leaves would move */
+    h5io_rank_t myrow = { .rank = c.rank, .device = device, .root_tiles = myroots, .tiles = part.ntiles,
+                          .cells = (int64_t)part.ntiles * mesh_cells(&part), .refine_ms = rr.refine_ms };
+    int64_t myleaves = part_count_leaves(&part);
+    MPI_Allgather(&myleaves, 1, MPI_INT64_T, leaves, 1, MPI_INT64_T, c.comm);
+
+    h5io_meta_t meta;
+    driver_fill_meta(&meta, &d, deck_variant_name(variant), &v);
+    meta.load_ms = load_ms;
+    meta.refine_ms = refine_max;
+    meta.validate_ms = validate_ms;
+    meta.device_launches = lsum[0];
+    meta.launch_failures = lsum[1];
+    meta.pool_size = rr.pool_size;
+    double write_ms = 0.0;
+    if (gather_write(&c, &d, &part, gstart, (const dp_tidx(*)[DP_MAX_LEVELS])cnt, gl, total, &meta, rows, &myrow,
+                     &write_ms, err, sizeof err) != 0) {
+        mesh_free(&part);
+        return root ? driver_die(err) : 1;
+    }
+    /* the printed table has the whole write on every rank */
+    myrow.write_ms = write_ms;
+    MPI_Gather(&myrow, (int)sizeof myrow, MPI_BYTE, rows, (int)sizeof myrow, MPI_BYTE, 0, c.comm);
+    if (root) {
+        printf("wrote %s\n", d.output);
+        printf("%5s %7s %11s %12s %14s %11s %10s\n", "rank", "device", "root tiles", "tiles", "cells", "refine ms",
+               "write ms");
+        int64_t tmax = 0, lall = 0, moved = 0, lo_own = 0;
+        for (int r = 0; r < c.size; ++r) {
+            const h5io_rank_t *w = &rows[r];
+            if (w->tiles > tmax) tmax = w->tiles;
+            lall += leaves[r];
+            char dev[16] = "cpu";
+            if (w->device >= 0) snprintf(dev, sizeof dev, "gpu %d", w->device);
+            printf("%5d %7s %11lld %12lld %14lld %11.3f %10.3f\n", w->rank, dev, (long long)w->root_tiles,
+                   (long long)w->tiles, (long long)w->cells, w->refine_ms, w->write_ms);
+        }
+        for (int r = 0; r < c.size; ++r) { /* own leaves [lo_own, +leaves[r]) vs the even range */
+            int64_t a, b;
+            part_leaf_range(lall, c.size, r, &a, &b);
+            const int64_t hi_own = lo_own + leaves[r];
+            const int64_t ov = (hi_own < b ? hi_own : b) - (lo_own > a ? lo_own : a);
+            moved += leaves[r] - (ov > 0 ? ov : 0);
+            lo_own = hi_own;
+        }
+        printf("load: tiles max/mean %.3f; a count balance of the %lld leaves (p4est's partition) would move %lld; "
+               "no later pass needs it: validation and the write are linear in each rank's tiles\n",
+               c.size ? (double)tmax * c.size / (double)(total ? total : 1) : 0.0, (long long)lall, (long long)moved);
+    }
+    free(leaves);
+    free(cnt);
+    free(gstart);
+    free(rows);
+    free(first);
+    mesh_free(&part);
+    deck_free(&d);
+    return 0;
+}

@@ -1,0 +1,47 @@
+#!/bin/bash
+# mpi_compare.sh MPIEXEC DPAMR DPAMR_SERIAL DECK WORKDIR VARIANT NP... - `mpirun -np N dpamr run DECK`
+# for each N gives datasets byte-identical to the single-rank run of dpamr_serial (the driver built
+# without MPI), prints the per-rank table and stores it in /dpamr/provenance/ranks.
+# GPU variants exit 77 (skipped) without a usable device.
+set -euo pipefail
+mpiexec=$1 dpamr=$2 serial=$3 deck=$4 work=$5 variant=$6
+shift 6
+here=$(cd "$(dirname "$0")" && pwd)
+py=/usr/bin/python3; $py -c "import h5py" 2>/dev/null || py=python3  # Debian's, else the PATH one (GPU machine)
+if [ "$variant" != cpu ] && ! "$serial" gpu; then
+    echo "SKIPPED: variant=$variant needs a CUDA device"
+    exit 77
+fi
+flags=()
+# Open MPI: more ranks than cores need --oversubscribe, and root needs --allow-run-as-root
+if "$mpiexec" --version 2>&1 | grep -qiE "open mpi|openrte|open-mpi"; then
+    flags+=(--oversubscribe)
+    [ "$(id -u)" -eq 0 ] && flags+=(--allow-run-as-root)
+fi
+rm -rf "$work" && mkdir -p "$work/serial"
+# the same output name everywhere, so the stored deck (with its overrides) is the same text
+(cd "$work/serial" && "$serial" run "$deck" variant="$variant" output=out.hdf > log.txt)
+for np in "$@"; do
+    mkdir -p "$work/np$np"
+    echo "== mpirun -np $np dpamr run $(basename "$deck") variant=$variant"
+    (cd "$work/np$np" && timeout 600 "$mpiexec" "${flags[@]}" -np "$np" "$dpamr" run "$deck" variant="$variant" \
+        output=out.hdf > log.txt 2> err.txt) || { cat "$work/np$np/log.txt" "$work/np$np/err.txt"; exit 1; }
+    sed -n '/^ rank  device/,$p' "$work/np$np/log.txt"
+    # the table: a header and one row per rank
+    rows=$(sed -n '/^ rank  device/,/^load:/p' "$work/np$np/log.txt" | grep -cE '^ +[0-9]+ +(cpu|gpu)')
+    [ "$rows" -eq "$np" ] || { echo "per-rank table has $rows rows, expected $np"; exit 1; }
+    grep -q "^validation: PASSED" "$work/np$np/log.txt"
+    $py "$here/h5compare.py" "$work/serial/out.hdf" "$work/np$np/out.hdf"
+    $py - "$work/np$np/out.hdf" "$np" <<'PY'
+import sys, h5py
+f = h5py.File(sys.argv[1], "r")
+t = f["/dpamr/provenance/ranks"][()]
+n = int(sys.argv[2])
+assert f["/dpamr/provenance"].attrs["nranks"] == n, "nranks attribute"
+assert list(t["rank"]) == list(range(n)), t["rank"]
+assert t["tiles"].sum() == f["/dpamr/tiles/level"].shape[0], "tiles per rank do not add up"
+print(f"provenance: {n} rank rows, tiles add up to {t['tiles'].sum()}")
+PY
+    ls "$work/np$np" | grep -q "\.tmp\." && { echo "temporary file left behind"; exit 1; }
+done
+echo "mpi_compare OK: $(basename "$deck") variant=$variant np=$*"

@@ -1,0 +1,52 @@
+#!/bin/bash
+# mpi_errors.sh MPIEXEC DPAMR DECK WORKDIR [VARIANT] - a failure on one rank ends every rank, with one clear
+# message naming the rank, a non-zero exit, no output file and no hang:
+#   1. a mesh file that only rank 0 reads is not HDF5;
+#   2. only one rank's part overflows max_tiles (its subtree holds the refinement);
+#   3. a deck error, found on every rank, is printed once.
+# VARIANT (default cpu): cdp or host run case 2 on the GPU (a device-side overflow); exit 77 without one.
+set -uo pipefail
+mpiexec=$1 dpamr=$2 deck=$3 work=$4 variant=${5:-cpu}
+if [ "$variant" != cpu ] && ! "$dpamr" gpu; then
+    echo "SKIPPED: variant=$variant needs a CUDA device"
+    exit 77
+fi
+flags=()
+# Open MPI: more ranks than cores need --oversubscribe, and root needs --allow-run-as-root
+if "$mpiexec" --version 2>&1 | grep -qiE "open mpi|openrte|open-mpi"; then
+    flags+=(--oversubscribe)
+    [ "$(id -u)" -eq 0 ] && flags+=(--allow-run-as-root)
+fi
+rm -rf "$work" && mkdir -p "$work"
+cd "$work"
+fails=0
+# expect NAME NP PATTERN [key=value ...]: the run fails within the time limit, stderr has PATTERN
+# exactly once, and no out.hdf (or temporary) is left.
+expect() {
+    local name=$1 np=$2 pattern=$3
+    shift 3
+    rm -f out.hdf out.hdf.tmp.*
+    timeout 120 "$mpiexec" "${flags[@]}" -np "$np" "$dpamr" run "$deck" variant="$variant" output=out.hdf "$@" \
+        > "$name.out" 2> "$name.err"
+    local rc=$?
+    local n
+    n=$(grep -c -- "$pattern" "$name.err")
+    if [ $rc -eq 124 ]; then
+        echo "FAIL $name: hung (killed after 120 s)"; fails=$((fails + 1))
+    elif [ $rc -eq 0 ]; then
+        echo "FAIL $name: exit 0"; fails=$((fails + 1))
+    elif [ "$n" -ne 1 ]; then
+        echo "FAIL $name: '$pattern' appears $n times in stderr:"; cat "$name.err"; fails=$((fails + 1))
+    elif ls | grep -q "^out\.hdf"; then
+        echo "FAIL $name: output left behind: $(ls | grep '^out\.hdf')"; fails=$((fails + 1))
+    else
+        echo "ok   $name (exit $rc): $(grep -- "$pattern" "$name.err")"
+    fi
+}
+printf 'not an HDF5 file\n' > bad.hdf
+expect bad_mesh_rank0 3 "dpamr: error: rank 0: .*bad.hdf" mesh_file="$work/bad.hdf"
+# default.inp: the refinement lives in the last roots along the curve; 2000 tiles hold the others
+expect overflow_one_rank 2 "dpamr: error: rank 1: " max_tiles=2000
+expect deck_error 4 "dpamr: error: .*max_level" max_level=-3
+[ $fails -eq 0 ] || exit 1
+echo "mpi_errors OK"
