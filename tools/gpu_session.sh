@@ -1,13 +1,14 @@
 #!/bin/bash
 # gpu_session.sh [bench decks...] - what one call on the GPU machine does: configure and build for
-# sm_90, run the GPU tests (and the rest), then `dpamr bench` on the given decks. Logs go to $OUT.
+# sm_90 (CMAKE_ARGS adds options, e.g. -DDPAMR_MPI=ON), run the tests of CTEST_LABEL (default gpu),
+# then `dpamr bench` on the given decks. Logs go to $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-out}
 mkdir -p "$out"
 { nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv; nvcc --version | tail -2; } \
     2>&1 | tee "$out/machine.txt"
-cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/build.log" 2>&1 &&
+cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 ${CMAKE_ARGS:-} >"$out/build.log" 2>&1 &&
     cmake --build build-gpu -j16 >>"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
 ctest --test-dir build-gpu --output-on-failure -L "${CTEST_LABEL:-gpu}" -j4 2>&1 | tee "$out/ctest.log" | tail -25
 # each argument: a deck path, optionally followed by overrides after a colon ("deck.inp:key=v,key=v")
