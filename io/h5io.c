@@ -102,12 +102,33 @@ static int name_ok(const char *s)
 
 /* ---- writing ----------------------------------------------------------------------------- */
 
-/** Write context: the destination (for messages) and the error buffer. */
+/** Write context: the destination (for messages), the error buffer, and where this process's tiles
+ *  go. Without MPI (or with serial HDF5) the process writes the whole mesh: nlevels, level_start and
+ *  parent are the mesh's own and offset[] is 0. In a collective write (h5io_write_dist) they are the
+ *  global ones and every rank writes its rows of each per-tile dataset. */
 typedef struct {
     const char *path;
     char *err;
     size_t errlen;
+    int par;                   /* 1: collective parallel-HDF5 write */
+    int rank;                  /* MPI rank (0 without MPI): rank 0 writes the small datasets */
+    hid_t dxpl;                /* data transfer list (collective when par) */
+    int nlevels;               /* global levels */
+    const dp_tidx *level_start;/* global level index [nlevels + 1] */
+    const dp_tidx *offset;     /* this process's first row within each global level */
+    const int64_t *parent;     /* parents as global indices, in local order */
 } wctx;
+
+/** Tiles [*s, *e) of m on level L (empty when the part has no such level). */
+static void w_lrange(const mesh_t *m, int L, dp_tidx *s, dp_tidx *e)
+{
+    if (L < m->nlevels) {
+        *s = m->level_start[L];
+        *e = m->level_start[L + 1];
+    } else {
+        *s = *e = m->ntiles;
+    }
+}
 
 /** Record an HDF5 failure on object loc/name. Always returns -1. */
 static int w_fail(wctx *c, hid_t loc, const char *name, const char *what)
@@ -231,11 +252,49 @@ static int w_dset(wctx *c, hid_t loc, const char *name, hid_t ft, hid_t mt, int 
     d = H5Dcreate2(loc, name, ft, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     if (d < 0) goto done;
     hssize_t np = H5Sget_simple_extent_npoints(s);
-    if (np < 0 || (np > 0 && H5Dwrite(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)) goto done;
+    if (np < 0) goto done;
+    if (np > 0) {
+        /* a collective write: every rank takes part, rank 0 alone supplies the data */
+        if (c->rank != 0 && H5Sselect_none(s) < 0) goto done;
+        if (H5Dwrite(d, mt, s, s, c->dxpl, buf) < 0) goto done;
+    }
     rc = 0;
 done:
     h5close(d);
     h5close(s);
+    h5close(dcpl);
+    if (rc != 0) w_fail(c, loc, name, "writing dataset");
+    return rc;
+}
+
+/** Per-tile dataset loc/name of global shape dims (dims[0] rows): this process writes nseg runs of
+ *  rows, run i at file row fofs[i], cnt[i] rows, taken one after the other from buf. */
+static int w_rows(wctx *c, hid_t loc, const char *name, hid_t ft, hid_t mt, int rank, const hsize_t *dims, int nseg,
+                  const hsize_t *fofs, const hsize_t *cnt, const void *buf)
+{
+    int rc = -1;
+    hid_t dcpl = w_ocpl(H5P_DATASET_CREATE), fs = w_space(rank, dims), ms = -1, d = -1;
+    if (dcpl < 0 || fs < 0) goto done;
+    d = H5Dcreate2(loc, name, ft, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    if (d < 0) goto done;
+    hsize_t mine = 0, start[2] = { 0, 0 }, count[2] = { 0, rank > 1 ? dims[1] : 1 };
+    if (H5Sselect_none(fs) < 0) goto done;
+    for (int i = 0; i < nseg; ++i) {
+        if (cnt[i] == 0) continue;
+        start[0] = fofs[i];
+        count[0] = cnt[i];
+        if (H5Sselect_hyperslab(fs, H5S_SELECT_OR, start, NULL, count, NULL) < 0) goto done;
+        mine += cnt[i];
+    }
+    hsize_t mdims[2] = { mine > 0 ? mine : 1, count[1] };
+    ms = H5Screate_simple(rank, mdims, NULL);
+    if (ms < 0 || (mine == 0 && H5Sselect_none(ms) < 0)) goto done;
+    if (dims[0] > 0 && H5Dwrite(d, mt, ms, fs, c->dxpl, buf) < 0) goto done;
+    rc = 0;
+done:
+    h5close(d);
+    h5close(ms);
+    h5close(fs);
     h5close(dcpl);
     if (rc != 0) w_fail(c, loc, name, "writing dataset");
     return rc;
@@ -295,18 +354,20 @@ static void w_octants(const mesh_t *m, uint8_t *oct)
 /** CellData of one level: every field, then vtkGhostType. */
 static int w_celldata(wctx *c, hid_t lev, const mesh_t *m, int L, uint8_t *ghost, const uint8_t *oct)
 {
-    const dp_tidx s = m->level_start[L], e = m->level_start[L + 1];
+    dp_tidx s, e;
+    w_lrange(m, L, &s, &e);
     const size_t cells = (size_t)mesh_cells(m);
-    const hsize_t n = (hsize_t)(e - s) * cells;
+    const hsize_t n = (hsize_t)(c->level_start[L + 1] - c->level_start[L]) * cells;
+    const hsize_t fofs = (hsize_t)c->offset[L] * cells, cnt = (hsize_t)(e - s) * cells;
     hid_t cd = w_group(c, lev, "CellData");
     if (cd < 0) return -1;
     int rc = 0;
     for (int f = 0; f < m->nf && rc == 0; ++f)
-        rc = w_dset(c, cd, m->field_name[f], H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 1, &n,
+        rc = w_rows(c, cd, m->field_name[f], H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 1, &n, 1, &fofs, &cnt,
                     m->field[f] + (size_t)s * cells);
     if (rc == 0) {
         w_ghost(m, s, e, oct, ghost);
-        rc = w_dset(c, cd, "vtkGhostType", H5T_STD_U8LE, H5T_NATIVE_UINT8, 1, &n, ghost);
+        rc = w_rows(c, cd, "vtkGhostType", H5T_STD_U8LE, H5T_NATIVE_UINT8, 1, &n, 1, &fofs, &cnt, ghost);
     }
     H5Gclose(cd);
     return rc;
@@ -317,7 +378,8 @@ static int w_level(wctx *c, hid_t vtk, const mesh_t *m, int L, int32_t *box, uin
 {
     char name[32];
     snprintf(name, sizeof name, "Level%d", L);
-    const dp_tidx s = m->level_start[L], e = m->level_start[L + 1];
+    dp_tidx s, e;
+    w_lrange(m, L, &s, &e);
     hid_t lev = w_group(c, vtk, name);
     if (lev < 0) return -1;
     int rc = -1;
@@ -325,13 +387,10 @@ static int w_level(wctx *c, hid_t vtk, const mesh_t *m, int L, int32_t *box, uin
     for (int l = 0; l < L; ++l) h *= 0.5;
     const double sp[3] = { h, h, h };
     if (w_attr_vec(c, lev, "Spacing", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 3, sp) != 0) goto done;
-    if (w_boxes(m, s, e, box) != 0) {
-        seterr(c->err, c->errlen, "cannot write %s: /VTKHDF/%s/AMRBox: a cell index passes the int32 range",
-               c->path, name);
-        goto done;
-    }
-    const hsize_t bd[2] = { (hsize_t)(e - s), 6 };
-    if (w_dset(c, lev, "AMRBox", H5T_STD_I32LE, H5T_NATIVE_INT32, 2, bd, box) != 0) goto done;
+    w_boxes(m, s, e, box); /* the int32 range was checked before the file was made */
+    const hsize_t bd[2] = { (hsize_t)(c->level_start[L + 1] - c->level_start[L]), 6 };
+    const hsize_t fofs = (hsize_t)c->offset[L], cnt = (hsize_t)(e - s);
+    if (w_rows(c, lev, "AMRBox", H5T_STD_I32LE, H5T_NATIVE_INT32, 2, bd, 1, &fofs, &cnt, box) != 0) goto done;
     if (w_celldata(c, lev, m, L, ghost, oct) != 0) goto done;
     if (w_empty_group(c, lev, "PointData") != 0 || w_empty_group(c, lev, "FieldData") != 0) goto done;
     rc = 0;
@@ -352,42 +411,69 @@ static dp_tidx w_max_level_tiles(const mesh_t *m)
 /** Levels written to /VTKHDF: trailing empty levels are left out, because ParaView 5.11's reader
  *  aborts on them (vtkAMRBox::Refine assertion: an empty level has no spacing, so its refinement
  *  ratio is 0). /dpamr keeps the full nlevels. Level 0 is always written. */
-static int w_vtk_levels(const mesh_t *m)
+static int w_vtk_levels(const wctx *c)
 {
-    int n = m->nlevels;
-    while (n > 1 && m->level_start[n] == m->level_start[n - 1]) --n;
+    int n = c->nlevels;
+    while (n > 1 && c->level_start[n] == c->level_start[n - 1]) --n;
     return n;
 }
 
-/** The /VTKHDF group (OverlappingAMR). */
-static int w_vtkhdf(wctx *c, hid_t file, const mesh_t *m)
+/** Scratch buffers of the /VTKHDF writer, allocated before the file is created (so that in a
+ *  collective write no rank can fail alone in the middle of it). */
+typedef struct {
+    int32_t *box;
+    uint8_t *ghost, *oct;
+} wbuf;
+
+static void w_buf_free(wbuf *b)
+{
+    free(b->box);
+    free(b->ghost);
+    free(b->oct);
+}
+
+/** Allocate the scratch buffers and check that every AMRBox index fits int32. 0, or -1 with err. */
+static int w_buf_alloc(wctx *c, const mesh_t *m, wbuf *b)
 {
     const size_t cells = (size_t)mesh_cells(m);
     const dp_tidx mx = w_max_level_tiles(m);
-    int32_t *box = malloc((size_t)(mx > 0 ? mx : 1) * 6 * sizeof *box);
-    uint8_t *ghost = malloc((size_t)(mx > 0 ? mx : 1) * cells);
-    uint8_t *oct = malloc(cells);
-    hid_t vtk = -1;
-    int rc = -1;
-    if (!box || !ghost || !oct) {
+    b->box = malloc((size_t)(mx > 0 ? mx : 1) * 6 * sizeof *b->box);
+    b->ghost = malloc((size_t)(mx > 0 ? mx : 1) * cells);
+    b->oct = malloc(cells);
+    if (!b->box || !b->ghost || !b->oct) {
+        w_buf_free(b);
         seterr(c->err, c->errlen, "cannot write %s: out of memory", c->path);
-        goto done;
+        return -1;
     }
-    w_octants(m, oct);
-    vtk = w_group(c, file, "VTKHDF");
+    for (int L = 0; L < m->nlevels; ++L)
+        for (dp_tidx t = m->level_start[L]; t < m->level_start[L + 1]; t += mx > 0 ? mx : 1) {
+            const dp_tidx e = t + mx < m->level_start[L + 1] ? t + mx : m->level_start[L + 1];
+            if (w_boxes(m, t, e, b->box) != 0) {
+                w_buf_free(b);
+                seterr(c->err, c->errlen, "cannot write %s: /VTKHDF/Level%d/AMRBox: a cell index passes the int32 "
+                       "range", c->path, L);
+                return -1;
+            }
+        }
+    w_octants(m, b->oct);
+    return 0;
+}
+
+/** The /VTKHDF group (OverlappingAMR). */
+static int w_vtkhdf(wctx *c, hid_t file, const mesh_t *m, wbuf *b)
+{
+    hid_t vtk = w_group(c, file, "VTKHDF");
+    int rc = -1;
     if (vtk < 0) goto done;
     const int32_t ver[2] = { 1, 0 };
     if (w_attr_vec(c, vtk, "Version", H5T_STD_I32LE, H5T_NATIVE_INT32, 2, ver) != 0) goto done;
     if (w_attr_str(c, vtk, "Type", "OverlappingAMR") != 0) goto done;
     if (w_attr_vec(c, vtk, "Origin", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 3, m->origin) != 0) goto done;
-    for (int L = 0; L < w_vtk_levels(m); ++L)
-        if (w_level(c, vtk, m, L, box, ghost, oct) != 0) goto done;
+    for (int L = 0; L < w_vtk_levels(c); ++L)
+        if (w_level(c, vtk, m, L, b->box, b->ghost, b->oct) != 0) goto done;
     rc = 0;
 done:
     h5close(vtk);
-    free(box);
-    free(ghost);
-    free(oct);
     return rc;
 }
 
@@ -404,31 +490,41 @@ static int w_dpamr_attrs(wctx *c, hid_t g, const mesh_t *m)
         w_attr_i32(c, g, "dim", m->dim) || w_attr_i32(c, g, "tile_size", m->B) ||
         w_attr_vec(c, g, "root", H5T_STD_I32LE, H5T_NATIVE_INT32, 3, root) ||
         w_attr_vec(c, g, "origin", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 3, m->origin) ||
-        w_attr_f64(c, g, "h0", m->h0) || w_attr_i32(c, g, "nlevels", m->nlevels) ||
+        w_attr_f64(c, g, "h0", m->h0) || w_attr_i32(c, g, "nlevels", c->nlevels) ||
         w_attr_str(c, g, "fields", names))
         return -1;
     return 0;
 }
 
-/** /dpamr/tiles and /dpamr/fields. */
+/** /dpamr/tiles and /dpamr/fields: level L of this process goes to global rows
+ *  level_start[L] + offset[L].. (the whole mesh when writing alone). */
 static int w_dpamr_tiles(wctx *c, hid_t g, const mesh_t *m)
 {
-    const hsize_t n = (hsize_t)m->ntiles, n3[2] = { n, 3 }, nc[2] = { n, (hsize_t)mesh_cells(m) };
+    const hsize_t n = (hsize_t)c->level_start[c->nlevels], n3[2] = { n, 3 }, nc[2] = { n, (hsize_t)mesh_cells(m) };
+    hsize_t fofs[DP_MAX_LEVELS], cnt[DP_MAX_LEVELS];
+    for (int L = 0; L < c->nlevels; ++L) {
+        dp_tidx s, e;
+        w_lrange(m, L, &s, &e);
+        fofs[L] = (hsize_t)(c->level_start[L] + c->offset[L]);
+        cnt[L] = (hsize_t)(e - s);
+    }
+    const int ns = c->nlevels;
     int rc = -1;
     hid_t tg = w_group(c, g, "tiles"), fg = -1;
     if (tg < 0) goto done;
-    if (w_dset(c, tg, "level", H5T_STD_I32LE, H5T_NATIVE_INT32, 1, &n, m->level) ||
-        w_dset(c, tg, "coord", H5T_STD_I32LE, H5T_NATIVE_INT32, 2, n3, m->coord) ||
-        w_dset(c, tg, "key", H5T_STD_U64LE, H5T_NATIVE_UINT64, 1, &n, m->key) ||
-        w_dset(c, tg, "parent", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &n, m->parent) ||
-        w_dset(c, tg, "childmask", H5T_STD_U8LE, H5T_NATIVE_UINT8, 1, &n, m->childmask))
+    if (w_rows(c, tg, "level", H5T_STD_I32LE, H5T_NATIVE_INT32, 1, &n, ns, fofs, cnt, m->level) ||
+        w_rows(c, tg, "coord", H5T_STD_I32LE, H5T_NATIVE_INT32, 2, n3, ns, fofs, cnt, m->coord) ||
+        w_rows(c, tg, "key", H5T_STD_U64LE, H5T_NATIVE_UINT64, 1, &n, ns, fofs, cnt, m->key) ||
+        w_rows(c, tg, "parent", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &n, ns, fofs, cnt, c->parent) ||
+        w_rows(c, tg, "childmask", H5T_STD_U8LE, H5T_NATIVE_UINT8, 1, &n, ns, fofs, cnt, m->childmask))
         goto done;
     fg = w_group(c, g, "fields");
     if (fg < 0) goto done;
     for (int f = 0; f < m->nf; ++f)
-        if (w_dset(c, fg, m->field_name[f], H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 2, nc, m->field[f])) goto done;
-    const hsize_t nl = (hsize_t)m->nlevels + 1;
-    if (w_dset(c, g, "level_start", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &nl, m->level_start)) goto done;
+        if (w_rows(c, fg, m->field_name[f], H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 2, nc, ns, fofs, cnt, m->field[f]))
+            goto done;
+    const hsize_t nl = (hsize_t)c->nlevels + 1;
+    if (w_dset(c, g, "level_start", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &nl, c->level_start)) goto done;
     rc = 0;
 done:
     h5close(fg);
@@ -577,11 +673,11 @@ static int w_check_mesh(wctx *c, const mesh_t *m)
 }
 
 /** Create the temporary file; message with errno when the system refused it. */
-static hid_t w_create(wctx *c, const char *tmp)
+static hid_t w_create(wctx *c, const char *tmp, hid_t fapl)
 {
     hid_t fcpl = w_ocpl(H5P_FILE_CREATE); /* root group without time stamps too */
     errno = 0;
-    hid_t f = fcpl < 0 ? -1 : H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+    hid_t f = fcpl < 0 ? -1 : H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, fapl);
     const int e = errno;
     h5close(fcpl);
     if (f < 0) {
@@ -594,24 +690,25 @@ static hid_t w_create(wctx *c, const char *tmp)
 
 int h5io_write(const char *path, const mesh_t *m, const h5io_meta_t *meta, char *err, size_t errlen)
 {
-    wctx c = { path, err, errlen };
+    static const dp_tidx zero[DP_MAX_LEVELS] = { 0 };
+    wctx c = { .path = path, .err = err, .errlen = errlen, .dxpl = H5P_DEFAULT, .nlevels = m->nlevels,
+               .level_start = m->level_start, .offset = zero, .parent = m->parent };
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     if (w_check_mesh(&c, m) != 0) return -1;
+    wbuf b;
+    if (w_buf_alloc(&c, m, &b) != 0) return -1;
     const size_t tl = strlen(path) + 32;
     char *tmp = malloc(tl);
     if (!tmp) {
+        w_buf_free(&b);
         seterr(err, errlen, "cannot write %s: out of memory", path);
         return -1;
     }
     snprintf(tmp, tl, "%s.tmp.%ld", path, (long)getpid());
-    hid_t f = w_create(&c, tmp);
-    if (f < 0) {
-        free(tmp);
-        return -1;
-    }
-    int rc = w_vtkhdf(&c, f, m);
+    hid_t f = w_create(&c, tmp, H5P_DEFAULT);
+    int rc = f < 0 ? -1 : w_vtkhdf(&c, f, m, &b);
     if (rc == 0) rc = w_dpamr(&c, f, m, meta);
-    if (H5Fclose(f) < 0 && rc == 0) {
+    if (f >= 0 && H5Fclose(f) < 0 && rc == 0) {
         char why[200];
         seterr(err, errlen, "cannot write %s: closing %s failed (%s)", path, tmp, h5_reason(why));
         rc = -1;
@@ -620,10 +717,104 @@ int h5io_write(const char *path, const mesh_t *m, const h5io_meta_t *meta, char 
         seterr(err, errlen, "cannot write %s: renaming %s onto it failed: %s", path, tmp, strerror(errno));
         rc = -1;
     }
-    if (rc != 0) remove(tmp);
+    if (rc != 0 && f >= 0) remove(tmp);
     free(tmp);
+    w_buf_free(&b);
     return rc;
 }
+
+#ifdef H5_HAVE_PARALLEL
+int h5io_parallel(void) { return 1; }
+
+/* 0 when every rank is fine; else -1 on every rank with the lowest failing rank's message. */
+static int w_agree(MPI_Comm comm, int ok, char *err, size_t errlen)
+{
+    int rank, size, first;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int mine = ok ? size : rank;
+    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+    if (first == size) return 0;
+    char buf[2048];
+    if (rank == first) snprintf(buf, sizeof buf, "%s", err);
+    MPI_Bcast(buf, (int)sizeof buf, MPI_CHAR, first, comm);
+    seterr(err, errlen, "%s", buf);
+    return -1;
+}
+
+int h5io_write_dist(const char *path, const mesh_t *part, const h5io_dist_t *dist, const h5io_meta_t *meta, char *err,
+                    size_t errlen)
+{
+    MPI_Comm comm = *(const MPI_Comm *)dist->comm;
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    wctx c = { .path = path, .err = err, .errlen = errlen, .par = 1, .rank = rank, .dxpl = -1,
+               .nlevels = dist->nlevels, .level_start = dist->level_start, .offset = dist->offset,
+               .parent = dist->parent };
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    /* the checks of w_check_mesh on the global level index; the part's own arrays next */
+    mesh_t head = *part;
+    head.nlevels = dist->nlevels;
+    head.ntiles = dist->level_start[dist->nlevels];
+    head.cap = head.ntiles;
+    memcpy(head.level_start, dist->level_start, sizeof(dp_tidx) * (size_t)(dist->nlevels + 1));
+    int ok = dist->nlevels >= 1 && dist->nlevels <= DP_MAX_LEVELS && w_check_mesh(&c, &head) == 0;
+    wbuf b = { 0 };
+    if (ok) ok = w_buf_alloc(&c, part, &b) == 0;
+    /* every rank names the same temporary file: rank 0's pid */
+    long pid = (long)getpid();
+    MPI_Bcast(&pid, 1, MPI_LONG, 0, comm);
+    const size_t tl = strlen(path) + 32;
+    char *tmp = malloc(tl);
+    hid_t fapl = -1, f = -1;
+    if (ok && !tmp) ok = (seterr(err, errlen, "cannot write %s: out of memory", path), 0);
+    if (ok) {
+        snprintf(tmp, tl, "%s.tmp.%ld", path, pid);
+        fapl = H5Pcreate(H5P_FILE_ACCESS);
+        c.dxpl = H5Pcreate(H5P_DATASET_XFER);
+        if (fapl < 0 || c.dxpl < 0 || H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL) < 0 ||
+            H5Pset_dxpl_mpio(c.dxpl, H5FD_MPIO_COLLECTIVE) < 0 || H5Pset_all_coll_metadata_ops(fapl, 1) < 0 ||
+            H5Pset_coll_metadata_write(fapl, 1) < 0)
+            ok = (seterr(err, errlen, "cannot write %s: setting up parallel HDF5 (MPI-IO) failed", path), 0);
+    }
+    int rc = -1;
+    if (w_agree(comm, ok, err, errlen) == 0) {
+        f = w_create(&c, tmp, fapl); /* collective */
+        if (w_agree(comm, f >= 0, err, errlen) == 0) {
+            /* collective from here: every rank makes the same calls; HDF5 failures are global */
+            rc = w_vtkhdf(&c, f, part, &b);
+            if (rc == 0) rc = w_dpamr(&c, f, part, meta);
+            if (H5Fclose(f) < 0 && rc == 0) {
+                char why[200];
+                seterr(err, errlen, "cannot write %s: closing %s failed (%s)", path, tmp, h5_reason(why));
+                rc = -1;
+            }
+            ok = rc == 0;
+            if (rank == 0 && ok && rename(tmp, path) != 0) {
+                seterr(err, errlen, "cannot write %s: renaming %s onto it failed: %s", path, tmp, strerror(errno));
+                ok = 0;
+            }
+            rc = w_agree(comm, ok, err, errlen);
+            if (rc != 0 && rank == 0) remove(tmp);
+        }
+    }
+    h5close(fapl);
+    h5close(c.dxpl);
+    free(tmp);
+    w_buf_free(&b);
+    return rc;
+}
+#else
+int h5io_parallel(void) { return 0; }
+
+int h5io_write_dist(const char *path, const mesh_t *part, const h5io_dist_t *dist, const h5io_meta_t *meta, char *err,
+                    size_t errlen)
+{
+    (void)part, (void)dist, (void)meta;
+    seterr(err, errlen, "cannot write %s collectively: this HDF5 has no parallel I/O", path);
+    return -1;
+}
+#endif
 
 /* ---- reading ----------------------------------------------------------------------------- */
 

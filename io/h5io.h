@@ -42,6 +42,25 @@ typedef struct {
  *  Returns 0, or -1 with a message in err (no file left behind, an older file intact). */
 int h5io_write(const char *path, const mesh_t *m, const h5io_meta_t *meta, char *err, size_t errlen);
 
+/** Where one MPI rank's part goes in a file written collectively (h5io_write_dist). */
+typedef struct {
+    const void *comm;                        /* the MPI_Comm (a pointer to it) of the writing ranks */
+    int nlevels;                             /* global levels */
+    dp_tidx level_start[DP_MAX_LEVELS + 1];  /* global level index */
+    dp_tidx offset[DP_MAX_LEVELS];           /* the part's first row within each global level */
+    const int64_t *parent;                   /* the part's parents as global indices, in its order */
+} h5io_dist_t;
+
+/** 1 when this HDF5 library has parallel I/O, so h5io_write_dist can be used. */
+int h5io_parallel(void);
+
+/** Collective: every rank of dist->comm writes its part into one file with parallel HDF5 (MPI-IO),
+ *  through a temporary file renamed by rank 0 when every rank succeeded. The datasets are those
+ *  h5io_write writes for the whole mesh; meta must be the same on every rank. Returns 0 on every
+ *  rank, or -1 on every rank with the lowest failing rank's message (no file left behind). */
+int h5io_write_dist(const char *path, const mesh_t *part, const h5io_dist_t *dist, const h5io_meta_t *meta, char *err,
+                    size_t errlen);
+
 /** Read the /dpamr group of path into m (allocated here, capacity = number of tiles).
  *  If deck_text is not NULL it receives a malloc'd copy of /dpamr/deck (or NULL if absent).
  *  Every layout, shape, dtype, consistency and NaN/Inf problem is an error naming the file,

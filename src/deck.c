@@ -301,7 +301,8 @@ static int parse_objects(kv_t *kv, deck_t *d)
 static const char *const k_keys_help =
     "dim, root, tile_size, max_level, origin, cell_size, fields, fill, criterion, criterion_field, "
     "threshold, model.objects, model.NAME.{type,center,radius,inside,outside}, mesh_file, output, variant, "
-    "pdl, pdl_trigger, max_tiles, pool, trace, threads, bench_repeats, bench_warmup, bench_cpu, bench_out";
+    "pdl, pdl_trigger, max_tiles, pool, trace, threads, mpi_write, bench_repeats, bench_warmup, bench_cpu, "
+    "bench_out";
 
 static int schema(kv_t *kv, deck_t *d, const char *deck_path)
 {
@@ -416,6 +417,10 @@ static int schema(kv_t *kv, deck_t *d, const char *deck_path)
     static const char *const triggers[] = { "late", "early" };
     d->pdl_trigger_early = 0;
     if (get_choice(kv, "pdl_trigger", triggers, 2, &d->pdl_trigger_early) == -2) return -1;
+
+    static const char *const writes[] = { "auto", "collective", "gather" };
+    d->mpi_write = DP_MPI_WRITE_AUTO;
+    if (get_choice(kv, "mpi_write", writes, 3, &d->mpi_write) == -2) return -1;
 
     d->max_tiles = 0;
     if ((r = get_ints(kv, "max_tiles", v, 1, 1, 0, 1ll << 40, "0 (computed) or a tile count")) < 0) return -1;

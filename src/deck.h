@@ -10,6 +10,8 @@ extern "C" {
 #endif
 
 enum { DP_VARIANT_AUTO = 0, DP_VARIANT_CPU, DP_VARIANT_CDP, DP_VARIANT_HOST };
+/* mpi_write: auto = collective when HDF5 has parallel I/O, else gather to rank 0 */
+enum { DP_MPI_WRITE_AUTO = 0, DP_MPI_WRITE_COLLECTIVE, DP_MPI_WRITE_GATHER };
 
 /** A parsed, checked deck. Defaults are documented in README.md ("Deck keys"). */
 typedef struct {
@@ -24,6 +26,7 @@ typedef struct {
     char output[4096];
     int variant;            /* DP_VARIANT_* */
     int pdl;                /* 1 on, 0 off */
+    int mpi_write;          /* DP_MPI_WRITE_*: how an MPI run writes its file */
     int pdl_trigger_early;  /* 1: primaries trigger right after their wait; 0: after their work */
     long long max_tiles;    /* 0: computed */
     long long pool;         /* 0: computed bound; >0 forces the pending-launch pool size */

@@ -4,14 +4,16 @@
  * contiguous Morton ranges and sends each rank its roots with their subtrees. Every rank refines its
  * part with the deck's variant on its own GPU (node-local rank modulo the visible devices) or the
  * CPU, validates it, and the chunk checksums are folded on rank 0 in root order, so the report does
- * not depend on the rank count. The parts are gathered to rank 0, placed level by level into the
- * canonical order and written as one file (temp name, then rename). The datasets are the single-rank
- * run's, byte for byte.
+ * not depend on the rank count. The file is written collectively with parallel HDF5 when the library
+ * has it (each rank writes its rows of every per-tile dataset), else the parts are gathered to rank 0,
+ * placed level by level into the canonical order and written there; either way through a temporary
+ * name renamed at the end. The datasets are the single-rank run's, byte for byte.
  *
  * Failure: every step that can fail on one rank ends in agree(), a collective that every rank
  * reaches; when any rank failed, all of them stop with the message of the lowest failing rank and
  * no file is written. No rank waits on a message from a rank that has stopped: point-to-point
- * transfers are preceded by a handshake (scatter) or by agree() (gather). */
+ * transfers are preceded by a handshake (scatter) or by agree() (gather); the collective write
+ * allocates and checks everything before the file is created. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -300,30 +302,57 @@ static int validate_global(const dctx *c, const deck_t *d, const mesh_t *part, d
     return 0;
 }
 
-/* Gather the parts into one mesh on rank 0 (placed level by level) and write it there. */
-static int gather_write(const dctx *c, const deck_t *d, const mesh_t *part, dp_tidx (*gstart)[DP_MAX_LEVELS],
+/* The part's parents as global indices: level L-1 of this rank starts at gstart_mine[L-1]. */
+static void global_parents(const mesh_t *part, const dp_tidx *gstart_mine, int64_t *pbuf)
+{
+    for (int L = 0; L < part->nlevels; ++L) {
+        const dp_tidx s = part->level_start[L], k = part->level_start[L + 1] - s;
+        for (dp_tidx i = 0; i < k; ++i) {
+            const int64_t q = part->parent[s + i];
+            pbuf[s + i] = L == 0 || q < 0 ? q : q - part->level_start[L - 1] + gstart_mine[L - 1];
+        }
+    }
+}
+
+/* Write the file: collectively with parallel HDF5 when the library has it (every rank writes its
+ * rows), else gather the parts into one mesh on rank 0 (placed level by level) and write it there.
+ * rows (the per-rank table) must be filled on every rank except write_ms, which is measured here. */
+static int write_output(const dctx *c, const deck_t *d, const mesh_t *part, dp_tidx (*gstart)[DP_MAX_LEVELS],
                         const dp_tidx (*cnt)[DP_MAX_LEVELS], int gl, dp_tidx total, h5io_meta_t *meta,
                         h5io_rank_t *rows, h5io_rank_t *myrow, double *write_ms, char *err, size_t n)
 {
     const double t0 = timer_ms();
+    int64_t *pbuf = malloc(((size_t)part->ntiles + 1) * sizeof *pbuf);
     mesh_t g;
     memset(&g, 0, sizeof g);
-    int ok = 1;
-    if (c->rank == 0) {
+    int ok = pbuf != NULL;
+    if (!ok) snprintf(err, n, "out of memory for its %lld parent links", (long long)part->ntiles);
+    const int collective = d->mpi_write == DP_MPI_WRITE_COLLECTIVE ||
+                           (d->mpi_write == DP_MPI_WRITE_AUTO && h5io_parallel());
+    if (ok && !collective && c->rank == 0) {
         g = *part;
         ok = mesh_alloc(&g, total) == 0;
         if (!ok) snprintf(err, n, "out of memory gathering %lld tiles on rank 0 for the write", (long long)total);
-    }
-    int64_t *pbuf = NULL;
-    if (c->rank > 0) {
-        pbuf = malloc(((size_t)part->ntiles + 1) * sizeof *pbuf);
-        ok = pbuf != NULL;
-        if (!ok) snprintf(err, n, "out of memory for its %lld parent links", (long long)part->ntiles);
     }
     if (agree(c, ok, err, n) != 0) {
         mesh_free(&g);
         free(pbuf);
         return -1;
+    }
+    global_parents(part, gstart[c->rank], pbuf);
+    if (collective) {
+        h5io_dist_t dist = { .comm = &c->comm, .nlevels = gl, .parent = pbuf };
+        for (int L = 0; L <= gl; ++L) dist.level_start[L] = L < gl ? gstart[0][L] : total;
+        for (int L = 0; L < gl; ++L) dist.offset[L] = gstart[c->rank][L] - gstart[0][L];
+        /* the table goes into the file from every rank: the same on all of them */
+        myrow->write_ms = timer_ms() - t0;
+        MPI_Allgather(myrow, (int)sizeof *myrow, MPI_BYTE, rows, (int)sizeof *myrow, MPI_BYTE, c->comm);
+        meta->nranks = c->size;
+        meta->ranks = rows;
+        const int rc = h5io_write_dist(d->output, part, &dist, meta, err, n); /* agreed inside */
+        free(pbuf);
+        *write_ms = timer_ms() - t0;
+        return rc;
     }
     if (c->rank == 0) {
         part_place(&g, part, gstart[0]);
@@ -336,14 +365,10 @@ static int gather_write(const dctx *c, const deck_t *d, const mesh_t *part, dp_t
         /* parents renumbered to the global canonical order before they leave */
         for (int L = 0; L < part->nlevels; ++L) {
             const dp_tidx s = part->level_start[L], k = part->level_start[L + 1] - s;
-            for (dp_tidx i = 0; i < k; ++i) {
-                const int64_t q = part->parent[s + i];
-                pbuf[s + i] = L == 0 || q < 0 ? q : q - part->level_start[L - 1] + gstart[c->rank][L - 1];
-            }
             if (k > 0) send_tiles(part, pbuf + s, s, k, 0, c->comm);
         }
-        free(pbuf);
     }
+    free(pbuf);
     myrow->write_ms = timer_ms() - t0;
     MPI_Gather(myrow, (int)sizeof *myrow, MPI_BYTE, rows, (int)sizeof *myrow, MPI_BYTE, 0, c->comm);
     if (c->rank == 0) {
@@ -399,6 +424,11 @@ int dist_run(int argc, char **argv)
         omp_set_num_threads(t > 0 ? t : 1);
     }
 #endif
+    if (d.mpi_write == DP_MPI_WRITE_COLLECTIVE && !h5io_parallel()) {
+        snprintf(err, sizeof err, "%.1000s: mpi_write = collective, but this dpamr's HDF5 has no parallel I/O (valid here: "
+                 "auto, gather; build with a parallel HDF5 such as Debian's libhdf5-openmpi-dev)", d.path);
+        return root ? driver_die(err) : 1;
+    }
     d.quiet |= c.size > 1; /* per-level lines would be one rank's */
     if (!root) d.trace[0] = '\0'; /* one timeline: rank 0's */
 
@@ -525,7 +555,7 @@ int dist_run(int argc, char **argv)
     meta.launch_failures = lsum[1];
     meta.pool_size = rr.pool_size;
     double write_ms = 0.0;
-    if (gather_write(&c, &d, &part, gstart, (const dp_tidx(*)[DP_MAX_LEVELS])cnt, gl, total, &meta, rows, &myrow,
+    if (write_output(&c, &d, &part, gstart, (const dp_tidx(*)[DP_MAX_LEVELS])cnt, gl, total, &meta, rows, &myrow,
                      &write_ms, err, sizeof err) != 0) {
         mesh_free(&part);
         return root ? driver_die(err) : 1;
@@ -534,7 +564,10 @@ int dist_run(int argc, char **argv)
     myrow.write_ms = write_ms;
     MPI_Gather(&myrow, (int)sizeof myrow, MPI_BYTE, rows, (int)sizeof myrow, MPI_BYTE, 0, c.comm);
     if (root) {
-        printf("wrote %s\n", d.output);
+        printf("wrote %s (%s)\n", d.output,
+               d.mpi_write == DP_MPI_WRITE_COLLECTIVE || (d.mpi_write == DP_MPI_WRITE_AUTO && h5io_parallel())
+                   ? "collectively, parallel HDF5"
+                   : "gathered to rank 0, serial HDF5");
         printf("%5s %7s %11s %12s %14s %11s %10s\n", "rank", "device", "root tiles", "tiles", "cells", "refine ms",
                "write ms");
         int64_t tmax = 0, lall = 0, moved = 0, lo_own = 0;

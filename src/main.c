@@ -273,7 +273,12 @@ int driver_main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(cmd, "--version")) {
-        printf("dpamr %s\n", DPAMR_VERSION);
+#ifdef DPAMR_MPI
+        const char *mpi = "yes";
+#else
+        const char *mpi = "no";
+#endif
+        printf("dpamr %s (MPI: %s, parallel HDF5: %s)\n", DPAMR_VERSION, mpi, h5io_parallel() ? "yes" : "no");
         return 0;
     }
     if (!strcmp(cmd, "gpu")) {

@@ -26,6 +26,7 @@ for np in "$@"; do
     echo "== mpirun -np $np dpamr run $(basename "$deck") variant=$variant"
     (cd "$work/np$np" && timeout 600 "$mpiexec" "${flags[@]}" -np "$np" "$dpamr" run "$deck" variant="$variant" \
         output=out.hdf > log.txt 2> err.txt) || { cat "$work/np$np/log.txt" "$work/np$np/err.txt"; exit 1; }
+    grep "^wrote" "$work/np$np/log.txt"
     sed -n '/^ rank  device/,$p' "$work/np$np/log.txt"
     # the table: a header and one row per rank
     rows=$(sed -n '/^ rank  device/,/^load:/p' "$work/np$np/log.txt" | grep -cE '^ +[0-9]+ +(cpu|gpu)')
@@ -44,4 +45,13 @@ print(f"provenance: {n} rank rows, tiles add up to {t['tiles'].sum()}")
 PY
     ls "$work/np$np" | grep -q "\.tmp\." && { echo "temporary file left behind"; exit 1; }
 done
+# with a parallel HDF5 the runs above wrote collectively: the gathered write must give the same file
+if "$dpamr" --version | grep -q "parallel HDF5: yes"; then
+    mkdir -p "$work/gather"
+    echo "== mpirun -np 2 dpamr run $(basename "$deck") variant=$variant mpi_write=gather"
+    (cd "$work/gather" && timeout 600 "$mpiexec" "${flags[@]}" -np 2 "$dpamr" run "$deck" variant="$variant" \
+        output=out.hdf mpi_write=gather > log.txt 2> err.txt) || { cat "$work/gather/log.txt" "$work/gather/err.txt"; exit 1; }
+    grep "^wrote" "$work/gather/log.txt"
+    $py "$here/h5compare.py" "$work/serial/out.hdf" "$work/gather/out.hdf" --ignore /dpamr/deck
+fi
 echo "mpi_compare OK: $(basename "$deck") variant=$variant np=$*"

@@ -3,7 +3,8 @@
 # message naming the rank, a non-zero exit, no output file and no hang:
 #   1. a mesh file that only rank 0 reads is not HDF5;
 #   2. only one rank's part overflows max_tiles (its subtree holds the refinement);
-#   3. a deck error, found on every rank, is printed once.
+#   3. a deck error, found on every rank, is printed once; mpi_write=collective without a parallel
+#      HDF5 is refused.
 # VARIANT (default cpu): cdp or host run case 2 on the GPU (a device-side overflow); exit 77 without one.
 set -uo pipefail
 mpiexec=$1 dpamr=$2 deck=$3 work=$4 variant=${5:-cpu}
@@ -48,5 +49,10 @@ expect bad_mesh_rank0 3 "dpamr: error: rank 0: .*bad.hdf" mesh_file="$work/bad.h
 # default.inp: the refinement lives in the last roots along the curve; 2000 tiles hold the others
 expect overflow_one_rank 2 "dpamr: error: rank 1: " max_tiles=2000
 expect deck_error 4 "dpamr: error: .*max_level" max_level=-3
+if "$dpamr" --version | grep -q "parallel HDF5: no"; then
+    expect collective_without_phdf5 2 "mpi_write = collective, but this dpamr's HDF5 has no parallel I/O" \
+        mpi_write=collective
+fi
+expect bad_mpi_write 2 "override 'mpi_write=both': valid values are auto, collective, gather" mpi_write=both
 [ $fails -eq 0 ] || exit 1
 echo "mpi_errors OK"
