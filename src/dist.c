@@ -567,7 +567,7 @@ int dist_run(int argc, char **argv)
         printf("wrote %s (%s)\n", d.output,
                d.mpi_write == DP_MPI_WRITE_COLLECTIVE || (d.mpi_write == DP_MPI_WRITE_AUTO && h5io_parallel())
                    ? "collectively, parallel HDF5"
-                   : "gathered to rank 0, serial HDF5");
+                   : "gathered to rank 0");
         printf("%5s %7s %11s %12s %14s %11s %10s\n", "rank", "device", "root tiles", "tiles", "cells", "refine ms",
                "write ms");
         int64_t tmax = 0, lall = 0, moved = 0, lo_own = 0;
