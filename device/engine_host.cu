@@ -7,7 +7,7 @@
  *                    flagTiles zeroes the tail, so the extra entries add nothing)
  *   expandChildren(L) one warp per parent tile of level L: its children go to the slots its
  *                    offset names; write their metadata (level, coords, key, parent)
- *   fillCells(L+1)   FILL_ILP cells per thread and pass: fill them (prolong or model)
+ *   fillCells(L+1)   one thread per new cell: fill it (prolong or model)
  * Children come out parent by parent, octant by octant: already canonical order, no sort.
  *
  * PDL: flagTiles, expandChildren and fillCells go through launch_pdl. Each does its independent
@@ -33,12 +33,6 @@
 /* flagTiles and expandChildren work by warps: each warp takes one tile or parent at a time and
  * strides over the level, so many tiles' memory latencies are in flight with no block barrier. */
 #define HOST_THREADS 256
-
-/* Cells each fillCells thread fills per pass (reads of all of them before their stores). CMake
- * option DPAMR_FILL_ILP; 1 is the one-cell-at-a-time kernel, kept for comparison. */
-#ifndef FILL_ILP
-#define FILL_ILP 4
-#endif
 
 __global__ void flagTiles(dmesh_t M, int level, const long long *ls, long long *counts, long long bound, int slot,
                           int early)
@@ -118,26 +112,12 @@ __global__ void fillCells(dmesh_t M, int level, const long long *ls, int slot, i
     cudaGridDependencySynchronize(); /* the new tiles' metadata (expandChildren) is ready */
     if (early) cudaTriggerProgrammaticLaunchCompletion();
     const long long e = ls[level + 1], ncell = (ls[level + 2] - e) << shift;
-    /* FILL_ILP cells per thread and pass: all their reads (metadata, parent cells) are issued before
-     * any of their stores, which the compiler may not move above a store to the same arrays. */
-    for (long long j0 = tid; j0 < ncell; j0 += FILL_ILP * nthreads) {
-        float v[FILL_ILP][DP_MAX_FIELDS];
-#pragma unroll
-        for (int k = 0; k < FILL_ILP; ++k) {
-            const long long j = j0 + k * nthreads;
-            if (j >= ncell) break;
-            const long long t = e + (j >> shift);
-            const int32_t cc[3] = { M.coord[3 * t], M.coord[3 * t + 1], M.coord[3 * t + 2] };
-            const int o = (cc[0] & 1) | ((cc[1] & 1) << 1) | ((cc[2] & 1) << 2);
-            fill_value(M, level + 1, cc, M.parent[t], o, (int)(j & (cells - 1)), v[k]);
-        }
-#pragma unroll
-        for (int k = 0; k < FILL_ILP; ++k) {
-            const long long j = j0 + k * nthreads;
-            if (j >= ncell) break;
-            const long long t = e + (j >> shift);
-            for (int f = 0; f < c_params.nf; ++f) M.field[f][(size_t)t * cells + (j & (cells - 1))] = v[k][f];
-        }
+    for (long long j = tid; j < ncell; j += nthreads) {
+        const long long t = e + (j >> shift);
+        const int c = (int)(j & (cells - 1));
+        const int32_t cc[3] = { M.coord[3 * t], M.coord[3 * t + 1], M.coord[3 * t + 2] };
+        const int o = (cc[0] & 1) | ((cc[1] & 1) << 1) | ((cc[2] & 1) << 2);
+        fill_cell(M, t, level + 1, cc, M.parent[t], o, c);
     }
     if (!early) cudaTriggerProgrammaticLaunchCompletion();
     stamp_end(M.stamps, slot);

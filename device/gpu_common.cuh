@@ -73,27 +73,18 @@ static __device__ __forceinline__ void stamp_end(unsigned long long *stamps, int
 /* ---- block-cooperative tile operations ------------------------------------------------------- */
 
 /* One cell of tile t (all fields): from its parent (prolong) or the model. */
-/* The values of cell i of a new tile at `level` (coords c, in octant `octant` of `parent`): prolonged
- * from the parent or sampled from the model, every field into v. Reads only; see fill_cell. */
-static __device__ __forceinline__ void fill_value(const dmesh_t &M, int level, const int32_t *c, long long parent,
-                                                  int octant, int i, float *v)
+static __device__ __forceinline__ void fill_cell(const dmesh_t &M, long long t, int level, const int32_t *c,
+                                                 long long parent, int octant, int i)
 {
     const dp_params *p = &c_params;
     const int B = p->B, cells = dp_cells(p->dim, B);
     const int x = i % B, y = (i / B) % B, z = i / (B * B);
+    float v[DP_MAX_FIELDS];
     if (p->fill == DP_FILL_PROLONG)
         for (int f = 0; f < p->nf; ++f) v[f] = dp_prolong(p->dim, B, M.field[f] + (size_t)parent * cells, octant, x, y, z);
     else
         dp_model_cells(p, level, c[0], c[1], c[2], x, y, z, v);
-}
-
-static __device__ __forceinline__ void fill_cell(const dmesh_t &M, long long t, int level, const int32_t *c,
-                                                 long long parent, int octant, int i)
-{
-    const int cells = dp_cells(c_params.dim, c_params.B);
-    float v[DP_MAX_FIELDS];
-    fill_value(M, level, c, parent, octant, i, v);
-    for (int f = 0; f < c_params.nf; ++f) M.field[f][(size_t)t * cells + i] = v[f];
+    for (int f = 0; f < p->nf; ++f) M.field[f][(size_t)t * cells + i] = v[f];
 }
 
 /* Fill tile t's cells; all threads of the block take part, consecutive threads write consecutive
