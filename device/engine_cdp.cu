@@ -48,19 +48,8 @@ __global__ void refineTile(dmesh_t M, long long first, int level, int fill)
     }
     const int32_t pc[3] = { M.coord[3 * t], M.coord[3 * t + 1], M.coord[3 * t + 2] };
     long long ch = (long long)base;
-    for (int o = 0; o < (1 << c_params.dim); ++o) {
-        if (!(mask >> o & 1)) continue;
-        int32_t cc[3];
-        dp_child_coord(pc, o, cc);
-        M.level[ch] = level + 1;
-        M.coord[3 * ch] = cc[0];
-        M.coord[3 * ch + 1] = cc[1];
-        M.coord[3 * ch + 2] = cc[2];
-        M.key[ch] = dp_morton(c_params.dim, cc[0], cc[1], cc[2]);
-        M.parent[ch] = t;
-        M.childmask[ch] = 0;
-        ++ch;
-    }
+    for (int o = 0; o < (1 << c_params.dim); ++o)
+        if (mask >> o & 1) write_child(M, ch++, level + 1, pc, t, o);
     /* The __syncthreads() in block_octant_flags ordered the block's cell writes before this
      * thread; the fence makes them and the metadata above visible to the child grid. */
     __threadfence();

@@ -87,15 +87,7 @@ __global__ void expandChildren(dmesh_t M, int level, long long *ls, const long l
         const int o = lane;
         const long long t = e + offsets[i] + __popc(mask & ((1u << o) - 1));
         const int32_t pc[3] = { M.coord[3 * par], M.coord[3 * par + 1], M.coord[3 * par + 2] };
-        int32_t cc[3];
-        dp_child_coord(pc, o, cc);
-        M.level[t] = level + 1;
-        M.coord[3 * t] = cc[0];
-        M.coord[3 * t + 1] = cc[1];
-        M.coord[3 * t + 2] = cc[2];
-        M.key[t] = dp_morton(dim, cc[0], cc[1], cc[2]);
-        M.parent[t] = par;
-        M.childmask[t] = 0;
+        write_child(M, t, level + 1, pc, par, o);
     }
     if (!early) cudaTriggerProgrammaticLaunchCompletion();
     stamp_end(M.stamps, slot);

@@ -73,6 +73,22 @@ static __device__ __forceinline__ void stamp_end(unsigned long long *stamps, int
 /* ---- block-cooperative tile operations ------------------------------------------------------- */
 
 /* One cell of tile t (all fields): from its parent (prolong) or the model. */
+/* The metadata of new tile t at `level`: the child in octant o of parent `par` (coordinates pc).
+ * Both GPU engines create tiles through this; its cells are filled separately. */
+static __device__ __forceinline__ void write_child(const dmesh_t &M, long long t, int level, const int32_t *pc,
+                                                   long long par, int o)
+{
+    int32_t cc[3];
+    dp_child_coord(pc, o, cc);
+    M.level[t] = level;
+    M.coord[3 * t] = cc[0];
+    M.coord[3 * t + 1] = cc[1];
+    M.coord[3 * t + 2] = cc[2];
+    M.key[t] = dp_morton(c_params.dim, cc[0], cc[1], cc[2]);
+    M.parent[t] = par;
+    M.childmask[t] = 0;
+}
+
 static __device__ __forceinline__ void fill_cell(const dmesh_t &M, long long t, int level, const int32_t *c,
                                                  long long parent, int octant, int i)
 {
