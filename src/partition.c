@@ -91,6 +91,24 @@ void part_ranges(const mesh_t *m, dp_tidx r0, dp_tidx r1, dp_tidx *lo, dp_tidx *
     }
 }
 
+/* Copy k tiles of level L from src index s to dst index at. Parents are on level L-1: renumbered from
+ * src's numbering (that level's copied tiles start at src_prev) to dst's (they start at dst_prev). */
+static void copy_level(mesh_t *dst, dp_tidx at, const mesh_t *src, dp_tidx s, dp_tidx k, int L, dp_tidx src_prev,
+                       dp_tidx dst_prev)
+{
+    const size_t cells = (size_t)mesh_cells(src);
+    memcpy(dst->level + at, src->level + s, (size_t)k * sizeof *src->level);
+    memcpy(dst->coord + 3 * at, src->coord + 3 * s, 3 * (size_t)k * sizeof *src->coord);
+    memcpy(dst->key + at, src->key + s, (size_t)k * sizeof *src->key);
+    memcpy(dst->childmask + at, src->childmask + s, (size_t)k);
+    for (int f = 0; f < src->nf; ++f)
+        memcpy(dst->field[f] + (size_t)at * cells, src->field[f] + (size_t)s * cells, (size_t)k * cells * sizeof(float));
+    for (dp_tidx i = 0; i < k; ++i) {
+        const int64_t q = src->parent[s + i];
+        dst->parent[at + i] = L == 0 || q < 0 ? q : q - src_prev + dst_prev;
+    }
+}
+
 int part_extract(const mesh_t *m, const dp_tidx *lo, const dp_tidx *hi, mesh_t *out)
 {
     *out = *m;
@@ -101,23 +119,11 @@ int part_extract(const mesh_t *m, const dp_tidx *lo, const dp_tidx *hi, mesh_t *
         if (hi[L] > lo[L]) nl = L + 1;
     }
     if (mesh_alloc(out, n) != 0) return -1;
-    const size_t cells = (size_t)mesh_cells(m);
     dp_tidx at = 0;
     for (int L = 0; L < nl; ++L) {
-        const dp_tidx k = hi[L] - lo[L], s = lo[L];
         out->level_start[L] = at;
-        memcpy(out->level + at, m->level + s, (size_t)k * sizeof *m->level);
-        memcpy(out->coord + 3 * at, m->coord + 3 * s, 3 * (size_t)k * sizeof *m->coord);
-        memcpy(out->key + at, m->key + s, (size_t)k * sizeof *m->key);
-        memcpy(out->childmask + at, m->childmask + s, (size_t)k);
-        for (int f = 0; f < m->nf; ++f)
-            memcpy(out->field[f] + (size_t)at * cells, m->field[f] + (size_t)s * cells, (size_t)k * cells * sizeof(float));
-        /* parents live on level L-1 of the same part: renumber from m's index to the part's */
-        for (dp_tidx i = 0; i < k; ++i) {
-            const int64_t q = m->parent[s + i];
-            out->parent[at + i] = L == 0 || q < 0 ? q : q - lo[L - 1] + out->level_start[L - 1];
-        }
-        at += k;
+        copy_level(out, at, m, lo[L], hi[L] - lo[L], L, L > 0 ? lo[L - 1] : 0, L > 0 ? out->level_start[L - 1] : 0);
+        at += hi[L] - lo[L];
     }
     out->ntiles = n;
     out->nlevels = nl;
@@ -127,20 +133,9 @@ int part_extract(const mesh_t *m, const dp_tidx *lo, const dp_tidx *hi, mesh_t *
 
 void part_place(mesh_t *g, const mesh_t *part, const dp_tidx *gstart)
 {
-    const size_t cells = (size_t)mesh_cells(part);
-    for (int L = 0; L < part->nlevels; ++L) {
-        const dp_tidx s = part->level_start[L], k = part->level_start[L + 1] - s, at = gstart[L];
-        memcpy(g->level + at, part->level + s, (size_t)k * sizeof *g->level);
-        memcpy(g->coord + 3 * at, part->coord + 3 * s, 3 * (size_t)k * sizeof *g->coord);
-        memcpy(g->key + at, part->key + s, (size_t)k * sizeof *g->key);
-        memcpy(g->childmask + at, part->childmask + s, (size_t)k);
-        for (int f = 0; f < part->nf; ++f)
-            memcpy(g->field[f] + (size_t)at * cells, part->field[f] + (size_t)s * cells, (size_t)k * cells * sizeof(float));
-        for (dp_tidx i = 0; i < k; ++i) {
-            const int64_t q = part->parent[s + i];
-            g->parent[at + i] = L == 0 || q < 0 ? q : q - part->level_start[L - 1] + gstart[L - 1];
-        }
-    }
+    for (int L = 0; L < part->nlevels; ++L)
+        copy_level(g, gstart[L], part, part->level_start[L], part->level_start[L + 1] - part->level_start[L], L,
+                   L > 0 ? part->level_start[L - 1] : 0, L > 0 ? gstart[L - 1] : 0);
 }
 
 int part_has_frontier(const mesh_t *part, int global_nlevels)
