@@ -768,15 +768,29 @@ int h5io_write_dist(const char *path, const mesh_t *part, const h5io_dist_t *dis
     char *tmp = malloc(tl);
     hid_t fapl = -1, f = -1;
     if (ok && !tmp) ok = (seterr(err, errlen, "cannot write %s: out of memory", path), 0);
-    if (ok) {
-        snprintf(tmp, tl, "%s.tmp.%ld", path, pid);
-        fapl = H5Pcreate(H5P_FILE_ACCESS);
-        c.dxpl = H5Pcreate(H5P_DATASET_XFER);
-        if (fapl < 0 || c.dxpl < 0 || H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL) < 0 ||
-            H5Pset_dxpl_mpio(c.dxpl, H5FD_MPIO_COLLECTIVE) < 0 || H5Pset_all_coll_metadata_ops(fapl, 1) < 0 ||
-            H5Pset_coll_metadata_write(fapl, 1) < 0)
-            ok = (seterr(err, errlen, "cannot write %s: setting up parallel HDF5 (MPI-IO) failed", path), 0);
+    if (ok) snprintf(tmp, tl, "%s.tmp.%ld", path, pid);
+    if (ok && rank == 0) {
+        /* MPI-IO's create failure has no errno: ask the file system first, as the serial writer would */
+        char *dir = strdup(path);
+        char *slash = dir ? strrchr(dir, '/') : NULL;
+        if (slash) *(slash == dir ? slash + 1 : slash) = '\0';
+        if (!dir) ok = (seterr(err, errlen, "cannot write %s: out of memory", path), 0);
+        else if (access(slash ? dir : ".", W_OK) != 0)
+            ok = (seterr(err, errlen, "cannot write %s: cannot create %s: %s", path, tmp, strerror(errno)), 0);
+        free(dir);
     }
+    /* H5Pset_fapl_mpio duplicates the communicator, a collective: every rank or none gets there */
+    if (w_agree(comm, ok, err, errlen) != 0) {
+        free(tmp);
+        w_buf_free(&b);
+        return -1;
+    }
+    fapl = H5Pcreate(H5P_FILE_ACCESS);
+    c.dxpl = H5Pcreate(H5P_DATASET_XFER);
+    const int mpio = fapl >= 0 && H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL) >= 0; /* called where fapl exists */
+    if (!mpio || c.dxpl < 0 || H5Pset_dxpl_mpio(c.dxpl, H5FD_MPIO_COLLECTIVE) < 0 ||
+        H5Pset_all_coll_metadata_ops(fapl, 1) < 0 || H5Pset_coll_metadata_write(fapl, 1) < 0)
+        ok = (seterr(err, errlen, "cannot write %s: setting up parallel HDF5 (MPI-IO) failed", path), 0);
     int rc = -1;
     if (w_agree(comm, ok, err, errlen) == 0) {
         f = w_create(&c, tmp, fapl); /* collective */

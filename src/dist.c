@@ -111,7 +111,8 @@ static int scatter_parts(const dctx *c, const deck_t *d, mesh_t *part, dp_tidx *
     memset(part, 0, sizeof *part);
     int ok = 1;
     if (c->rank == 0) {
-        ok = h5io_read(d->mesh_file, &m, NULL, err, n) == 0 && driver_mesh_matches_deck(&m, d, d->mesh_file, err, n) == 0;
+        ok = h5io_read(d->mesh_file, &m, NULL, err, n) == 0 && driver_mesh_matches_deck(&m, d, d->mesh_file, err, n) == 0 &&
+             driver_mesh_has_frontier(&m, d->mesh_file, err, n) == 0;
         if (ok && m.ntiles == 0) ok = (snprintf(err, n, "%.1000s holds no tiles", d->mesh_file), 0);
     }
     if (agree(c, ok, err, n) != 0) return -1;
@@ -191,7 +192,10 @@ static int validate_global(const dctx *c, const deck_t *d, const mesh_t *part, d
     MPI_Allreduce(&nfail, &total, 1, MPI_LONG_LONG, MPI_SUM, c->comm);
     double maxrel = 0.0;
     MPI_Allreduce(&mine.conservation_max_rel, &maxrel, 1, MPI_DOUBLE, MPI_MAX, c->comm);
-    int who = mine.nfail ? c->rank : c->size, first = 0;
+    /* the first failure a single rank would report: the smallest (phase, global tile) key */
+    long long key = mine.nfail ? mine.first_key : VALID_KEY_NONE, kmin = 0;
+    MPI_Allreduce(&key, &kmin, 1, MPI_LONG_LONG, MPI_MIN, c->comm);
+    int who = mine.nfail && key == kmin ? c->rank : c->size, first = 0;
     MPI_Allreduce(&who, &first, 1, MPI_INT, MPI_MIN, c->comm);
 
     /* chunks: counts per level, then the chunks, to rank 0 */
@@ -296,8 +300,11 @@ static int validate_global(const dctx *c, const deck_t *d, const mesh_t *part, d
         char msg[sizeof v->first_failure];
         if (c->rank == first) snprintf(msg, sizeof msg, "%s", mine.first_failure);
         MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, first, c->comm);
-        if (c->size > 1) snprintf(v->first_failure, sizeof v->first_failure, "rank %d: %.480s", first, msg);
-        else snprintf(v->first_failure, sizeof v->first_failure, "%s", msg);
+        /* the single-rank message: tile indices in it are global */
+        snprintf(v->first_failure, sizeof v->first_failure, "%s", msg);
+        v->first_key = kmin;
+    } else {
+        v->first_key = VALID_KEY_NONE;
     }
     return 0;
 }
@@ -511,7 +518,7 @@ int dist_run(int argc, char **argv)
                               rr.launch_failures > 0 ? rr.launch_failures : 0, rr.device_launches >= 0 },
               lsum[3] = { 0, 0, 0 };
     MPI_Allreduce(launches, lsum, 3, MPI_LONG_LONG, MPI_SUM, c.comm);
-    if (lsum[2] == 0) lsum[0] = lsum[1] = -1; /* no rank launched from the device */
+    if (lsum[2] == 0) lsum[0] = -1; /* no rank launched from the device (as a single-rank run says) */
     double refine_max = rr.refine_ms;
     MPI_Allreduce(MPI_IN_PLACE, &refine_max, 1, MPI_DOUBLE, MPI_MAX, c.comm);
     if (root) {
@@ -546,14 +553,22 @@ int dist_run(int argc, char **argv)
     int64_t myleaves = part_count_leaves(&part);
     MPI_Allgather(&myleaves, 1, MPI_INT64_T, leaves, 1, MPI_INT64_T, c.comm);
 
+    /* provenance: the same on every rank (a collective write stores one copy): rank 0's variant,
+     * timings and pool, the slowest refinement, launches summed */
+    double t0v[2] = { load_ms, validate_ms };
+    long long pool0 = rr.pool_size;
+    int variant0 = variant;
+    MPI_Bcast(t0v, 2, MPI_DOUBLE, 0, c.comm);
+    MPI_Bcast(&pool0, 1, MPI_LONG_LONG, 0, c.comm);
+    MPI_Bcast(&variant0, 1, MPI_INT, 0, c.comm);
     h5io_meta_t meta;
-    driver_fill_meta(&meta, &d, deck_variant_name(variant), &v);
-    meta.load_ms = load_ms;
+    driver_fill_meta(&meta, &d, deck_variant_name(variant0), &v);
+    meta.load_ms = t0v[0];
     meta.refine_ms = refine_max;
-    meta.validate_ms = validate_ms;
+    meta.validate_ms = t0v[1];
     meta.device_launches = lsum[0];
     meta.launch_failures = lsum[1];
-    meta.pool_size = rr.pool_size;
+    meta.pool_size = pool0;
     double write_ms = 0.0;
     if (write_output(&c, &d, &part, gstart, (const dp_tidx(*)[DP_MAX_LEVELS])cnt, gl, total, &meta, rows, &myrow,
                      &write_ms, err, sizeof err) != 0) {

@@ -13,6 +13,8 @@
 int driver_die(const char *msg);
 /** The mesh file must describe the deck's domain: same dim, tile size, root grid, geometry, fields. */
 int driver_mesh_matches_deck(const mesh_t *m, const deck_t *d, const char *file, char *err, size_t n);
+/** A mesh to refine must have tiles on its finest declared level (the frontier). */
+int driver_mesh_has_frontier(const mesh_t *m, const char *file, char *err, size_t n);
 /** Refuse to write `target` over one of dpamr's inputs (the deck, and the mesh file if check_mesh). */
 int driver_refuse_overwrite(const char *key, const char *target, const deck_t *d, int check_mesh, char *err, size_t n);
 /** Provenance common to every file a run writes. */

@@ -65,6 +65,16 @@ int driver_mesh_matches_deck(const mesh_t *m, const deck_t *d, const char *file,
     return 0;
 }
 
+int driver_mesh_has_frontier(const mesh_t *m, const char *file, char *err, size_t n)
+{
+    const int L = m->nlevels - 1;
+    if (L >= 1 && m->level_start[L] == m->level_start[L + 1])
+        return snprintf(err, n, "%.1000s declares %d levels but level %d holds no tiles: dpamr run refines the finest "
+                                "level, and this one is empty (write the mesh without trailing empty levels)",
+                        file, m->nlevels, L), -1;
+    return 0;
+}
+
 /** 1 when paths a and b name the same existing file. */
 static int same_file(const char *a, const char *b)
 {
@@ -124,6 +134,7 @@ int driver_load(deck_t *d, mesh_t *m, int argc, char **argv, char *err, size_t n
 #endif
     if (h5io_read(d->mesh_file, m, NULL, err, n) != 0) return -1;
     if (driver_mesh_matches_deck(m, d, d->mesh_file, err, n) != 0) return -1;
+    if (driver_mesh_has_frontier(m, d->mesh_file, err, n) != 0) return -1;
     return 0;
 }
 

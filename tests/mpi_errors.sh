@@ -53,6 +53,20 @@ if "$dpamr" --version | grep -q "parallel HDF5: no"; then
     expect collective_without_phdf5 2 "mpi_write = collective, but this dpamr's HDF5 has no parallel I/O" \
         mpi_write=collective
 fi
+# the output's directory does not exist: found before the (collective) file creation, no hang
+expect_out() {
+    local name=$1
+    shift
+    timeout 120 "$mpiexec" "${flags[@]}" -np 2 "$dpamr" run "$deck" variant="$variant" output="$work/nodir/out.hdf" "$@" \
+        > "$name.out" 2> "$name.err"
+    local rc=$?
+    if [ $rc -eq 124 ]; then echo "FAIL $name: hung"; fails=$((fails + 1))
+    elif [ $rc -eq 0 ] || ! grep -q "nodir/out.hdf.tmp.[0-9]*: No such file or directory" "$name.err"; then
+        echo "FAIL $name (exit $rc):"; cat "$name.err"; fails=$((fails + 1))
+    else echo "ok   $name (exit $rc): $(grep "dpamr: error" "$name.err")"; fi
+}
+expect_out output_dir_missing
+expect_out output_dir_missing_gather mpi_write=gather
 expect bad_mpi_write 2 "override 'mpi_write=both': valid values are auto, collective, gather" mpi_write=both
 [ $fails -eq 0 ] || exit 1
 echo "mpi_errors OK"

@@ -59,8 +59,9 @@ typedef struct {
 /* The index a message names: the tile's global canonical index when the mesh is one rank's part. */
 static long long global_index(const vctx *c, dp_tidx t)
 {
+    if (!c->gstart || t < 0 || t >= c->m->ntiles) return (long long)t;
     const int L = c->m->level[t];
-    if (!c->gstart || L < 0 || L >= c->m->nlevels) return (long long)t;
+    if (L < 0 || L >= c->m->nlevels || t < c->m->level_start[L] || t >= c->m->level_start[L + 1]) return (long long)t;
     return (long long)(c->gstart[L] + (t - c->m->level_start[L]));
 }
 
@@ -167,7 +168,7 @@ static int conservation_tile(const vctx *c, dp_tidx t, dp_tidx q, int o, int f, 
                 if (!(err <= VALID_CONS_TOL * den + 1e-300) && bad++ == 0)
                     fail(vf, c, t, "field %s not conserved: parent tile %lld cell (%d,%d,%d) = %.9g but its %d child "
                          "cells average %.9g (relative error %.3g > tolerance %.0e)",
-                         c->m->field_name[f], (long long)q, ox + X, oy + Y, dim == 3 ? oz + Z : 0, u, nc, avg, rel,
+                         c->m->field_name[f], global_index(c, q), ox + X, oy + Y, dim == 3 ? oz + Z : 0, u, nc, avg, rel,
                          VALID_CONS_TOL);
             }
     return bad;
@@ -207,22 +208,22 @@ static int check_tile_self(const vctx *c, dp_tidx t, vfail *vf, double *maxrel)
         dp_tidx other = -1; /* only looked up when the message is wanted */
         for (dp_tidx s = 0; vf->msg && s < t && other < 0; ++s)
             if (m->level[s] == L && !memcmp(m->coord + 3 * s, x, 3 * sizeof *x)) other = s;
-        fail(vf, c, t, "duplicate tile: same level and coords as tile %lld", (long long)other);
+        fail(vf, c, t, "duplicate tile: same level and coords as tile %lld", other < 0 ? -1LL : global_index(c, other));
     }
 
     /* canonical order: level non-decreasing, then Morton key strictly increasing */
     if (t > 0) {
         const int Lp = m->level[t - 1];
         if (L < Lp)
-            fail(vf, c, t, "out of canonical order: level %d after level %d (tile %lld)", L, Lp, (long long)(t - 1));
+            fail(vf, c, t, "out of canonical order: level %d after level %d (tile %lld)", L, Lp, global_index(c, t - 1));
         else if (L == Lp && m->key[t] <= m->key[t - 1]) {
             if (m->key[t] == m->key[t - 1]) {
                 if (!(c->aux[t] & AUX_DUP)) /* one duplicate, one failed check */
                         fail(vf, c, t, "duplicate tile: same level and key 0x%llx as tile %lld",
-                         (unsigned long long)m->key[t], (long long)(t - 1));
+                         (unsigned long long)m->key[t], global_index(c, t - 1));
             } else
                 fail(vf, c, t, "out of canonical order: key 0x%llx not greater than key 0x%llx of tile %lld",
-                     (unsigned long long)m->key[t], (unsigned long long)m->key[t - 1], (long long)(t - 1));
+                     (unsigned long long)m->key[t], (unsigned long long)m->key[t - 1], global_index(c, t - 1));
         }
     }
 
@@ -234,17 +235,17 @@ static int check_tile_self(const vctx *c, dp_tidx t, vfail *vf, double *maxrel)
     } else if (q < 0 || q >= m->ntiles) {
         fail(vf, c, t, "parent index %lld out of range 0..%lld", (long long)q, (long long)m->ntiles - 1);
     } else if (m->level[q] != L - 1) {
-        fail(vf, c, t, "parent %lld is at level %d, expected level %d", (long long)q, (int)m->level[q], L - 1);
+        fail(vf, c, t, "parent %lld is at level %d, expected level %d", global_index(c, q), (int)m->level[q], L - 1);
     } else if (!parent_ok(m, t)) {
         const int32_t *y = m->coord + 3 * q;
         fail(vf, c, t, "does not lie inside its parent %lld (level %d, coords %d,%d,%d): coords >> 1 = %d,%d,%d",
-             (long long)q, L - 1, y[0], y[1], y[2], x[0] >> 1, x[1] >> 1, x[2] >> 1);
+             global_index(c, q), L - 1, y[0], y[1], y[2], x[0] >> 1, x[1] >> 1, x[2] >> 1);
     } else {
         have_parent = 1;
         const int o = octant_of_coords(x);
         if (!(c->flags[q] >> o & 1))
             fail(vf, c, t, "lies in octant %d of parent %lld, which the criterion does not flag (parent flags 0x%x)", o,
-                 (long long)q, c->flags[q]);
+                 global_index(c, q), c->flags[q]);
     }
 
     /* finite values: a NaN or Inf would poison every sum and comparison downstream */
@@ -455,6 +456,7 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
 {
     memset(r, 0, sizeof *r);
     memset(parts, 0, sizeof *parts);
+    r->first_key = VALID_KEY_NONE;
     const valid_opts_t whole = { .complete = 1, .roots = -1, .gstart = NULL };
     if (!o) o = &whole;
     const int complete = o->complete;
@@ -466,7 +468,10 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
     }
     r->conservation_checked = p->fill == DP_FILL_PROLONG;
     r->nfail = check_global(m, p, r->first_failure, sizeof r->first_failure);
-    if (r->nfail > 0) return 0; /* walking the tiles could read out of bounds */
+    if (r->nfail > 0) { /* walking the tiles could read out of bounds */
+        r->first_key = VALID_KEY(1, 0);
+        return 0;
+    }
     r->nf = m->nf;
     parts->nf = m->nf;
 
@@ -478,6 +483,7 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
         free(kids);
         free(aux);
         r->nfail = 1;
+        r->first_key = VALID_KEY(1, 0);
         snprintf(r->first_failure, sizeof r->first_failure, "out of memory for %lld tiles of scratch", (long long)n);
         return 0;
     }
@@ -581,8 +587,10 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
             check_tile_self(&c, first2, &f, &mr);
         else
             check_tile_children(&c, first3, &f);
+        r->first_key = first2 < n ? VALID_KEY(2, global_index(&c, first2)) : VALID_KEY(3, global_index(&c, first3));
     } else if (nfail4 > 0) {
         snprintf(r->first_failure, sizeof r->first_failure, "%s", msg4);
+        r->first_key = VALID_KEY(4, 0);
     }
 
     /* Pass D: checksums per chunk (the tiles of one level under one root). Chunk boundaries are
@@ -600,8 +608,10 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
         else parts->n[L] = nc;
     }
     if (oom) {
-        if (r->nfail++ == 0)
+        if (r->nfail++ == 0) {
             snprintf(r->first_failure, sizeof r->first_failure, "out of memory for the checksum chunks");
+            r->first_key = VALID_KEY(5, 0);
+        }
         parts->nlevels = 0;
     }
     const int ntask = parts->nlevels * (m->nf + 1);

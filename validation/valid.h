@@ -15,6 +15,9 @@ typedef struct {
     int passed;                 /* 1 when every check passed */
     long long nfail;            /* number of failed checks */
     char first_failure[512];    /* the first failure, in words ("" when passed) */
+    long long first_key;        /* where it comes in the order of the checks, VALID_KEY(phase, global
+                                   tile): the smallest key over the parts of a distributed mesh is the
+                                   failure a single-rank check reports first (VALID_KEY_NONE: none) */
     int conservation_checked;   /* 1 for fill=prolong */
     double conservation_tol;    /* relative tolerance applied */
     double conservation_max_rel;/* largest relative error seen */
@@ -25,6 +28,9 @@ typedef struct {
     uint64_t tree_hash;         /* FNV-1a 64 over the chunk tree hashes, level by level */
     uint64_t total_hash;        /* FNV-1a 64 combining tree_hash and every level hash */
 } valid_report_t;
+
+#define VALID_KEY(phase, tile) (((long long)(phase) << 56) | (long long)(tile))
+#define VALID_KEY_NONE 0x7fffffffffffffffLL
 
 /** Partial checksums of one chunk: the tiles of one level that descend from one root tile.
  *  Checksums are folded chunk by chunk in canonical (root Morton) order, so a mesh split into
