@@ -445,15 +445,12 @@ static int w_buf_alloc(wctx *c, const mesh_t *m, wbuf *b)
         seterr(c->err, c->errlen, "cannot write %s: out of memory", c->path);
         return -1;
     }
-    for (int L = 0; L < m->nlevels; ++L)
-        for (dp_tidx t = m->level_start[L]; t < m->level_start[L + 1]; t += mx > 0 ? mx : 1) {
-            const dp_tidx e = t + mx < m->level_start[L + 1] ? t + mx : m->level_start[L + 1];
-            if (w_boxes(m, t, e, b->box) != 0) {
-                w_buf_free(b);
-                seterr(c->err, c->errlen, "cannot write %s: /VTKHDF/Level%d/AMRBox: a cell index passes the int32 "
-                       "range", c->path, L);
-                return -1;
-            }
+    for (int L = 0; L < m->nlevels; ++L) /* a level fits the box buffer: at most mx tiles */
+        if (w_boxes(m, m->level_start[L], m->level_start[L + 1], b->box) != 0) {
+            w_buf_free(b);
+            seterr(c->err, c->errlen, "cannot write %s: /VTKHDF/Level%d/AMRBox: a cell index passes the int32 range",
+                   c->path, L);
+            return -1;
         }
     w_octants(m, b->oct);
     return 0;

@@ -89,6 +89,14 @@ static inline DP_HD uint64_t dp_morton(int dim, int32_t i, int32_t j, int32_t k)
     return dp_spread3((uint32_t)i) | (dp_spread3((uint32_t)j) << 1) | (dp_spread3((uint32_t)k) << 2);
 }
 
+/** Key of the root tile a level-`level` tile descends from: a child's key is its parent's shifted
+ *  left by dim bits plus the octant, so the level's refinements are the low dim * level bits. */
+static inline DP_HD uint64_t dp_root_key(int dim, uint64_t key, int level)
+{
+    const int s = dim * level;
+    return s >= 64 ? 0 : key >> s;
+}
+
 /* ---- criterion --------------------------------------------------------------------------- */
 
 static inline DP_HD int dp_cells(int dim, int B) { return dim == 3 ? B * B * B : B * B; }

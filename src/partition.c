@@ -5,19 +5,12 @@
 #include <string.h>
 
 
-/* Root key of tile t on level L: its key without the L * dim low bits that the refinements added. */
-static uint64_t root_prefix(const mesh_t *m, dp_tidx t, int L)
-{
-    const int s = m->dim * L;
-    return s >= 64 ? 0 : m->key[t] >> s;
-}
-
 /* First index in [a, b) of level L whose root key is >= rk (keys sorted within the level). */
 static dp_tidx lower_bound(const mesh_t *m, int L, dp_tidx a, dp_tidx b, uint64_t rk)
 {
     while (a < b) {
         const dp_tidx mid = a + (b - a) / 2;
-        if (root_prefix(m, mid, L) < rk) a = mid + 1;
+        if (dp_root_key(m->dim, m->key[mid], L) < rk) a = mid + 1;
         else b = mid;
     }
     return a;
@@ -26,37 +19,27 @@ static dp_tidx lower_bound(const mesh_t *m, int L, dp_tidx a, dp_tidx b, uint64_
 void part_weights(const dp_params *p, const mesh_t *m, int64_t *w)
 {
     const dp_tidx nroots = m->level_start[1];
-    const int Lf = m->nlevels - 1;
-    for (dp_tidx r = 0; r < nroots; ++r) w[r] = 1;
+    const int Lf = m->nlevels - 1, togo = p->max_level > Lf ? p->max_level - Lf : 0;
     const dp_tidx s = m->level_start[Lf], e = m->level_start[Lf + 1];
-    const int refine = Lf < p->max_level;
-    /* per frontier tile: itself plus the children it will get (flags read from its cells) */
-    int64_t *tw = malloc(((size_t)(e - s) + 1) * sizeof *tw);
-    if (!tw) { /* out of memory: an even split by frontier tile count still partitions correctly */
-        for (dp_tidx t = s; t < e; ++t) w[lower_bound(m, 0, 0, nroots, root_prefix(m, t, Lf))] += 1;
-        return;
-    }
     const int B = p->B, nz = p->dim == 3 ? B : 1, cells = dp_cells(p->dim, B);
     const double h = dp_spacing(p, Lf);
+    /* a root's frontier tiles are one run of the frontier (found by binary search) */
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 64)
+#pragma omp parallel for schedule(dynamic, 1)
 #endif
-    for (dp_tidx t = s; t < e; ++t) {
-        int64_t flagged = 0;
-        const float *u = m->field[p->crit_field] + (size_t)t * (size_t)cells;
-        for (int z = 0; refine && z < nz; ++z)
-            for (int y = 0; y < B; ++y)
-                for (int x = 0; x < B; ++x) flagged += dp_flag_cell(p, u, x, y, z, h);
-        tw[t - s] = 1 + flagged * (p->max_level - Lf);
+    for (dp_tidx r = 0; r < nroots; ++r) {
+        const dp_tidx a = lower_bound(m, Lf, s, e, m->key[r]), b = lower_bound(m, Lf, a, e, m->key[r] + 1);
+        int64_t sum = 1;
+        for (dp_tidx t = a; t < b; ++t) {
+            int64_t flagged = 0;
+            const float *u = m->field[p->crit_field] + (size_t)t * (size_t)cells;
+            for (int z = 0; togo && z < nz; ++z)
+                for (int y = 0; y < B; ++y)
+                    for (int x = 0; x < B; ++x) flagged += dp_flag_cell(p, u, x, y, z, h);
+            sum += 1 + flagged * togo;
+        }
+        w[r] = sum;
     }
-    /* frontier root keys are non-decreasing: walk roots and frontier together */
-    dp_tidx r = 0;
-    for (dp_tidx t = s; t < e; ++t) {
-        const uint64_t rk = root_prefix(m, t, Lf);
-        while (r + 1 < nroots && m->key[r] < rk) ++r;
-        w[r] += tw[t - s];
-    }
-    free(tw);
 }
 
 void part_split(const int64_t *w, dp_tidx n, int nranks, dp_tidx *first)

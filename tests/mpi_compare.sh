@@ -12,12 +12,7 @@ if [ "$variant" != cpu ] && ! "$serial" gpu; then
     echo "SKIPPED: variant=$variant needs a CUDA device"
     exit 77
 fi
-flags=()
-# Open MPI: more ranks than cores need --oversubscribe, and root needs --allow-run-as-root
-if "$mpiexec" --version 2>&1 | grep -qiE "open mpi|openrte|open-mpi"; then
-    flags+=(--oversubscribe)
-    [ "$(id -u)" -eq 0 ] && flags+=(--allow-run-as-root)
-fi
+source "$here/mpi_flags.sh"
 # mpirun_run DIR NP ARGS...: run dpamr in DIR. Open MPI 4 on one machine now and then reports a rank
 # that finished and finalized as "exiting improperly" (PID 0; open-mpi/ompi#7833, #9389): that
 # message alone earns one retry, said out loud; any other failure fails the test.
@@ -25,7 +20,7 @@ mpirun_run() {
     local dir=$1 np=$2
     shift 2
     for attempt in 1 2; do
-        if (cd "$dir" && timeout 600 "$mpiexec" "${flags[@]}" -np "$np" "$dpamr" run "$@" > log.txt 2> err.txt); then
+        if (cd "$dir" && timeout 600 "$mpiexec" "${mpiflags[@]}" -np "$np" "$dpamr" run "$@" > log.txt 2> err.txt); then
             return 0
         fi
         if [ $attempt -eq 1 ] && grep -q "with PID 0 on" "$dir/err.txt" && grep -q "exiting improperly" "$dir/err.txt"; then

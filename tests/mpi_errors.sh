@@ -12,12 +12,7 @@ if [ "$variant" != cpu ] && ! "$dpamr" gpu; then
     echo "SKIPPED: variant=$variant needs a CUDA device"
     exit 77
 fi
-flags=()
-# Open MPI: more ranks than cores need --oversubscribe, and root needs --allow-run-as-root
-if "$mpiexec" --version 2>&1 | grep -qiE "open mpi|openrte|open-mpi"; then
-    flags+=(--oversubscribe)
-    [ "$(id -u)" -eq 0 ] && flags+=(--allow-run-as-root)
-fi
+source "$(dirname "$0")/mpi_flags.sh"
 rm -rf "$work" && mkdir -p "$work"
 cd "$work"
 fails=0
@@ -27,7 +22,7 @@ expect() {
     local name=$1 np=$2 pattern=$3
     shift 3
     rm -f out.hdf out.hdf.tmp.*
-    timeout 120 "$mpiexec" "${flags[@]}" -np "$np" "$dpamr" run "$deck" variant="$variant" output=out.hdf "$@" \
+    timeout 120 "$mpiexec" "${mpiflags[@]}" -np "$np" "$dpamr" run "$deck" variant="$variant" output=out.hdf "$@" \
         > "$name.out" 2> "$name.err"
     local rc=$?
     local n
@@ -57,7 +52,7 @@ fi
 expect_out() {
     local name=$1
     shift
-    timeout 120 "$mpiexec" "${flags[@]}" -np 2 "$dpamr" run "$deck" variant="$variant" output="$work/nodir/out.hdf" "$@" \
+    timeout 120 "$mpiexec" "${mpiflags[@]}" -np 2 "$dpamr" run "$deck" variant="$variant" output="$work/nodir/out.hdf" "$@" \
         > "$name.out" 2> "$name.err"
     local rc=$?
     if [ $rc -eq 124 ]; then echo "FAIL $name: hung"; fails=$((fails + 1))

@@ -10,11 +10,7 @@ dpamr=$(realpath "$1") mpiexec=$2 reps=$3 nps=$4 variants=$5
 shift 5
 here=$(cd "$(dirname "$0")/.." && pwd)
 py=/usr/bin/python3; $py -c "import h5py" 2>/dev/null || py=python3
-flags=()
-if "$mpiexec" --version 2>&1 | grep -qiE "open mpi|openrte|open-mpi"; then
-    flags+=(--oversubscribe)
-    [ "$(id -u)" -eq 0 ] && flags+=(--allow-run-as-root)
-fi
+source "$here/tests/mpi_flags.sh"
 work=$(mktemp -d)
 median() { sort -g | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 printf "%-10s %-8s %4s %12s %12s %12s %10s\n" deck variant np "refine ms" "write ms" "total ms" identical
@@ -27,7 +23,7 @@ for deck in "$@"; do
             for i in $(seq 0 "$reps"); do # run 0 is the warm-up
                 rm -f "$work/out.hdf"
                 t0=$(date +%s%N)
-                (cd "$work" && "$mpiexec" "${flags[@]}" -np "$np" "$dpamr" run "$deck" variant="$v" \
+                (cd "$work" && "$mpiexec" "${mpiflags[@]}" -np "$np" "$dpamr" run "$deck" variant="$v" \
                     output=out.hdf > log.txt 2>&1) || { echo "run failed:"; tail -5 "$work/log.txt"; exit 1; }
                 t1=$(date +%s%N)
                 [ "$i" -eq 0 ] && continue

@@ -289,11 +289,6 @@ static int check_tile_children(const vctx *c, dp_tidx t, vfail *vf)
 /* Checksums, chunk by chunk. A chunk is the run of level-L tiles (in array order, among the tiles
  * of [t0, t1) at level L) that share a root: the same key >> (dim * L). bnd[c] is the first tile of
  * chunk c, bnd[n] = t1. */
-static uint64_t root_prefix(const mesh_t *m, dp_tidx t, int L)
-{
-    const int s = m->dim * L;
-    return s >= 64 ? 0 : m->key[t] >> s;
-}
 
 /* Chunk boundaries of level L in [t0, t1): returns the number of chunks and a malloc'd bnd (n + 1
  * entries), or -1 when out of memory. Two passes: count, then fill. */
@@ -305,7 +300,7 @@ static dp_tidx chunk_bounds(const mesh_t *m, int L, dp_tidx t0, dp_tidx t1, dp_t
         uint64_t prev = 0;
         for (dp_tidx t = t0; t < t1; ++t) {
             if (m->level[t] != L) continue;
-            const uint64_t r = root_prefix(m, t, L);
+            const uint64_t r = dp_root_key(m->dim, m->key[t], L);
             if (n == 0 || r != prev) {
                 if (pass) (*bnd)[n] = t;
                 ++n;
@@ -557,12 +552,7 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
             snprintf(msg4, sizeof msg4, "level 0 of this part has %lld tiles, the partition gave it %lld roots",
                      (long long)count[0], (long long)o->roots);
     }
-    /* a part (o->gstart set) may declare trailing levels that are empty on it */
-    int nlv_declared = nlv;
-    if (o->gstart && m->nlevels > nlv && m->nlevels <= DP_MAX_LEVELS && m->level_start[nlv] == n &&
-        m->level_start[m->nlevels] == n)
-        nlv_declared = m->nlevels;
-    if (m->nlevels != nlv_declared) {
+    if (m->nlevels != nlv) {
         if (nfail4++ == 0)
             snprintf(msg4, sizeof msg4, "mesh nlevels = %d but its tiles span %d levels", m->nlevels, nlv);
     } else if (sorted) {
@@ -596,7 +586,7 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
     /* Pass D: checksums per chunk (the tiles of one level under one root). Chunk boundaries are
      * found level by level; then each (level, field) pair and each level's tree hash is one task,
      * summed sequentially in canonical order. valid_fold combines the chunks. */
-    const int index_ok = sorted && m->nlevels == nlv_declared && nfail4 == 0;
+    const int index_ok = sorted && m->nlevels == nlv && nfail4 == 0;
     dp_tidx *bnd[DP_MAX_LEVELS] = { 0 };
     parts->nlevels = nlv;
     int oom = 0;

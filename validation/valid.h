@@ -57,8 +57,8 @@ typedef struct {
 } valid_opts_t;
 
 /** The checks of valid_check_mode on one part, without the fold: r gets the part's tile counts,
- *  failures and conservation error; parts gets its chunks (free with valid_parts_free). The
- *  mesh may declare trailing empty levels. Returns r->passed. */
+ *  failures and conservation error; parts gets its chunks (free with valid_parts_free).
+ *  Returns r->passed. */
 int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o, valid_report_t *r,
                      valid_parts_t *parts);
 
