@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <hdf5.h>
@@ -63,14 +64,25 @@ static void seterr(char *err, size_t errlen, const char *fmt, ...)
     va_end(ap);
 }
 
-/** Callback of H5Ewalk2: keep the innermost error description. */
+/** Callback of H5Ewalk2: keep the innermost error description, or the system's reason where a file
+ *  driver quoted one ("..., error message = 'No space left on device', ..."). */
 static herr_t walk_first(unsigned n, const H5E_error2_t *e, void *data)
 {
-    if (n == 0 && e && e->desc) snprintf((char *)data, 200, "%s", e->desc);
+    static const char tag[] = "error message = '";
+    if (!e || !e->desc) return 0;
+    const char *sys = strstr(e->desc, tag);
+    if (sys) {
+        sys += sizeof tag - 1;
+        const char *q = strchr(sys, '\'');
+        snprintf((char *)data, 200, "%.*s", q ? (int)(q - sys) : 150, sys);
+        return 1; /* stop: the system's reason is the one to give */
+    }
+    if (n == 0) snprintf((char *)data, 200, "%s", e->desc);
     return 0;
 }
 
-/** The innermost HDF5 error description (or a generic text); clears the error stack. */
+/** The innermost HDF5 error description (or a generic text); clears the error stack. Call it right
+ *  after the failing call: any later HDF5 call (even a close) empties the stack. */
 static const char *h5_reason(char *buf)
 {
     buf[0] = '\0';
@@ -111,12 +123,16 @@ typedef struct {
     char *err;
     size_t errlen;
     int par;                   /* 1: collective parallel-HDF5 write */
+    int verify;                /* 1: the read-back pass (see h5io_write_dist): open and compare */
     int rank;                  /* MPI rank (0 without MPI): rank 0 writes the small datasets */
     hid_t dxpl;                /* data transfer list (collective when par) */
     int nlevels;               /* global levels */
     const dp_tidx *level_start;/* global level index [nlevels + 1] */
     const dp_tidx *offset;     /* this process's first row within each global level */
     const int64_t *parent;     /* parents as global indices, in local order */
+#ifdef H5_HAVE_PARALLEL
+    MPI_Comm comm;             /* the writing ranks (when par) */
+#endif
 } wctx;
 
 /** Tiles [*s, *e) of m on level L (empty when the part has no such level). */
@@ -130,13 +146,47 @@ static void w_lrange(const mesh_t *m, int L, dp_tidx *s, dp_tidx *e)
     }
 }
 
-/** Record an HDF5 failure on object loc/name. Always returns -1. */
+/** Record an HDF5 failure on object loc/name, right after the failing call (see h5_reason).
+ *  Always returns -1. */
 static int w_fail(wctx *c, hid_t loc, const char *name, const char *what)
 {
     char where[600], why[200];
+    h5_reason(why); /* first: obj_path's own HDF5 call would empty the error stack */
     obj_path(loc, name, where, sizeof where);
-    seterr(c->err, c->errlen, "cannot write %s: %s %s failed (%s)", c->path, what, where, h5_reason(why));
+    seterr(c->err, c->errlen, "cannot write %s: %s %s failed (%s)", c->path, what, where, why);
     return -1;
+}
+
+#ifdef H5_HAVE_PARALLEL
+/** 0 when every rank is fine; else -1 on every rank with the lowest failing rank's message. */
+static int w_agree(MPI_Comm comm, int ok, char *err, size_t errlen)
+{
+    int rank, size, first;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int mine = ok ? size : rank;
+    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+    if (first == size) return 0;
+    char buf[2048];
+    if (rank == first) snprintf(buf, sizeof buf, "%s", err);
+    MPI_Bcast(buf, (int)sizeof buf, MPI_CHAR, first, comm);
+    seterr(err, errlen, "%s", buf);
+    return -1;
+}
+#endif
+
+/** Every leaf writer (group, attribute, dataset) ends here, exactly once per call. In a collective
+ *  write a failure can be one rank's alone (a full disk is seen by the rank whose MPI-IO aggregator
+ *  wrote): the ranks agree after each object, so all of them leave the writer at the same call, with
+ *  the lowest failing rank's message, and none waits in a collective the others have left. */
+static int w_sync(wctx *c, int rc)
+{
+#ifdef H5_HAVE_PARALLEL
+    if (c->par) return w_agree(c->comm, rc == 0, c->err, c->errlen);
+#else
+    (void)c;
+#endif
+    return rc;
 }
 
 /** Object creation property list without time stamps (dataset or group). */
@@ -154,9 +204,15 @@ static hid_t w_ocpl(hid_t cls)
 static hid_t w_group(wctx *c, hid_t loc, const char *name)
 {
     hid_t gcpl = w_ocpl(H5P_GROUP_CREATE);
-    hid_t g = gcpl < 0 ? -1 : H5Gcreate2(loc, name, H5P_DEFAULT, gcpl, H5P_DEFAULT);
+    hid_t g = gcpl < 0                ? -1
+              : c->verify ? H5Gopen2(loc, name, H5P_DEFAULT)
+                          : H5Gcreate2(loc, name, H5P_DEFAULT, gcpl, H5P_DEFAULT);
+    if (g < 0) w_fail(c, loc, name, c->verify ? "reading back group" : "creating group");
     h5close(gcpl);
-    if (g < 0) w_fail(c, loc, name, "creating group");
+    if (w_sync(c, g < 0 ? -1 : 0) != 0) {
+        h5close(g);
+        return -1;
+    }
     return g;
 }
 
@@ -179,6 +235,7 @@ static hid_t w_space(int rank, const hsize_t *dims)
 static int w_attr(wctx *c, hid_t loc, const char *name, hid_t ft, hid_t mt, int rank, const hsize_t *dims,
                   const void *buf)
 {
+    if (c->verify) return w_sync(c, 0); /* metadata: a lost header fails the opens of the read-back */
     int rc = -1;
     hid_t s = w_space(rank, dims), a = -1;
     if (s < 0) goto done;
@@ -186,10 +243,10 @@ static int w_attr(wctx *c, hid_t loc, const char *name, hid_t ft, hid_t mt, int 
     if (a < 0 || H5Awrite(a, mt, buf) < 0) goto done;
     rc = 0;
 done:
+    if (rc != 0) w_fail(c, loc, name, "writing attribute");
     h5close(a);
     h5close(s);
-    if (rc != 0) w_fail(c, loc, name, "writing attribute");
-    return rc;
+    return w_sync(c, rc);
 }
 
 /** Fixed-length NULLPAD string type holding s (size strlen(s), at least 1). */
@@ -210,7 +267,7 @@ static int w_attr_str(wctx *c, hid_t loc, const char *name, const char *s)
 {
     if (!s) s = "";
     hid_t t = w_strtype(s);
-    if (t < 0) return w_fail(c, loc, name, "making string type for");
+    if (t < 0) return w_sync(c, w_fail(c, loc, name, "making string type for"));
     int rc = w_attr(c, loc, name, t, t, 0, NULL, s[0] ? s : "\0");
     H5Tclose(t);
     return rc;
@@ -242,10 +299,64 @@ static int w_attr_vec(wctx *c, hid_t loc, const char *name, hid_t ft, hid_t mt, 
     return w_attr(c, loc, name, ft, mt, 1, &n, buf);
 }
 
+/** Read-back pass: dataset loc/name must hold, in rows fofs[i] .. fofs[i] + cnt[i] (one after the
+ *  other), the bytes of buf in memory type mt; with whole, all of it (the small datasets rank 0
+ *  writes; nseg, fofs and cnt unused). Independent reads in slices of at most 64 MiB, so each
+ *  rank reads only what it wrote and needs little memory. 0, or -1 with err set. */
+static int w_check_rows(wctx *c, hid_t loc, const char *name, hid_t mt, int whole, int nseg, const hsize_t *fofs,
+                        const hsize_t *cnt, const void *buf)
+{
+    hid_t d = H5Dopen2(loc, name, H5P_DEFAULT), fs = d < 0 ? -1 : H5Dget_space(d), ms = -1;
+    const int rank = fs < 0 ? -1 : H5Sget_simple_extent_ndims(fs);
+    hsize_t dims[2] = { 1, 1 };
+    if (rank < 0 || rank > 2 || (rank > 0 && H5Sget_simple_extent_dims(fs, dims, NULL) != rank)) {
+        w_fail(c, loc, name, "reading back dataset");
+        h5close(fs);
+        h5close(d);
+        return -1;
+    }
+    if (whole) nseg = 1;
+    const size_t row = H5Tget_size(mt) * (rank > 1 ? (size_t)dims[1] : 1);
+    const hsize_t step = (hsize_t)((64u << 20) / row > 0 ? (64u << 20) / row : 1);
+    char *got = malloc((size_t)(whole ? (rank ? dims[0] : 1) : step) * row + 1);
+    const char *want = buf;
+    int rc = got ? 0 : -1, same = 1;
+    if (!got) seterr(c->err, c->errlen, "cannot write %s: out of memory for the read-back", c->path);
+    for (int i = 0; rc == 0 && same && i < nseg; ++i) {
+        const hsize_t rows = whole ? (rank ? dims[0] : 1) : cnt[i];
+        for (hsize_t r = 0; rc == 0 && same && r < rows; r += whole ? rows : step) {
+            hsize_t n = whole ? rows : (rows - r < step ? rows - r : step);
+            hsize_t start[2] = { (whole ? 0 : fofs[i]) + r, 0 }, count[2] = { n, dims[1] };
+            h5close(ms);
+            ms = rank ? H5Screate_simple(rank, count, NULL) : H5Screate(H5S_SCALAR);
+            if (ms < 0 || (rank && H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) < 0) ||
+                H5Dread(d, mt, ms, rank ? fs : H5S_ALL, c->dxpl, got) < 0) {
+                rc = w_fail(c, loc, name, "reading back dataset");
+            } else if (memcmp(got, want, (size_t)n * row) != 0) {
+                char where[600];
+                obj_path(loc, name, where, sizeof where);
+                seterr(c->err, c->errlen, "cannot write %s: reading back %s gave other bytes than were written",
+                       c->path, where);
+                rc = -1;
+                same = 0;
+            }
+            want += (size_t)n * row;
+        }
+    }
+    free(got);
+    h5close(ms);
+    h5close(fs);
+    h5close(d);
+    return rc;
+}
+
 /** Contiguous dataset loc/name without time stamps, written with one H5Dwrite (none when empty). */
 static int w_dset(wctx *c, hid_t loc, const char *name, hid_t ft, hid_t mt, int rank, const hsize_t *dims,
                   const void *buf)
 {
+    if (c->verify) {
+        return w_sync(c, w_check_rows(c, loc, name, mt, c->rank == 0, 0, NULL, NULL, buf));
+    }
     int rc = -1;
     hid_t dcpl = w_ocpl(H5P_DATASET_CREATE), s = w_space(rank, dims), d = -1;
     if (dcpl < 0 || s < 0) goto done;
@@ -260,11 +371,11 @@ static int w_dset(wctx *c, hid_t loc, const char *name, hid_t ft, hid_t mt, int 
     }
     rc = 0;
 done:
+    if (rc != 0) w_fail(c, loc, name, "writing dataset");
     h5close(d);
     h5close(s);
     h5close(dcpl);
-    if (rc != 0) w_fail(c, loc, name, "writing dataset");
-    return rc;
+    return w_sync(c, rc);
 }
 
 /** Per-tile dataset loc/name of global shape dims (dims[0] rows): this process writes nseg runs of
@@ -272,6 +383,7 @@ done:
 static int w_rows(wctx *c, hid_t loc, const char *name, hid_t ft, hid_t mt, int rank, const hsize_t *dims, int nseg,
                   const hsize_t *fofs, const hsize_t *cnt, const void *buf)
 {
+    if (c->verify) return w_sync(c, w_check_rows(c, loc, name, mt, 0, nseg, fofs, cnt, buf));
     int rc = -1;
     hid_t dcpl = w_ocpl(H5P_DATASET_CREATE), fs = w_space(rank, dims), ms = -1, d = -1;
     if (dcpl < 0 || fs < 0) goto done;
@@ -292,19 +404,19 @@ static int w_rows(wctx *c, hid_t loc, const char *name, hid_t ft, hid_t mt, int 
     if (dims[0] > 0 && H5Dwrite(d, mt, ms, fs, c->dxpl, buf) < 0) goto done;
     rc = 0;
 done:
+    if (rc != 0) w_fail(c, loc, name, "writing dataset");
     h5close(d);
     h5close(ms);
     h5close(fs);
     h5close(dcpl);
-    if (rc != 0) w_fail(c, loc, name, "writing dataset");
-    return rc;
+    return w_sync(c, rc);
 }
 
 /** Scalar fixed-length string dataset. */
 static int w_dset_str(wctx *c, hid_t loc, const char *name, const char *s)
 {
     hid_t t = w_strtype(s);
-    if (t < 0) return w_fail(c, loc, name, "making string type for");
+    if (t < 0) return w_sync(c, w_fail(c, loc, name, "making string type for"));
     int rc = w_dset(c, loc, name, t, t, 0, NULL, s[0] ? s : "\0");
     H5Tclose(t);
     return rc;
@@ -557,9 +669,10 @@ static int w_ranks(wctx *c, hid_t loc, int n, const h5io_rank_t *rows)
     if (mt >= 0) H5Tclose(mt);
     return rc;
 done:
+    w_fail(c, loc, "ranks", "making the compound type for");
     if (ft >= 0) H5Tclose(ft);
     if (mt >= 0) H5Tclose(mt);
-    return w_fail(c, loc, "ranks", "making the compound type for");
+    return w_sync(c, -1);
 }
 
 static int w_provenance(wctx *c, hid_t g, const h5io_meta_t *mt)
@@ -669,6 +782,41 @@ static int w_check_mesh(wctx *c, const mesh_t *m)
     return -1;
 }
 
+/** Raw bytes of the datasets of a file of ntiles tiles: a lower bound on its size. Per tile: AMRBox
+ *  24, level 4, coord 12, key 8, parent 8, childmask 1; per cell: every field twice (/VTKHDF CellData
+ *  and /dpamr/fields, float32) and the ghost byte. */
+static double w_raw_bytes(const mesh_t *m, dp_tidx ntiles)
+{
+    return (double)ntiles * (57.0 + (double)mesh_cells(m) * (8.0 * m->nf + 1.0));
+}
+
+/** Before the file is made: the directory of path takes a new file, and its file system has room
+ *  for bytes. A full disk found after minutes of writing wastes them, and MPI-IO gives no reason for
+ *  either failure. 0, or -1 with err set. */
+static int w_room(const char *path, const char *tmp, double bytes, char *err, size_t errlen)
+{
+    char *dir = strdup(path);
+    if (!dir) {
+        seterr(err, errlen, "cannot write %s: out of memory", path);
+        return -1;
+    }
+    char *slash = strrchr(dir, '/');
+    if (slash) *(slash == dir ? slash + 1 : slash) = '\0';
+    const char *d = slash ? dir : ".";
+    struct statvfs sv;
+    int rc = 0;
+    if (access(d, W_OK) != 0) {
+        seterr(err, errlen, "cannot write %s: cannot create %s: %s", path, tmp, strerror(errno));
+        rc = -1;
+    } else if (statvfs(d, &sv) == 0 && (double)sv.f_bavail * (double)sv.f_frsize < bytes) {
+        seterr(err, errlen, "cannot write %s: it needs at least %.1f MB and the file system of %s has %.1f MB free",
+               path, bytes / 1e6, d, (double)sv.f_bavail * (double)sv.f_frsize / 1e6);
+        rc = -1;
+    }
+    free(dir);
+    return rc;
+}
+
 /** Create the temporary file; message with errno when the system refused it. */
 static hid_t w_create(wctx *c, const char *tmp, hid_t fapl)
 {
@@ -702,6 +850,11 @@ int h5io_write(const char *path, const mesh_t *m, const h5io_meta_t *meta, char 
         return -1;
     }
     snprintf(tmp, tl, "%s.tmp.%ld", path, (long)getpid());
+    if (w_room(path, tmp, w_raw_bytes(m, m->ntiles), err, errlen) != 0) {
+        free(tmp);
+        w_buf_free(&b);
+        return -1;
+    }
     hid_t f = w_create(&c, tmp, H5P_DEFAULT);
     int rc = f < 0 ? -1 : w_vtkhdf(&c, f, m, &b);
     if (rc == 0) rc = w_dpamr(&c, f, m, meta);
@@ -714,7 +867,7 @@ int h5io_write(const char *path, const mesh_t *m, const h5io_meta_t *meta, char 
         seterr(err, errlen, "cannot write %s: renaming %s onto it failed: %s", path, tmp, strerror(errno));
         rc = -1;
     }
-    if (rc != 0 && f >= 0) remove(tmp);
+    if (rc != 0) remove(tmp); /* also when the create failed part-way (a full disk) */
     free(tmp);
     w_buf_free(&b);
     return rc;
@@ -723,20 +876,36 @@ int h5io_write(const char *path, const mesh_t *m, const h5io_meta_t *meta, char 
 #ifdef H5_HAVE_PARALLEL
 int h5io_parallel(void) { return 1; }
 
-/* 0 when every rank is fine; else -1 on every rank with the lowest failing rank's message. */
-static int w_agree(MPI_Comm comm, int ok, char *err, size_t errlen)
+/** The read-back pass of a collective write: the same traversal as the write, opening instead of
+ *  creating, and every rank comparing the rows it wrote (rank 0 also the small datasets). Open MPI
+ *  4.1's OMPIO, its default MPI-IO, returns success from a collective write that hit a full disk
+ *  (it prints "mca_fbtl_posix_pwritev: error in writev" and goes on): the file is then short of
+ *  data and nothing else would notice. The reads mostly come from the page cache. 0, or -1 on every
+ *  rank with the message. */
+static int w_read_back(wctx *c, const char *tmp, hid_t fapl, const mesh_t *part, const h5io_meta_t *meta, wbuf *b)
 {
-    int rank, size, first;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
-    int mine = ok ? size : rank;
-    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
-    if (first == size) return 0;
-    char buf[2048];
-    if (rank == first) snprintf(buf, sizeof buf, "%s", err);
-    MPI_Bcast(buf, (int)sizeof buf, MPI_CHAR, first, comm);
-    seterr(err, errlen, "%s", buf);
-    return -1;
+    wctx v = *c;
+    v.verify = 1;
+    v.dxpl = H5Pcreate(H5P_DATASET_XFER); /* independent: each rank reads its own rows */
+    hid_t f = v.dxpl < 0 ? -1 : H5Fopen(tmp, H5F_ACC_RDONLY, fapl);
+    if (f < 0) {
+        char why[200];
+        seterr(c->err, c->errlen, "cannot write %s: opening %s to read it back failed (%s)", c->path, tmp,
+               h5_reason(why));
+    }
+    int rc = w_agree(c->comm, f >= 0, c->err, c->errlen);
+    if (rc == 0) {
+        rc = w_vtkhdf(&v, f, part, b);
+        if (rc == 0) rc = w_dpamr(&v, f, part, meta);
+    }
+    if (f >= 0) H5Fclose(f);
+    h5close(v.dxpl);
+    if (rc != 0) {
+        const size_t k = strlen(c->err);
+        seterr(c->err + k, c->errlen - k, "; the write was reported as done, so the MPI-IO layer lost data (Open MPI "
+                                          "4's OMPIO does on a full disk; its ROMIO reports it: mpirun --mca io romio321)");
+    }
+    return rc;
 }
 
 int h5io_write_dist(const char *path, const mesh_t *part, const h5io_dist_t *dist, const h5io_meta_t *meta, char *err,
@@ -747,7 +916,7 @@ int h5io_write_dist(const char *path, const mesh_t *part, const h5io_dist_t *dis
     MPI_Comm_rank(comm, &rank);
     wctx c = { .path = path, .err = err, .errlen = errlen, .par = 1, .rank = rank, .dxpl = -1,
                .nlevels = dist->nlevels, .level_start = dist->level_start, .offset = dist->offset,
-               .parent = dist->parent };
+               .parent = dist->parent, .comm = comm };
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     /* the checks of w_check_mesh on the global level index; the part's own arrays next */
     mesh_t head = *part;
@@ -766,16 +935,7 @@ int h5io_write_dist(const char *path, const mesh_t *part, const h5io_dist_t *dis
     hid_t fapl = -1, f = -1;
     if (ok && !tmp) ok = (seterr(err, errlen, "cannot write %s: out of memory", path), 0);
     if (ok) snprintf(tmp, tl, "%s.tmp.%ld", path, pid);
-    if (ok && rank == 0) {
-        /* MPI-IO's create failure has no errno: ask the file system first, as the serial writer would */
-        char *dir = strdup(path);
-        char *slash = dir ? strrchr(dir, '/') : NULL;
-        if (slash) *(slash == dir ? slash + 1 : slash) = '\0';
-        if (!dir) ok = (seterr(err, errlen, "cannot write %s: out of memory", path), 0);
-        else if (access(slash ? dir : ".", W_OK) != 0)
-            ok = (seterr(err, errlen, "cannot write %s: cannot create %s: %s", path, tmp, strerror(errno)), 0);
-        free(dir);
-    }
+    if (ok && rank == 0) ok = w_room(path, tmp, w_raw_bytes(part, head.ntiles), err, errlen) == 0;
     /* H5Pset_fapl_mpio duplicates the communicator, a collective: every rank or none gets there */
     if (w_agree(comm, ok, err, errlen) != 0) {
         free(tmp);
@@ -791,8 +951,13 @@ int h5io_write_dist(const char *path, const mesh_t *part, const h5io_dist_t *dis
     int rc = -1;
     if (w_agree(comm, ok, err, errlen) == 0) {
         f = w_create(&c, tmp, fapl); /* collective */
-        if (w_agree(comm, f >= 0, err, errlen) == 0) {
-            /* collective from here: every rank makes the same calls; HDF5 failures are global */
+        if (w_agree(comm, f >= 0, err, errlen) != 0) {
+            /* a create that failed part-way (a full disk) leaves a file; a rank whose create worked
+             * keeps its handle: closing it is collective and the others have none */
+            if (rank == 0) remove(tmp);
+        } else {
+            /* collective from here: every rank makes the same calls, and every leaf writer ends in
+             * w_sync, so a failure on one rank stops all of them at the same object */
             rc = w_vtkhdf(&c, f, part, &b);
             if (rc == 0) rc = w_dpamr(&c, f, part, meta);
             if (H5Fclose(f) < 0 && rc == 0) {
@@ -800,6 +965,8 @@ int h5io_write_dist(const char *path, const mesh_t *part, const h5io_dist_t *dis
                 seterr(err, errlen, "cannot write %s: closing %s failed (%s)", path, tmp, h5_reason(why));
                 rc = -1;
             }
+            rc = w_agree(comm, rc == 0, err, errlen);
+            if (rc == 0) rc = w_read_back(&c, tmp, fapl, part, meta, &b);
             ok = rc == 0;
             if (rank == 0 && ok && rename(tmp, path) != 0) {
                 seterr(err, errlen, "cannot write %s: renaming %s onto it failed: %s", path, tmp, strerror(errno));

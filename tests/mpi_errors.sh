@@ -22,12 +22,12 @@ expect() {
     local name=$1 np=$2 pattern=$3
     shift 3
     rm -f out.hdf out.hdf.tmp.*
-    timeout 120 "$mpiexec" "${mpiflags[@]}" -np "$np" "$dpamr" run "$deck" variant="$variant" output=out.hdf "$@" \
+    timeout -k 10 120 "$mpiexec" "${mpiflags[@]}" -np "$np" "$dpamr" run "$deck" variant="$variant" output=out.hdf "$@" \
         > "$name.out" 2> "$name.err"
     local rc=$?
     local n
     n=$(grep -c -- "$pattern" "$name.err")
-    if [ $rc -eq 124 ]; then
+    if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
         echo "FAIL $name: hung (killed after 120 s)"; fails=$((fails + 1))
     elif [ $rc -eq 0 ]; then
         echo "FAIL $name: exit 0"; fails=$((fails + 1))
@@ -52,10 +52,10 @@ fi
 expect_out() {
     local name=$1
     shift
-    timeout 120 "$mpiexec" "${mpiflags[@]}" -np 2 "$dpamr" run "$deck" variant="$variant" output="$work/nodir/out.hdf" "$@" \
+    timeout -k 10 120 "$mpiexec" "${mpiflags[@]}" -np 2 "$dpamr" run "$deck" variant="$variant" output="$work/nodir/out.hdf" "$@" \
         > "$name.out" 2> "$name.err"
     local rc=$?
-    if [ $rc -eq 124 ]; then echo "FAIL $name: hung"; fails=$((fails + 1))
+    if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then echo "FAIL $name: hung"; fails=$((fails + 1))
     elif [ $rc -eq 0 ] || ! grep -q "nodir/out.hdf.tmp.[0-9]*: No such file or directory" "$name.err"; then
         echo "FAIL $name (exit $rc):"; cat "$name.err"; fails=$((fails + 1))
     else echo "ok   $name (exit $rc): $(grep "dpamr: error" "$name.err")"; fi

@@ -1,0 +1,85 @@
+#!/bin/bash
+# disk_full.sh DPAMR DECK WORKDIR [MPIEXEC] - a full file system ends the run with one clear
+# message, a non-zero exit and no file left, and never hangs an MPI run:
+#   1. too little room from the start: refused before the file is made (the writer's free-space check);
+#   2. room for the raw data but not the whole file: the write fails part-way (ENOSPC);
+# each alone, then with MPIEXEC (2 and 3 ranks) in both write modes (collective needs a parallel
+# HDF5). A part-way failure in a collective write is seen by the aggregating rank only; before the
+# writer agreed after each object, the other ranks waited in the next collective call for ever.
+# The small file systems are tmpfs mounts: without the right to mount (not root, or a container
+# without CAP_SYS_ADMIN) the test exits 77 (skipped) and says why.
+set -uo pipefail
+dpamr=$1 deck=$2 work=$3 mpiexec=${4:-}
+here=$(cd "$(dirname "$0")" && pwd)
+py=/usr/bin/python3; $py -c "import h5py" 2>/dev/null || py=python3  # Debian's, else the PATH one (GPU machine)
+rm -rf "$work" && mkdir -p "$work/full"
+cd "$work"
+mounted=0
+cleanup() { [ $mounted -eq 1 ] && umount "$work/full"; }
+trap cleanup EXIT
+# mount_small BYTES: a fresh tmpfs of BYTES (rounded up to pages) on $work/full
+mount_small() {
+    [ $mounted -eq 1 ] && { umount "$work/full"; mounted=0; }
+    mount -t tmpfs -o "size=$1" tmpfs "$work/full" 2>"$work/mount.err" || return 1
+    mounted=1
+}
+if ! mount_small 1m; then
+    echo "SKIPPED: cannot mount a small tmpfs here ($(cat "$work/mount.err")): needs root with CAP_SYS_ADMIN"
+    exit 77
+fi
+# the raw data bytes of the deck's output (a lower bound of its size; what the free-space check uses)
+"$dpamr" run "$deck" variant=cpu output="$work/good.hdf" > good.log || { cat good.log; exit 1; }
+read -r raw size < <($py - "$work/good.hdf" <<'PY'
+import os, sys, h5py
+n = []
+h5py.File(sys.argv[1], "r").visititems(
+    lambda k, o: n.append(o.nbytes) if isinstance(o, h5py.Dataset) and
+    (k.startswith("VTKHDF") or k.startswith("dpamr/tiles") or k.startswith("dpamr/fields")) else None)
+print(sum(n), os.path.getsize(sys.argv[1]))
+PY
+)
+echo "output: $size bytes, $raw of them raw data"
+[ $((size - raw)) -gt 16384 ] || { echo "FAIL: the file's metadata ($((size - raw)) bytes) leaves no room for case 2"; exit 1; }
+rm -f good.hdf
+fails=0
+# expect NAME PATTERN MOUNT-BYTES CMD...: CMD fails within 120 s on a fresh small tmpfs, PATTERN on
+# stderr exactly once, nothing left on the tmpfs
+expect() {
+    local name=$1 pattern=$2 bytes=$3
+    shift 3
+    mount_small "$bytes" || { echo "FAIL $name: mount"; fails=$((fails + 1)); return; }
+    timeout -k 10 120 "$@" > "$name.out" 2> "$name.err"
+    local rc=$? n
+    n=$(grep -c -- "$pattern" "$name.err")
+    if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then echo "FAIL $name: hung (killed after 120 s)"; fails=$((fails + 1))
+    elif [ $rc -eq 0 ]; then echo "FAIL $name: exit 0"; fails=$((fails + 1))
+    elif [ "$n" -ne 1 ]; then
+        echo "FAIL $name: '$pattern' appears $n times in stderr:"; cat "$name.err"; fails=$((fails + 1))
+    elif [ -n "$(ls -A "$work/full")" ]; then
+        echo "FAIL $name: left behind: $(ls -A "$work/full")"; fails=$((fails + 1))
+    else echo "ok   $name (exit $rc): $(grep -- "$pattern" "$name.err")"; fi
+}
+early="it needs at least .* MB and the file system of $work/full has .* MB free"
+# a part-way failure names the object and, where the system said it, the reason; MPI-IO (a
+# parallel HDF5 writes even one rank through it) reports a failed write without one, or not at all:
+# the read-back then finds the loss
+late="cannot write $work/full/out.hdf: .*failed (No space left on device)"
+"$dpamr" --version | grep -q "parallel HDF5: yes" && late="cannot write $work/full/out.hdf: .*failed ("
+part=$((raw + 8192))  # passes the free-space check, runs out in the file's metadata or last datasets
+out=(output="$work/full/out.hdf")
+expect serial_early "$early" 1m "$dpamr" run "$deck" variant=cpu "${out[@]}"
+expect serial_late "$late" "$part" "$dpamr" run "$deck" variant=cpu "${out[@]}"
+if [ -n "$mpiexec" ]; then
+    source "$here/mpi_flags.sh"
+    modes=(gather)
+    "$dpamr" --version | grep -q "parallel HDF5: yes" && modes+=(collective)
+    for np in 2 3; do
+        for mode in "${modes[@]}"; do
+            run=("$mpiexec" "${mpiflags[@]}" -np "$np" "$dpamr" run "$deck" variant=cpu "${out[@]}" mpi_write="$mode")
+            expect "np${np}_${mode}_early" "$early" 1m "${run[@]}"
+            expect "np${np}_${mode}_late" "cannot write $work/full/out.hdf: .*failed (" "$part" "${run[@]}"
+        done
+    done
+fi
+[ $fails -eq 0 ] || exit 1
+echo "disk_full OK"
