@@ -897,8 +897,8 @@ static int w_read_back(wctx *c, const char *tmp, hid_t fapl, const mesh_t *part,
     if (rc == 0) {
         rc = w_vtkhdf(&v, f, part, b);
         if (rc == 0) rc = w_dpamr(&v, f, part, meta);
+        H5Fclose(f); /* collective: only when every rank has the file open (else a rank's handle stays) */
     }
-    if (f >= 0) H5Fclose(f);
     h5close(v.dxpl);
     if (rc != 0) {
         const size_t k = strlen(c->err);
