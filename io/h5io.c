@@ -157,8 +157,44 @@ static int w_fail(wctx *c, hid_t loc, const char *name, const char *what)
     return -1;
 }
 
+/** Add to a read-back failure what it means. Always returns -1. */
+static int w_lost(wctx *c)
+{
+    const size_t k = c->err ? strlen(c->err) : 0;
+    if (c->err && k + 1 < c->errlen)
+        seterr(c->err + k, c->errlen - k, "; the write was reported as done, so the MPI-IO layer lost data (Open MPI "
+                                          "4's OMPIO does on a full disk; its ROMIO reports it: mpirun --mca io romio321)");
+    return -1;
+}
+
+/** Test hook: with DPAMR_FAIL_WRITE="RANK:STEP:NAME" in the environment, STEP ("create" or "write")
+ *  of the dataset NAME (its link name, e.g. AMRBox) reports a failure on rank RANK alone, after the
+ *  HDF5 call itself was made, as when a file system fails under one rank of a collective write. The
+ *  MPI error tests use it; a run without the variable never takes it. */
+static int w_injected(const wctx *c, const char *step, const char *name)
+{
+    const char *spec = getenv("DPAMR_FAIL_WRITE");
+    if (!spec || c->verify) return 0;
+    char *end = NULL;
+    const long r = strtol(spec, &end, 10);
+    const size_t n = strlen(step);
+    if (end == spec || *end != ':' || r != c->rank || strncmp(end + 1, step, n) != 0 || end[1 + n] != ':') return 0;
+    if (strcmp(end + 2 + n, name) != 0) return 0;
+    seterr(c->err, c->errlen, "cannot write %s: %s of dataset %s failed (injected by DPAMR_FAIL_WRITE on rank %d)",
+           c->path, step, name, c->rank);
+    return 1;
+}
+
+/** w_fail, then w_lost: a read-back that could not read what was written. */
+static int w_fail_lost(wctx *c, hid_t loc, const char *name, const char *what)
+{
+    w_fail(c, loc, name, what);
+    return w_lost(c);
+}
+
 #ifdef H5_HAVE_PARALLEL
-/** 0 when every rank is fine; else -1 on every rank with the lowest failing rank's message. */
+/** 0 when every rank is fine; else -1 on every rank with the lowest failing rank's message, which
+ *  names it ("rank 1: ...", as the driver's own agreement does) in a run of several ranks. */
 static int w_agree(MPI_Comm comm, int ok, char *err, size_t errlen)
 {
     int rank, size, first;
@@ -168,17 +204,20 @@ static int w_agree(MPI_Comm comm, int ok, char *err, size_t errlen)
     MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
     if (first == size) return 0;
     char buf[2048];
-    if (rank == first) snprintf(buf, sizeof buf, "%s", err);
+    if (rank == first && strncmp(err, "rank ", 5) == 0) snprintf(buf, sizeof buf, "%s", err); /* agreed before */
+    else if (rank == first && size > 1) snprintf(buf, sizeof buf, "rank %d: %s", rank, err);
+    else if (rank == first) snprintf(buf, sizeof buf, "%s", err);
     MPI_Bcast(buf, (int)sizeof buf, MPI_CHAR, first, comm);
     seterr(err, errlen, "%s", buf);
     return -1;
 }
 #endif
 
-/** Every leaf writer (group, attribute, dataset) ends here, exactly once per call. In a collective
- *  write a failure can be one rank's alone (a full disk is seen by the rank whose MPI-IO aggregator
- *  wrote): the ranks agree after each object, so all of them leave the writer at the same call, with
- *  the lowest failing rank's message, and none waits in a collective the others have left. */
+/** In a collective write a failure can be one rank's alone (a full disk is seen by the rank whose
+ *  MPI-IO aggregator wrote). Every leaf writer (group, attribute, dataset) therefore calls this after
+ *  each of its collective HDF5 calls (create, then write), on every rank and path, and stops at the
+ *  first disagreement: all ranks leave the writer at the same call, with the lowest failing rank's
+ *  message, and none waits in a collective call the others have left. */
 static int w_sync(wctx *c, int rc)
 {
 #ifdef H5_HAVE_PARALLEL
@@ -203,16 +242,17 @@ static hid_t w_ocpl(hid_t cls)
 /** Create group loc/name without time stamps. Returns the group or -1 (err set). */
 static hid_t w_group(wctx *c, hid_t loc, const char *name)
 {
-    hid_t gcpl = w_ocpl(H5P_GROUP_CREATE);
-    hid_t g = gcpl < 0                ? -1
-              : c->verify ? H5Gopen2(loc, name, H5P_DEFAULT)
-                          : H5Gcreate2(loc, name, H5P_DEFAULT, gcpl, H5P_DEFAULT);
-    if (g < 0) w_fail(c, loc, name, c->verify ? "reading back group" : "creating group");
-    h5close(gcpl);
-    if (w_sync(c, g < 0 ? -1 : 0) != 0) {
-        h5close(g);
-        return -1;
+    hid_t gcpl = w_ocpl(H5P_GROUP_CREATE), g = -1;
+    if (gcpl < 0) w_fail(c, loc, name, "preparing group");
+    if (w_sync(c, gcpl < 0 ? -1 : 0) == 0) {
+        g = c->verify ? H5Gopen2(loc, name, H5P_DEFAULT) : H5Gcreate2(loc, name, H5P_DEFAULT, gcpl, H5P_DEFAULT);
+        if (g < 0) c->verify ? w_fail_lost(c, loc, name, "reading back group") : w_fail(c, loc, name, "creating group");
+        if (w_sync(c, g < 0 ? -1 : 0) != 0) {
+            h5close(g);
+            g = -1;
+        }
     }
+    h5close(gcpl);
     return g;
 }
 
@@ -236,17 +276,20 @@ static int w_attr(wctx *c, hid_t loc, const char *name, hid_t ft, hid_t mt, int 
                   const void *buf)
 {
     if (c->verify) return w_sync(c, 0); /* metadata: a lost header fails the opens of the read-back */
-    int rc = -1;
     hid_t s = w_space(rank, dims), a = -1;
-    if (s < 0) goto done;
-    a = H5Acreate2(loc, name, ft, s, H5P_DEFAULT, H5P_DEFAULT);
-    if (a < 0 || H5Awrite(a, mt, buf) < 0) goto done;
-    rc = 0;
-done:
-    if (rc != 0) w_fail(c, loc, name, "writing attribute");
+    int rc = s >= 0 && ft >= 0 && mt >= 0 ? 0 : w_fail(c, loc, name, "preparing attribute");
+    rc = w_sync(c, rc); /* before and after each collective call: all ranks or none make it */
+    if (rc == 0) {
+        if ((a = H5Acreate2(loc, name, ft, s, H5P_DEFAULT, H5P_DEFAULT)) < 0) rc = w_fail(c, loc, name, "creating attribute");
+        rc = w_sync(c, rc);
+    }
+    if (rc == 0) {
+        if (H5Awrite(a, mt, buf) < 0) rc = w_fail(c, loc, name, "writing attribute");
+        rc = w_sync(c, rc);
+    }
     h5close(a);
     h5close(s);
-    return w_sync(c, rc);
+    return rc;
 }
 
 /** Fixed-length NULLPAD string type holding s (size strlen(s), at least 1). */
@@ -266,10 +309,9 @@ static hid_t w_strtype(const char *s)
 static int w_attr_str(wctx *c, hid_t loc, const char *name, const char *s)
 {
     if (!s) s = "";
-    hid_t t = w_strtype(s);
-    if (t < 0) return w_sync(c, w_fail(c, loc, name, "making string type for"));
+    hid_t t = w_strtype(s); /* -1 on failure: the leaf reports it, after the same agreements */
     int rc = w_attr(c, loc, name, t, t, 0, NULL, s[0] ? s : "\0");
-    H5Tclose(t);
+    h5close(t);
     return rc;
 }
 
@@ -309,15 +351,18 @@ static int w_check_rows(wctx *c, hid_t loc, const char *name, hid_t mt, int whol
     hid_t d = H5Dopen2(loc, name, H5P_DEFAULT), fs = d < 0 ? -1 : H5Dget_space(d), ms = -1;
     const int rank = fs < 0 ? -1 : H5Sget_simple_extent_ndims(fs);
     hsize_t dims[2] = { 1, 1 };
-    if (rank < 0 || rank > 2 || (rank > 0 && H5Sget_simple_extent_dims(fs, dims, NULL) != rank)) {
-        w_fail(c, loc, name, "reading back dataset");
+    const int shaped = rank >= 0 && rank <= 2 && (rank == 0 || H5Sget_simple_extent_dims(fs, dims, NULL) == rank);
+    const size_t row = shaped ? H5Tget_size(mt) * (rank > 1 ? (size_t)dims[1] : 1) : 0;
+    if (row == 0) {
+        w_fail_lost(c, loc, name, "reading back dataset");
         h5close(fs);
         h5close(d);
         return -1;
     }
     if (whole) nseg = 1;
-    const size_t row = H5Tget_size(mt) * (rank > 1 ? (size_t)dims[1] : 1);
-    const hsize_t step = (hsize_t)((64u << 20) / row > 0 ? (64u << 20) / row : 1);
+    hsize_t step = (hsize_t)((64u << 20) / row > 0 ? (64u << 20) / row : 1), most = 0;
+    for (int i = 0; !whole && i < nseg; ++i) most = cnt[i] > most ? cnt[i] : most;
+    if (!whole && most < step) step = most; /* a slice buffer no larger than the largest run */
     char *got = malloc((size_t)(whole ? (rank ? dims[0] : 1) : step) * row + 1);
     const char *want = buf;
     int rc = got ? 0 : -1, same = 1;
@@ -331,13 +376,13 @@ static int w_check_rows(wctx *c, hid_t loc, const char *name, hid_t mt, int whol
             ms = rank ? H5Screate_simple(rank, count, NULL) : H5Screate(H5S_SCALAR);
             if (ms < 0 || (rank && H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) < 0) ||
                 H5Dread(d, mt, ms, rank ? fs : H5S_ALL, c->dxpl, got) < 0) {
-                rc = w_fail(c, loc, name, "reading back dataset");
+                rc = w_fail_lost(c, loc, name, "reading back dataset");
             } else if (memcmp(got, want, (size_t)n * row) != 0) {
                 char where[600];
                 obj_path(loc, name, where, sizeof where);
                 seterr(c->err, c->errlen, "cannot write %s: reading back %s gave other bytes than were written",
                        c->path, where);
-                rc = -1;
+                rc = w_lost(c);
                 same = 0;
             }
             want += (size_t)n * row;
@@ -357,25 +402,27 @@ static int w_dset(wctx *c, hid_t loc, const char *name, hid_t ft, hid_t mt, int 
     if (c->verify) {
         return w_sync(c, w_check_rows(c, loc, name, mt, c->rank == 0, 0, NULL, NULL, buf));
     }
-    int rc = -1;
     hid_t dcpl = w_ocpl(H5P_DATASET_CREATE), s = w_space(rank, dims), d = -1;
-    if (dcpl < 0 || s < 0) goto done;
-    d = H5Dcreate2(loc, name, ft, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    if (d < 0) goto done;
-    hssize_t np = H5Sget_simple_extent_npoints(s);
-    if (np < 0) goto done;
-    if (np > 0) {
-        /* a collective write: every rank takes part, rank 0 alone supplies the data */
-        if (c->rank != 0 && H5Sselect_none(s) < 0) goto done;
-        if (H5Dwrite(d, mt, s, s, c->dxpl, buf) < 0) goto done;
+    hssize_t np = -1;
+    /* a collective write: every rank takes part, rank 0 alone supplies the data */
+    const int ok = dcpl >= 0 && s >= 0 && ft >= 0 && mt >= 0 && (np = H5Sget_simple_extent_npoints(s)) >= 0 &&
+                   (c->rank == 0 || H5Sselect_none(s) >= 0);
+    int rc = w_sync(c, ok ? 0 : w_fail(c, loc, name, "preparing dataset"));
+    if (rc == 0) { /* before and after each collective call: all ranks or none make it */
+        if ((d = H5Dcreate2(loc, name, ft, s, H5P_DEFAULT, dcpl, H5P_DEFAULT)) < 0)
+            rc = w_fail(c, loc, name, "creating dataset");
+        else if (w_injected(c, "create", name)) rc = -1;
+        rc = w_sync(c, rc);
     }
-    rc = 0;
-done:
-    if (rc != 0) w_fail(c, loc, name, "writing dataset");
+    if (rc == 0) {
+        if (np > 0 && H5Dwrite(d, mt, s, s, c->dxpl, buf) < 0) rc = w_fail(c, loc, name, "writing dataset");
+        else if (w_injected(c, "write", name)) rc = -1;
+        rc = w_sync(c, rc);
+    }
     h5close(d);
     h5close(s);
     h5close(dcpl);
-    return w_sync(c, rc);
+    return rc;
 }
 
 /** Per-tile dataset loc/name of global shape dims (dims[0] rows): this process writes nseg runs of
@@ -384,41 +431,43 @@ static int w_rows(wctx *c, hid_t loc, const char *name, hid_t ft, hid_t mt, int 
                   const hsize_t *fofs, const hsize_t *cnt, const void *buf)
 {
     if (c->verify) return w_sync(c, w_check_rows(c, loc, name, mt, 0, nseg, fofs, cnt, buf));
-    int rc = -1;
     hid_t dcpl = w_ocpl(H5P_DATASET_CREATE), fs = w_space(rank, dims), ms = -1, d = -1;
-    if (dcpl < 0 || fs < 0) goto done;
-    d = H5Dcreate2(loc, name, ft, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    if (d < 0) goto done;
     hsize_t mine = 0, start[2] = { 0, 0 }, count[2] = { 0, rank > 1 ? dims[1] : 1 };
-    if (H5Sselect_none(fs) < 0) goto done;
-    for (int i = 0; i < nseg; ++i) {
+    int ok = dcpl >= 0 && fs >= 0 && H5Sselect_none(fs) >= 0;
+    for (int i = 0; ok && i < nseg; ++i) {
         if (cnt[i] == 0) continue;
         start[0] = fofs[i];
         count[0] = cnt[i];
-        if (H5Sselect_hyperslab(fs, H5S_SELECT_OR, start, NULL, count, NULL) < 0) goto done;
+        ok = H5Sselect_hyperslab(fs, H5S_SELECT_OR, start, NULL, count, NULL) >= 0;
         mine += cnt[i];
     }
-    hsize_t mdims[2] = { mine > 0 ? mine : 1, count[1] };
-    ms = H5Screate_simple(rank, mdims, NULL);
-    if (ms < 0 || (mine == 0 && H5Sselect_none(ms) < 0)) goto done;
-    if (dims[0] > 0 && H5Dwrite(d, mt, ms, fs, c->dxpl, buf) < 0) goto done;
-    rc = 0;
-done:
-    if (rc != 0) w_fail(c, loc, name, "writing dataset");
+    const hsize_t mdims[2] = { mine > 0 ? mine : 1, count[1] };
+    ok = ok && (ms = H5Screate_simple(rank, mdims, NULL)) >= 0 && (mine > 0 || H5Sselect_none(ms) >= 0);
+    int rc = w_sync(c, ok ? 0 : w_fail(c, loc, name, "preparing dataset"));
+    if (rc == 0) { /* before and after each collective call: all ranks or none make it */
+        if ((d = H5Dcreate2(loc, name, ft, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT)) < 0)
+            rc = w_fail(c, loc, name, "creating dataset");
+        else if (w_injected(c, "create", name)) rc = -1;
+        rc = w_sync(c, rc);
+    }
+    if (rc == 0) {
+        if (dims[0] > 0 && H5Dwrite(d, mt, ms, fs, c->dxpl, buf) < 0) rc = w_fail(c, loc, name, "writing dataset");
+        else if (w_injected(c, "write", name)) rc = -1;
+        rc = w_sync(c, rc);
+    }
     h5close(d);
     h5close(ms);
     h5close(fs);
     h5close(dcpl);
-    return w_sync(c, rc);
+    return rc;
 }
 
 /** Scalar fixed-length string dataset. */
 static int w_dset_str(wctx *c, hid_t loc, const char *name, const char *s)
 {
-    hid_t t = w_strtype(s);
-    if (t < 0) return w_sync(c, w_fail(c, loc, name, "making string type for"));
+    hid_t t = w_strtype(s); /* -1 on failure: the leaf reports it, after the same agreements */
     int rc = w_dset(c, loc, name, t, t, 0, NULL, s[0] ? s : "\0");
-    H5Tclose(t);
+    h5close(t);
     return rc;
 }
 
@@ -647,32 +696,28 @@ static int w_ranks(wctx *c, hid_t loc, int n, const h5io_rank_t *rows)
 {
     const size_t fsize = 4 + 4 + 8 * 5;
     hid_t ft = H5Tcreate(H5T_COMPOUND, fsize), mt = H5Tcreate(H5T_COMPOUND, sizeof(h5io_rank_t));
-    int rc = -1;
-    if (ft < 0 || mt < 0) goto done;
     /* file type: packed little-endian; memory type: the struct as the compiler lays it out */
-    if (H5Tinsert(ft, "rank", 0, H5T_STD_I32LE) < 0 || H5Tinsert(ft, "device", 4, H5T_STD_I32LE) < 0 ||
-        H5Tinsert(ft, "root_tiles", 8, H5T_STD_I64LE) < 0 || H5Tinsert(ft, "tiles", 16, H5T_STD_I64LE) < 0 ||
-        H5Tinsert(ft, "cells", 24, H5T_STD_I64LE) < 0 || H5Tinsert(ft, "refine_ms", 32, H5T_IEEE_F64LE) < 0 ||
-        H5Tinsert(ft, "write_ms", 40, H5T_IEEE_F64LE) < 0)
-        goto done;
-    if (H5Tinsert(mt, "rank", HOFFSET(h5io_rank_t, rank), H5T_NATIVE_INT32) < 0 ||
-        H5Tinsert(mt, "device", HOFFSET(h5io_rank_t, device), H5T_NATIVE_INT32) < 0 ||
-        H5Tinsert(mt, "root_tiles", HOFFSET(h5io_rank_t, root_tiles), H5T_NATIVE_INT64) < 0 ||
-        H5Tinsert(mt, "tiles", HOFFSET(h5io_rank_t, tiles), H5T_NATIVE_INT64) < 0 ||
-        H5Tinsert(mt, "cells", HOFFSET(h5io_rank_t, cells), H5T_NATIVE_INT64) < 0 ||
-        H5Tinsert(mt, "refine_ms", HOFFSET(h5io_rank_t, refine_ms), H5T_NATIVE_DOUBLE) < 0 ||
-        H5Tinsert(mt, "write_ms", HOFFSET(h5io_rank_t, write_ms), H5T_NATIVE_DOUBLE) < 0)
-        goto done;
+    const int ok =
+        ft >= 0 && mt >= 0 && H5Tinsert(ft, "rank", 0, H5T_STD_I32LE) >= 0 &&
+        H5Tinsert(ft, "device", 4, H5T_STD_I32LE) >= 0 && H5Tinsert(ft, "root_tiles", 8, H5T_STD_I64LE) >= 0 &&
+        H5Tinsert(ft, "tiles", 16, H5T_STD_I64LE) >= 0 && H5Tinsert(ft, "cells", 24, H5T_STD_I64LE) >= 0 &&
+        H5Tinsert(ft, "refine_ms", 32, H5T_IEEE_F64LE) >= 0 && H5Tinsert(ft, "write_ms", 40, H5T_IEEE_F64LE) >= 0 &&
+        H5Tinsert(mt, "rank", HOFFSET(h5io_rank_t, rank), H5T_NATIVE_INT32) >= 0 &&
+        H5Tinsert(mt, "device", HOFFSET(h5io_rank_t, device), H5T_NATIVE_INT32) >= 0 &&
+        H5Tinsert(mt, "root_tiles", HOFFSET(h5io_rank_t, root_tiles), H5T_NATIVE_INT64) >= 0 &&
+        H5Tinsert(mt, "tiles", HOFFSET(h5io_rank_t, tiles), H5T_NATIVE_INT64) >= 0 &&
+        H5Tinsert(mt, "cells", HOFFSET(h5io_rank_t, cells), H5T_NATIVE_INT64) >= 0 &&
+        H5Tinsert(mt, "refine_ms", HOFFSET(h5io_rank_t, refine_ms), H5T_NATIVE_DOUBLE) >= 0 &&
+        H5Tinsert(mt, "write_ms", HOFFSET(h5io_rank_t, write_ms), H5T_NATIVE_DOUBLE) >= 0;
+    if (!ok) { /* the leaf reports the missing type, after the same agreements as on the other ranks */
+        h5close(ft);
+        ft = -1;
+    }
     const hsize_t dims = (hsize_t)n;
-    rc = w_dset(c, loc, "ranks", ft, mt, 1, &dims, rows); /* reports its own failure */
-    if (ft >= 0) H5Tclose(ft);
-    if (mt >= 0) H5Tclose(mt);
+    const int rc = w_dset(c, loc, "ranks", ft, mt, 1, &dims, rows);
+    h5close(ft);
+    h5close(mt);
     return rc;
-done:
-    w_fail(c, loc, "ranks", "making the compound type for");
-    if (ft >= 0) H5Tclose(ft);
-    if (mt >= 0) H5Tclose(mt);
-    return w_sync(c, -1);
 }
 
 static int w_provenance(wctx *c, hid_t g, const h5io_meta_t *mt)
@@ -876,6 +921,22 @@ int h5io_write(const char *path, const mesh_t *m, const h5io_meta_t *meta, char 
 #ifdef H5_HAVE_PARALLEL
 int h5io_parallel(void) { return 1; }
 
+/** After a collective open or create failed on some rank: where it worked on others, their handle
+ *  cannot be closed (the close is collective) and HDF5 would close it, collectively, in
+ *  MPI_Finalize: a hang. Such a run ends here, with the agreed message, through MPI_Abort. */
+static void w_open_all_or_abort(MPI_Comm comm, hid_t f, const char *err)
+{
+    int mine = f >= 0, any = 0, rank = 0;
+    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
+    if (!any) return;
+    MPI_Comm_rank(comm, &rank);
+    if (rank == 0) {
+        fprintf(stderr, "dpamr: error: %s (the file is open on some ranks only and cannot be closed: aborting)\n", err);
+        fflush(stderr);
+    }
+    MPI_Abort(comm, 1);
+}
+
 /** The read-back pass of a collective write: the same traversal as the write, opening instead of
  *  creating, and every rank comparing the rows it wrote (rank 0 also the small datasets). Open MPI
  *  4.1's OMPIO, its default MPI-IO, returns success from a collective write that hit a full disk
@@ -887,24 +948,26 @@ static int w_read_back(wctx *c, const char *tmp, hid_t fapl, const mesh_t *part,
     wctx v = *c;
     v.verify = 1;
     v.dxpl = H5Pcreate(H5P_DATASET_XFER); /* independent: each rank reads its own rows */
-    hid_t f = v.dxpl < 0 ? -1 : H5Fopen(tmp, H5F_ACC_RDONLY, fapl);
-    if (f < 0) {
-        char why[200];
-        seterr(c->err, c->errlen, "cannot write %s: opening %s to read it back failed (%s)", c->path, tmp,
-               h5_reason(why));
+    if (v.dxpl < 0) seterr(c->err, c->errlen, "cannot write %s: making the read-back's transfer list failed", c->path);
+    int rc = w_agree(c->comm, v.dxpl >= 0, c->err, c->errlen); /* H5Fopen is collective: all or none */
+    hid_t f = -1;
+    if (rc == 0) {
+        f = H5Fopen(tmp, H5F_ACC_RDONLY, fapl);
+        if (f < 0) {
+            char why[200];
+            seterr(c->err, c->errlen, "cannot write %s: opening %s to read it back failed (%s)", c->path, tmp,
+                   h5_reason(why));
+            w_lost(c);
+        }
+        rc = w_agree(c->comm, f >= 0, c->err, c->errlen);
+        if (rc != 0) w_open_all_or_abort(c->comm, f, c->err);
     }
-    int rc = w_agree(c->comm, f >= 0, c->err, c->errlen);
     if (rc == 0) {
         rc = w_vtkhdf(&v, f, part, b);
         if (rc == 0) rc = w_dpamr(&v, f, part, meta);
-        H5Fclose(f); /* collective: only when every rank has the file open (else a rank's handle stays) */
+        H5Fclose(f);
     }
     h5close(v.dxpl);
-    if (rc != 0) {
-        const size_t k = strlen(c->err);
-        seterr(c->err + k, c->errlen - k, "; the write was reported as done, so the MPI-IO layer lost data (Open MPI "
-                                          "4's OMPIO does on a full disk; its ROMIO reports it: mpirun --mca io romio321)");
-    }
     return rc;
 }
 
@@ -952,9 +1015,8 @@ int h5io_write_dist(const char *path, const mesh_t *part, const h5io_dist_t *dis
     if (w_agree(comm, ok, err, errlen) == 0) {
         f = w_create(&c, tmp, fapl); /* collective */
         if (w_agree(comm, f >= 0, err, errlen) != 0) {
-            /* a create that failed part-way (a full disk) leaves a file; a rank whose create worked
-             * keeps its handle: closing it is collective and the others have none */
-            if (rank == 0) remove(tmp);
+            if (rank == 0) remove(tmp); /* a create that failed part-way (a full disk) leaves a file */
+            w_open_all_or_abort(comm, f, err);
         } else {
             /* collective from here: every rank makes the same calls, and every leaf writer ends in
              * w_sync, so a failure on one rank stops all of them at the same object */

@@ -63,5 +63,18 @@ expect_out() {
 expect_out output_dir_missing
 expect_out output_dir_missing_gather mpi_write=gather
 expect bad_mpi_write 2 "override 'mpi_write=both': valid values are auto, collective, gather" mpi_write=both
+# one rank's HDF5 call fails in the middle of the write (the writer's test hook, see io/h5io.c):
+# every rank stops at that object, one message names the rank, no file; before the writer agreed
+# after each collective call, the other ranks waited in the next one for ever
+if "$dpamr" --version | grep -q "parallel HDF5: yes"; then
+    DPAMR_FAIL_WRITE=1:create:AMRBox expect inject_create_rank1 3 \
+        "dpamr: error: rank 1: .*create of dataset AMRBox failed (injected" mpi_write=collective
+    DPAMR_FAIL_WRITE=2:write:rho expect inject_write_rank2 3 \
+        "dpamr: error: rank 2: .*write of dataset rho failed (injected" mpi_write=collective
+    DPAMR_FAIL_WRITE=0:write:ranks expect inject_write_small_rank0 2 \
+        "dpamr: error: rank 0: .*write of dataset ranks failed (injected" mpi_write=collective
+fi
+DPAMR_FAIL_WRITE=0:write:level_start expect inject_gather_rank0 2 \
+    "dpamr: error: rank 0: .*write of dataset level_start failed (injected" mpi_write=gather
 [ $fails -eq 0 ] || exit 1
 echo "mpi_errors OK"
