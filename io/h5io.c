@@ -395,33 +395,43 @@ static int w_check_rows(wctx *c, hid_t loc, const char *name, hid_t mt, int whol
     return rc;
 }
 
-/** Contiguous dataset loc/name without time stamps, written with one H5Dwrite (none when empty). */
-static int w_dset(wctx *c, hid_t loc, const char *name, hid_t ft, hid_t mt, int rank, const hsize_t *dims,
-                  const void *buf)
+/** The collective steps of writing dataset loc/name (no time stamps), each agreed on by every rank
+ *  (see w_sync): the local preparation (ok: the caller's spaces and types were made), the create
+ *  (type ft over file space fs), and, when the dataset has elements (write), one H5Dwrite of buf
+ *  (memory type mt, memory space ms) into fs's selection. */
+static int w_put(wctx *c, hid_t loc, const char *name, int ok, hid_t ft, hid_t mt, hid_t ms, hid_t fs, int write,
+                 const void *buf)
 {
-    if (c->verify) {
-        return w_sync(c, w_check_rows(c, loc, name, mt, c->rank == 0, 0, NULL, NULL, buf));
-    }
-    hid_t dcpl = w_ocpl(H5P_DATASET_CREATE), s = w_space(rank, dims), d = -1;
-    hssize_t np = -1;
-    /* a collective write: every rank takes part, rank 0 alone supplies the data */
-    const int ok = dcpl >= 0 && s >= 0 && ft >= 0 && mt >= 0 && (np = H5Sget_simple_extent_npoints(s)) >= 0 &&
-                   (c->rank == 0 || H5Sselect_none(s) >= 0);
+    hid_t dcpl = w_ocpl(H5P_DATASET_CREATE), d = -1;
+    ok = ok && dcpl >= 0 && ft >= 0 && mt >= 0;
     int rc = w_sync(c, ok ? 0 : w_fail(c, loc, name, "preparing dataset"));
     if (rc == 0) { /* before and after each collective call: all ranks or none make it */
-        if ((d = H5Dcreate2(loc, name, ft, s, H5P_DEFAULT, dcpl, H5P_DEFAULT)) < 0)
+        if ((d = H5Dcreate2(loc, name, ft, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT)) < 0)
             rc = w_fail(c, loc, name, "creating dataset");
         else if (w_injected(c, "create", name)) rc = -1;
         rc = w_sync(c, rc);
     }
     if (rc == 0) {
-        if (np > 0 && H5Dwrite(d, mt, s, s, c->dxpl, buf) < 0) rc = w_fail(c, loc, name, "writing dataset");
+        if (write && H5Dwrite(d, mt, ms, fs, c->dxpl, buf) < 0) rc = w_fail(c, loc, name, "writing dataset");
         else if (w_injected(c, "write", name)) rc = -1;
         rc = w_sync(c, rc);
     }
     h5close(d);
-    h5close(s);
     h5close(dcpl);
+    return rc;
+}
+
+/** Small contiguous dataset loc/name, all of it from buf: in a collective write every rank takes
+ *  part and rank 0 alone supplies the data. */
+static int w_dset(wctx *c, hid_t loc, const char *name, hid_t ft, hid_t mt, int rank, const hsize_t *dims,
+                  const void *buf)
+{
+    if (c->verify) return w_sync(c, w_check_rows(c, loc, name, mt, c->rank == 0, 0, NULL, NULL, buf));
+    hid_t s = w_space(rank, dims);
+    hssize_t np = -1;
+    const int ok = s >= 0 && (np = H5Sget_simple_extent_npoints(s)) >= 0 && (c->rank == 0 || H5Sselect_none(s) >= 0);
+    const int rc = w_put(c, loc, name, ok, ft, mt, s, s, np > 0, buf);
+    h5close(s);
     return rc;
 }
 
@@ -431,9 +441,9 @@ static int w_rows(wctx *c, hid_t loc, const char *name, hid_t ft, hid_t mt, int 
                   const hsize_t *fofs, const hsize_t *cnt, const void *buf)
 {
     if (c->verify) return w_sync(c, w_check_rows(c, loc, name, mt, 0, nseg, fofs, cnt, buf));
-    hid_t dcpl = w_ocpl(H5P_DATASET_CREATE), fs = w_space(rank, dims), ms = -1, d = -1;
+    hid_t fs = w_space(rank, dims), ms = -1;
     hsize_t mine = 0, start[2] = { 0, 0 }, count[2] = { 0, rank > 1 ? dims[1] : 1 };
-    int ok = dcpl >= 0 && fs >= 0 && H5Sselect_none(fs) >= 0;
+    int ok = fs >= 0 && H5Sselect_none(fs) >= 0;
     for (int i = 0; ok && i < nseg; ++i) {
         if (cnt[i] == 0) continue;
         start[0] = fofs[i];
@@ -443,22 +453,9 @@ static int w_rows(wctx *c, hid_t loc, const char *name, hid_t ft, hid_t mt, int 
     }
     const hsize_t mdims[2] = { mine > 0 ? mine : 1, count[1] };
     ok = ok && (ms = H5Screate_simple(rank, mdims, NULL)) >= 0 && (mine > 0 || H5Sselect_none(ms) >= 0);
-    int rc = w_sync(c, ok ? 0 : w_fail(c, loc, name, "preparing dataset"));
-    if (rc == 0) { /* before and after each collective call: all ranks or none make it */
-        if ((d = H5Dcreate2(loc, name, ft, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT)) < 0)
-            rc = w_fail(c, loc, name, "creating dataset");
-        else if (w_injected(c, "create", name)) rc = -1;
-        rc = w_sync(c, rc);
-    }
-    if (rc == 0) {
-        if (dims[0] > 0 && H5Dwrite(d, mt, ms, fs, c->dxpl, buf) < 0) rc = w_fail(c, loc, name, "writing dataset");
-        else if (w_injected(c, "write", name)) rc = -1;
-        rc = w_sync(c, rc);
-    }
-    h5close(d);
+    const int rc = w_put(c, loc, name, ok, ft, mt, ms, fs, dims[0] > 0, buf);
     h5close(ms);
     h5close(fs);
-    h5close(dcpl);
     return rc;
 }
 
