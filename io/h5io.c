@@ -194,7 +194,8 @@ static int w_fail_lost(wctx *c, hid_t loc, const char *name, const char *what)
 
 #ifdef H5_HAVE_PARALLEL
 /** 0 when every rank is fine; else -1 on every rank with the lowest failing rank's message, which
- *  names it ("rank 1: ...", as the driver's own agreement does) in a run of several ranks. */
+ *  names it ("rank 1: ...", as the driver's own agreement does) in a run of several ranks. A failure
+ *  is agreed on once: after it the writer only cleans up. */
 static int w_agree(MPI_Comm comm, int ok, char *err, size_t errlen)
 {
     int rank, size, first;
@@ -204,8 +205,7 @@ static int w_agree(MPI_Comm comm, int ok, char *err, size_t errlen)
     MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
     if (first == size) return 0;
     char buf[2048];
-    if (rank == first && strncmp(err, "rank ", 5) == 0) snprintf(buf, sizeof buf, "%s", err); /* agreed before */
-    else if (rank == first && size > 1) snprintf(buf, sizeof buf, "rank %d: %s", rank, err);
+    if (rank == first && size > 1) snprintf(buf, sizeof buf, "rank %d: %s", rank, err);
     else if (rank == first) snprintf(buf, sizeof buf, "%s", err);
     MPI_Bcast(buf, (int)sizeof buf, MPI_CHAR, first, comm);
     seterr(err, errlen, "%s", buf);
@@ -214,9 +214,9 @@ static int w_agree(MPI_Comm comm, int ok, char *err, size_t errlen)
 #endif
 
 /** In a collective write a failure can be one rank's alone (a full disk is seen by the rank whose
- *  MPI-IO aggregator wrote). Every leaf writer (group, attribute, dataset) therefore calls this after
- *  each of its collective HDF5 calls (create, then write), on every rank and path, and stops at the
- *  first disagreement: all ranks leave the writer at the same call, with the lowest failing rank's
+ *  MPI-IO aggregator wrote). Every leaf writer (group, attribute, dataset) therefore calls this
+ *  before each of its collective HDF5 calls (on its local preparation) and after it (on its result),
+ *  on every rank and path, and stops at the first disagreement: all ranks leave the writer at the same call, with the lowest failing rank's
  *  message, and none waits in a collective call the others have left. */
 static int w_sync(wctx *c, int rc)
 {
@@ -246,7 +246,8 @@ static hid_t w_group(wctx *c, hid_t loc, const char *name)
     if (gcpl < 0) w_fail(c, loc, name, "preparing group");
     if (w_sync(c, gcpl < 0 ? -1 : 0) == 0) {
         g = c->verify ? H5Gopen2(loc, name, H5P_DEFAULT) : H5Gcreate2(loc, name, H5P_DEFAULT, gcpl, H5P_DEFAULT);
-        if (g < 0) c->verify ? w_fail_lost(c, loc, name, "reading back group") : w_fail(c, loc, name, "creating group");
+        if (g < 0 && c->verify) w_fail_lost(c, loc, name, "reading back group");
+        else if (g < 0) w_fail(c, loc, name, "creating group");
         if (w_sync(c, g < 0 ? -1 : 0) != 0) {
             h5close(g);
             g = -1;
@@ -1015,23 +1016,24 @@ int h5io_write_dist(const char *path, const mesh_t *part, const h5io_dist_t *dis
             if (rank == 0) remove(tmp); /* a create that failed part-way (a full disk) leaves a file */
             w_open_all_or_abort(comm, f, err);
         } else {
-            /* collective from here: every rank makes the same calls, and every leaf writer ends in
-             * w_sync, so a failure on one rank stops all of them at the same object */
+            /* collective from here: every rank makes the same calls, and the leaf writers agree
+             * around each collective call (w_sync), so a failure on one rank stops all of them at the
+             * same call; rc is then -1 on every rank, already agreed */
             rc = w_vtkhdf(&c, f, part, &b);
             if (rc == 0) rc = w_dpamr(&c, f, part, meta);
-            if (H5Fclose(f) < 0 && rc == 0) {
+            const int closed = H5Fclose(f) >= 0; /* collective, on every rank whatever rc is */
+            if (rc == 0) {
                 char why[200];
-                seterr(err, errlen, "cannot write %s: closing %s failed (%s)", path, tmp, h5_reason(why));
-                rc = -1;
+                if (!closed) seterr(err, errlen, "cannot write %s: closing %s failed (%s)", path, tmp, h5_reason(why));
+                rc = w_agree(comm, closed, err, errlen);
             }
-            rc = w_agree(comm, rc == 0, err, errlen);
             if (rc == 0) rc = w_read_back(&c, tmp, fapl, part, meta, &b);
-            ok = rc == 0;
-            if (rank == 0 && ok && rename(tmp, path) != 0) {
-                seterr(err, errlen, "cannot write %s: renaming %s onto it failed: %s", path, tmp, strerror(errno));
-                ok = 0;
+            if (rc == 0) {
+                ok = rank != 0 || rename(tmp, path) == 0;
+                if (!ok)
+                    seterr(err, errlen, "cannot write %s: renaming %s onto it failed: %s", path, tmp, strerror(errno));
+                rc = w_agree(comm, ok, err, errlen);
             }
-            rc = w_agree(comm, ok, err, errlen);
             if (rc != 0 && rank == 0) remove(tmp);
         }
     }
