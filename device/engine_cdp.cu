@@ -1,17 +1,35 @@
 /* engine_cdp.cu - variant cdp: refinement with CUDA dynamic parallelism (CDP2).
  *
- * The host launches refineTile once over the tiles of the finest level present. Each block owns
- * one tile: it fills the tile (children only), flags its octants with the shared criterion and,
- * below max_level, reserves slots for its children with one atomicAdd and launches a child grid
- * of exactly that many blocks into cudaStreamFireAndForget. The child blocks do the same, so the
- * hierarchy grows depth-first in parallel, with no host round trip. The depth cap is ours
- * (max_level): CDP2 enforces none that helps.
+ * refineTile grids launch refineTile child grids from the device, up to max_level (the depth cap
+ * is ours: CDP2 enforces none that helps). A block of refineTile owns `G` consecutive tiles of one
+ * level: it fills them (children only), flags their octants with the shared criterion, gives each
+ * child a slot, writes the children's metadata and, below max_level, launches their grid. What one
+ * device-side launch covers is the grain (deck key cdp_grain):
+ *
+ *   tile   G = 1: every refining tile launches a grid of its own children (fire-and-forget). The
+ *          textbook shape and the baseline: one launch per refining tile.
+ *   group  G = cdp_group: every block launches one grid for all children of its G tiles
+ *          (KLAP's block-level aggregation), G children per child block.
+ *   level  one grid per level. Blocks take their tiles in ticket order and compute the children's
+ *          offsets with a single-pass scan over the level (CUB's decoupled look-back), so children
+ *          land in canonical order by construction, with no sort. The block that takes the
+ *          level's last ticket knows the level's child count and tail-launches the next level's
+ *          grid (cudaStreamTailLaunch: it runs once every block of this grid has finished).
+ *
+ * tile and group reserve child slots with an atomic counter: subtrees grow concurrently, levels
+ * interleave, and the host sorts the new tiles to canonical order afterwards (dmesh_sort). That
+ * sort is part of their refine time.
  *
  * Failure is never silent: a launch refused by the device runtime (pending-launch pool full, or
- * out of resources) is counted; a reservation past the tile store's capacity is counted with the
- * slots it asked for. The host turns either into an error naming the size that would hold it.
- * New tiles land in reservation order, so the host sorts them to canonical order (dmesh_sort).
+ * out of resources) is counted; a slot past the tile store's capacity is recorded with the count
+ * that would have held it. The host turns either into an error naming the size that would hold it.
+ *
+ * PDL: the device runtime has no launch attributes, so device-side launches cannot use PDL. The
+ * host-launched part uses launch_pdl: initChain -> refineTile (level grain) and the sort's passes.
  */
+#include <cub/agent/single_pass_scan_operators.cuh>
+#include <cub/block/block_scan.cuh>
+#include <cuda/std/functional>
 #include <nvtx3/nvToolsExt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,69 +40,224 @@
 
 /* Pool slot size measured on the H200 (../shared/design/gpu-facts.md): about 5.4 KB. */
 #define POOL_SLOT_BYTES 5500ull
+/* Threads per block for the group and level grains (8 warps); the tile grain keeps tile_threads. */
+#define CDP_THREADS 256
+/* Tiles per block of the level grain: one per warp for the flags. */
+#define LEVEL_TILES 8
 
-__global__ void refineTile(dmesh_t M, long long first, int level, int fill)
+typedef cub::ScanTileState<long long> scan_state_t;
+typedef cub::TilePrefixCallbackOp<long long, ::cuda::std::plus<long long>, scan_state_t> prefix_op_t;
+typedef cub::BlockScan<long long, CDP_THREADS> block_scan_t;
+
+/* What every grid of the chain needs besides the tile store. Passed by value. */
+typedef struct {
+    int grain;                         /* DP_GRAIN_* */
+    int G;                             /* tiles per block */
+    int Lp;                            /* level of the host-launched grid (the input's finest) */
+    unsigned long long *tickets;       /* level grain: blocks started per level step k = level - Lp */
+    char *scan;                        /* level grain: the scan tile states, one region per step */
+    long long scan_off[DP_MAX_LEVELS]; /* byte offset of step k's region */
+    int scan_nb[DP_MAX_LEVELS];        /* blocks step k's region holds */
+} chain_t;
+
+__global__ void refineTile(dmesh_t M, chain_t C, long long first, long long n, int level, int fill);
+
+static __device__ void count_launch(const dmesh_t &M, cudaError_t e)
 {
-    __shared__ unsigned smask;
-    const long long t = first + blockIdx.x;
-    if (threadIdx.x == 0) smask = 0;
-    if (fill) {
-        /* Written before our launch by the parent's launching thread: visible here. */
-        const int32_t c[3] = { M.coord[3 * t], M.coord[3 * t + 1], M.coord[3 * t + 2] };
-        const int octant = (c[0] & 1) | ((c[1] & 1) << 1) | ((c[2] & 1) << 2);
-        block_fill_tile(M, t, level, c, M.parent[t], octant);
-    }
-    __syncthreads(); /* our cells are written: the criterion reads neighbours of other threads */
-    if (level >= c_params.max_level) return; /* the depth cap */
-    const unsigned mask = block_octant_flags(M, t, level, &smask);
-    if (threadIdx.x != 0) return;
-    M.childmask[t] = (uint8_t)mask;
-    if (!mask) return;
-    const int n = dp_popcount(mask);
-    const unsigned long long base = atomicAdd(&M.stats[ST_NTILES], (unsigned long long)n);
-    if (base + n > (unsigned long long)M.cap) {
-        atomicAdd(&M.stats[ST_OVERFLOW], (unsigned long long)n);
-        return;
-    }
-    const int32_t pc[3] = { M.coord[3 * t], M.coord[3 * t + 1], M.coord[3 * t + 2] };
-    long long ch = (long long)base;
-    for (int o = 0; o < (1 << c_params.dim); ++o)
-        if (mask >> o & 1) write_child(M, ch++, level + 1, pc, t, o);
-    /* The __syncthreads() in block_octant_flags ordered the block's cell writes before this
-     * thread; the fence makes them and the metadata above visible to the child grid. */
-    __threadfence();
-    refineTile<<<n, blockDim.x, 0, cudaStreamFireAndForget>>>(M, (long long)base, level + 1, 1);
-    const cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess) atomicAdd(&M.stats[ST_LAUNCHES], 1ull);
     else if (e == cudaErrorLaunchPendingCountExceeded) atomicAdd(&M.stats[ST_FAIL_PENDING], 1ull);
     else if (e == cudaErrorLaunchOutOfResources) atomicAdd(&M.stats[ST_FAIL_RESOURCES], 1ull);
     else atomicAdd(&M.stats[ST_FAIL_OTHER], 1ull);
 }
 
-/* Upper bound on device-side launches, hence on launches pending at once, from the deck and the
- * frontier's data: the frontier's refining tiles launch a0 grids and create c1 children; a tile
- * of a later level l < max_level launches at most one grid, and level l holds at most
- * min(c1 * 2^(dim*(l-Lp-1)), the level's whole domain) tiles. Every launch creates at least one
- * tile, so the launches are also at most the free tile slots. */
-static long long pool_bound(const deck_t *d, const mesh_t *m, long long cap)
+/* Level grain, before the first refineTile: reset step k's ticket and scan tile states
+ * (blockIdx.y = k; blockIdx.x * blockDim.x + threadIdx.x = scan tile, as CUB's InitializeStatus). */
+__global__ void initChain(chain_t C)
+{
+    const int k = blockIdx.y;
+    if (blockIdx.x == 0 && threadIdx.x == 0) C.tickets[k] = 0;
+    scan_state_t st;
+    st.Init(C.scan_nb[k], C.scan + C.scan_off[k], 0);
+    st.InitializeStatus(C.scan_nb[k]);
+    cudaTriggerProgrammaticLaunchCompletion();
+}
+
+/* Shared memory of one refineTile block. */
+struct group_smem {
+    typename block_scan_t::TempStorage scan;
+    typename prefix_op_t::TempStorage prefix;
+    uint8_t mask[DP_MAX_GROUP];  /* octant flags of the group's tiles */
+    long long off[DP_MAX_GROUP]; /* first child slot of each tile, from base */
+    long long v, base, total;    /* group index, slot base, children up to this group */
+    unsigned smask;
+};
+
+/* One group: tiles [first + v*G, first + min((v+1)*G, n)) of `level`. Fill (children only), flag,
+ * give the children slots, write their metadata, launch their grid. All threads of the block call
+ * it; it begins and ends at a barrier-free point (callers loop). */
+static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chain_t &C, long long first, long long n,
+                                                    int level, int fill, long long v, group_smem &S)
+{
+    const dp_params *p = &c_params;
+    const int k = level - C.Lp, tid = threadIdx.x, nthr = blockDim.x, lane = tid & 31, warp = tid >> 5;
+    const int nwarps = nthr >> 5, G = C.G, level_grain = C.grain == DP_GRAIN_LEVEL;
+    const long long t0 = first + v * G;
+    const int g = (int)(n - v * G < G ? n - v * G : G);
+
+    /* 1. cells of new tiles, consecutive threads on consecutive cells */
+    if (fill) {
+        const int cells = dp_cells(p->dim, p->B), shift = __ffs(cells) - 1; /* cells = 2^shift */
+        for (int j = tid; j < (g << shift); j += nthr) {
+            const long long t = t0 + (j >> shift);
+            const int32_t cc[3] = { M.coord[3 * t], M.coord[3 * t + 1], M.coord[3 * t + 2] };
+            const int o = (cc[0] & 1) | ((cc[1] & 1) << 1) | ((cc[2] & 1) << 2);
+            fill_cell(M, t, level, cc, M.parent[t], o, j & (cells - 1));
+        }
+    }
+    if (level >= p->max_level) return; /* the depth cap */
+    if (tid == 0) S.smask = 0;
+    __syncthreads(); /* the criterion reads cells other threads wrote */
+
+    /* 2. octant flags: the whole block on a lone tile, else one warp per tile */
+    if (g == 1) {
+        const unsigned m = block_octant_flags(M, t0, level, &S.smask);
+        if (tid == 0) S.mask[0] = (uint8_t)m;
+    } else {
+        for (int i = warp; i < g; i += nwarps) {
+            const unsigned m = warp_octant_flags(M, t0 + i, level, lane);
+            if (lane == 0) S.mask[i] = (uint8_t)m;
+        }
+    }
+    __syncthreads();
+    for (int i = tid; i < g; i += nthr) M.childmask[t0 + i] = S.mask[i];
+
+    /* 3. child offsets: an exclusive scan of the child counts, over the block (tile, group) or
+     *    over the whole level (level: CUB's decoupled look-back across groups in ticket order) */
+    if (C.grain == DP_GRAIN_TILE) {
+        if (tid == 0) {
+            S.off[0] = 0;
+            S.total = __popc(S.mask[0]);
+        }
+    } else {
+        const int per = (g + nthr - 1) / nthr, lo = tid * per < g ? tid * per : g, hi = lo + per < g ? lo + per : g;
+        long long sum = 0, off;
+        for (int i = lo; i < hi; ++i) sum += __popc(S.mask[i]);
+        scan_state_t st;
+        if (level_grain) st.Init(C.scan_nb[k], C.scan + C.scan_off[k], 0);
+        if (level_grain && v > 0) {
+            prefix_op_t prefix(st, S.prefix, ::cuda::std::plus<long long>(), (int)v);
+            block_scan_t(S.scan).ExclusiveSum(sum, off, prefix);
+        } else {
+            long long agg;
+            block_scan_t(S.scan).ExclusiveSum(sum, off, agg);
+            if (level_grain && tid == 0) st.SetInclusive(0, agg);
+        }
+        for (int i = lo; i < hi; ++i) {
+            S.off[i] = off;
+            off += __popc(S.mask[i]);
+        }
+        if (tid == nthr - 1) S.total = off; /* children of this group and (level) all before it */
+    }
+    __syncthreads();
+
+    /* 4. slots: [base + off[i], ...) for tile i's children, octant by octant */
+    if (tid == 0) {
+        if (level_grain) S.base = first + n; /* the next level starts where this one ends */
+        else S.base = S.total ? (long long)atomicAdd(&M.stats[ST_NTILES], (unsigned long long)S.total) : 0;
+    }
+    __syncthreads();
+    const long long base = S.base, total = S.total;
+    const long long end = base + total; /* level: total counts from the level's end */
+    const int fits = end <= M.cap;
+    if (!fits && tid == 0) atomicMax(&M.stats[ST_OVERFLOW], (unsigned long long)end);
+
+    /* 5. children's metadata: one warp per parent, one lane per octant */
+    if (fits)
+        for (int i = warp; i < g; i += nwarps) {
+            const unsigned m = S.mask[i];
+            if (lane >= (1 << p->dim) || !(m >> lane & 1)) continue;
+            const long long par = t0 + i;
+            const int32_t pc[3] = { M.coord[3 * par], M.coord[3 * par + 1], M.coord[3 * par + 2] };
+            write_child(M, base + S.off[i] + __popc(m & ((1u << lane) - 1)), level + 1, pc, par, lane);
+        }
+
+    /* 6. the child grid */
+    if (level_grain) {
+        /* the last group's total is the level's: launch the next level after this grid */
+        const long long nb = (n + G - 1) / G;
+        if (tid == 0 && v == nb - 1 && total > 0 && fits) {
+            const long long cnb = (total + G - 1) / G;
+            atomicMax(&M.stats[ST_NTILES], (unsigned long long)end);
+            if (level + 1 < p->max_level && cnb > C.scan_nb[k + 1]) {
+                atomicAdd(&M.stats[ST_BOUND], 1ull);
+            } else {
+                refineTile<<<(unsigned)cnb, CDP_THREADS, 0, cudaStreamTailLaunch>>>(M, C, base, total, level + 1, 1);
+                count_launch(M, cudaGetLastError());
+            }
+        }
+    } else {
+        __syncthreads(); /* every warp's metadata and cells are written before thread 0 launches */
+        if (tid == 0 && total > 0 && fits) {
+            __threadfence(); /* ... and visible to the child grid */
+            refineTile<<<(unsigned)((total + G - 1) / G), nthr, 0, cudaStreamFireAndForget>>>(M, C, base, total,
+                                                                                               level + 1, 1);
+            count_launch(M, cudaGetLastError());
+        }
+    }
+}
+
+/* tile, group: block b takes group b. level: block b takes the b-th ticket of its level (the
+ * fill-only grid at max_level takes group b); ticket order means every group a look-back waits for
+ * is held by a block that is running. */
+__global__ void __launch_bounds__(CDP_THREADS, 4) refineTile(dmesh_t M, chain_t C, long long first, long long n,
+                                                             int level, int fill)
+{
+    __shared__ group_smem S;
+    const int stamp = C.grain == DP_GRAIN_LEVEL ? level - C.Lp : -1;
+    stamp_start(M.stamps, stamp);
+    cudaGridDependencySynchronize(); /* host-launched grid: initChain's resets are visible */
+    if (threadIdx.x == 0)
+        S.v = C.grain == DP_GRAIN_LEVEL && level < c_params.max_level
+                  ? (long long)atomicAdd(&C.tickets[level - C.Lp], 1ull)
+                  : (long long)blockIdx.x;
+    __syncthreads();
+    refine_group(M, C, first, n, level, fill, S.v, S);
+    stamp_end(M.stamps, stamp);
+}
+
+/* Upper bound on device-side launches, hence on launches pending at once, from the deck, the grain
+ * and the frontier's data. level: one launch per level step. tile and group: the frontier's blocks
+ * of G tiles launch a0 grids and create c1 children; level l then holds at most
+ * n_l = min(c1 * 2^(dim*(l-Lp-1)), the level's whole domain, the free slots) tiles, in at most
+ * B_l = min(n_l, A_{l-1} + ceil(n_l / G)) blocks (each of the A_{l-1} grids rounds up once), and
+ * each block launches at most one grid: A_l <= B_l. Every launch creates at least one tile, so the
+ * launches are also at most the free tile slots. For G = 1 this is one launch per refining tile. */
+static long long pool_bound(const deck_t *d, const mesh_t *m, long long cap, int grain, int G)
 {
     const dp_params *p = &d->p;
     const int Lp = m->nlevels - 1;
     if (Lp >= p->max_level) return 0;
+    if (grain == DP_GRAIN_LEVEL) return p->max_level - Lp;
     const dp_tidx s = m->level_start[Lp], e = m->level_start[Lp + 1];
+    const long long nblocks = (e - s + G - 1) / G;
     long long a0 = 0, c1 = 0;
 #pragma omp parallel for reduction(+ : a0, c1)
-    for (dp_tidx t = s; t < e; ++t) {
-        const unsigned mask = engine_octant_flags(p, m, t);
-        a0 += mask != 0;
-        c1 += dp_popcount(mask);
+    for (long long b = 0; b < nblocks; ++b) {
+        long long kids = 0;
+        for (dp_tidx t = s + b * G; t < e && t < s + (b + 1) * G; ++t) kids += dp_popcount(engine_octant_flags(p, m, t));
+        a0 += kids > 0;
+        c1 += kids;
     }
     const long long roots = (long long)m->root[0] * m->root[1] * m->root[2];
     const long long room = cap - m->ntiles;
-    long long bound = a0, per = c1;
+    long long bound = a0, grids = a0, per = c1;
     for (int l = Lp + 1; l < p->max_level && bound < room; ++l) {
         const long long domain = roots << (p->dim * l);
-        bound += per < domain ? per : domain;
+        long long nl = per < domain ? per : domain;
+        nl = nl < room ? nl : room;
+        const long long blocks = grids + (nl + G - 1) / G;
+        grids = blocks < nl ? blocks : nl;
+        bound += grids;
         if (per < (1ll << 40)) per <<= p->dim;
     }
     return bound < room ? bound : room;
@@ -93,29 +266,39 @@ static long long pool_bound(const deck_t *d, const mesh_t *m, long long cap)
 int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen)
 {
     const dp_params *p = &d->p;
+    const int grain = d->cdp_grain;
+    const int G = grain == DP_GRAIN_TILE ? 1 : (grain == DP_GRAIN_GROUP ? d->cdp_group : LEVEL_TILES);
     cudaStream_t s = NULL;
     cudaEvent_t e0 = NULL, e1 = NULL;
     dmesh_t M;
     memset(&M, 0, sizeof M);
+    chain_t C;
+    memset(&C, 0, sizeof C);
     const double t_start = timer_ms();
     const long long n0 = m->ntiles;
-    const int Lp = m->nlevels - 1;
+    const int Lp = m->nlevels - 1, nlev = p->max_level - Lp > 0 ? p->max_level - Lp : 0;
     const dp_tidx frontier = m->level_start[Lp], nfront = n0 - frontier;
+    const long long roots = (long long)m->root[0] * m->root[1] * m->root[2];
     unsigned long long st[ST_COUNT];
+    unsigned long long *stamps = NULL;
     float build_ms = 0.0f, sort_ms = 0.0f;
-    int rc = -1, pool_set = 0;
-    size_t pool_before = 0;
+    int rc = -1, pool_set = 0, maxnb = 1;
+    size_t pool_before = 0, scan_bytes = 0;
     long long ntot, failed, pool, bound, cap;
     size_t free_bytes = 0;
+    const unsigned threads = grain == DP_GRAIN_TILE ? (unsigned)tile_threads(p->dim, p->B) : CDP_THREADS;
+    C.grain = grain;
+    C.G = G;
+    C.Lp = Lp;
 
     /* Capacity first (memory-limited when max_tiles is 0), then the launch bound within it. */
     cap = gpu_tile_capacity(d, m, 0, &free_bytes, err, errlen);
     if (cap < 0) return -1;
-    bound = pool_bound(d, m, cap);
+    bound = pool_bound(d, m, cap, grain, G);
     if (d->max_tiles == 0 && (double)cap * dmesh_tile_bytes(p) + (double)bound * POOL_SLOT_BYTES > 0.9 * free_bytes) {
         cap = gpu_tile_capacity(d, m, (size_t)bound * POOL_SLOT_BYTES, &free_bytes, err, errlen);
         if (cap < 0) return -1;
-        bound = pool_bound(d, m, cap);
+        bound = pool_bound(d, m, cap, grain, G);
     }
     pool = d->pool > 0 ? d->pool : (bound > 0 ? bound : 1);
     r->pool_bound = bound;
@@ -125,6 +308,31 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
         snprintf(err, errlen, "the tile capacity %lld (%s) is below the %lld tiles of the input mesh", cap,
                  d->max_tiles ? "max_tiles" : "computed from device memory", n0);
         return -1;
+    }
+    if (grain == DP_GRAIN_LEVEL) {
+        /* scan regions: step k (level Lp + k) has at most U_k tiles, U_0 = the frontier,
+         * U_k = min(U_{k-1} * 2^dim, the level's domain, the capacity) */
+        long long u = nfront;
+        for (int k = 0; k < nlev; ++k) {
+            if (k > 0) {
+                const long long dom = roots << (p->dim * (Lp + k));
+                u = u << p->dim;
+                u = u < dom ? u : dom;
+                u = u < cap ? u : cap;
+            }
+            const long long nb = (u + G - 1) / G;
+            if (nb > 0x7fffffffll) {
+                snprintf(err, errlen, "level %d may hold %lld tiles: more than the level grain's scan handles "
+                         "(lower max_tiles, or cdp_grain=group)", Lp + k, u);
+                return -1;
+            }
+            size_t bytes = 0;
+            scan_state_t::AllocationSize((int)nb, bytes);
+            C.scan_off[k] = (long long)scan_bytes;
+            C.scan_nb[k] = (int)nb;
+            scan_bytes += (bytes + 255) & ~(size_t)255;
+            maxnb = (int)nb > maxnb ? (int)nb : maxnb;
+        }
     }
 
     nvtxRangePushA("cdp: setup");
@@ -139,17 +347,30 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
         r->pool_requested = pool;
     }
     CK(upload_params(p, s));
-    if (dmesh_create(&M, m, cap, 3, s, err, errlen) != 0) goto fail;
+    /* timeline: one slot per level step (level grain), or the sort's three kernels */
+    if (dmesh_create(&M, m, cap, grain == DP_GRAIN_LEVEL ? nlev + 1 : 3, s, err, errlen) != 0) goto fail;
+    if (grain == DP_GRAIN_LEVEL && nlev > 0) {
+        CK(cudaMalloc((void **)&C.tickets, DP_MAX_LEVELS * sizeof *C.tickets));
+        CK(cudaMalloc((void **)&C.scan, scan_bytes));
+    }
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
+    CK(cudaStreamSynchronize(s));
     r->upload_ms = timer_ms() - t_start;
     nvtxRangePop();
 
     nvtxRangePushA("cdp: build (device-side launches)");
     CK(cudaEventRecord(e0, s));
+    if (grain == DP_GRAIN_LEVEL && nlev > 0) {
+        void *ia[] = { &C };
+        CK(launch_pdl((const void *)initChain, dim3((unsigned)((maxnb + 255) / 256), (unsigned)nlev), dim3(256), s,
+                      d->pdl, ia));
+    }
     if (nfront > 0) {
-        refineTile<<<(unsigned)nfront, tile_threads(p->dim, p->B), 0, s>>>(M, (long long)frontier, Lp, 0);
-        CK_LAUNCH("refineTile");
+        long long first = frontier, n = nfront;
+        int level = Lp, fill = 0;
+        void *ra[] = { &M, &C, &first, &n, &level, &fill };
+        CK(launch_pdl((const void *)refineTile, dim3((unsigned)((nfront + G - 1) / G)), dim3(threads), s, d->pdl, ra));
     }
     CK(cudaEventRecord(e1, s));
     CK(cudaEventSynchronize(e1)); /* a fault in any child grid surfaces here */
@@ -163,33 +384,77 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     if (failed > 0) {
         snprintf(err, errlen,
                  "%lld of %lld device-side launches failed (%llu pending-launch pool full, %llu out of resources, "
-                 "%llu other): the pending-launch pool of %lld is too small for this mesh; the computed bound "
-                 "is %lld (run with pool=0 or pool >= %lld)%s. No output was written.",
+                 "%llu other): the pending-launch pool of %lld is too small for this mesh at cdp_grain=%s; the "
+                 "computed bound is %lld (run with pool=0 or pool >= %lld)%s. No output was written.",
                  failed, failed + r->device_launches, st[ST_FAIL_PENDING], st[ST_FAIL_RESOURCES], st[ST_FAIL_OTHER],
-                 r->pool_size, bound, bound > failed + r->device_launches ? bound : failed + r->device_launches,
+                 r->pool_size, deck_grain_name(grain), bound,
+                 bound > failed + r->device_launches ? bound : failed + r->device_launches,
                  r->pool_size < pool ? " (the device runtime granted less than the pool asked for: lower max_tiles "
                                        "to tighten the bound)" : "");
         goto fail;
     }
-    ntot = (long long)st[ST_NTILES];
-    if (st[ST_OVERFLOW] > 0 || ntot > cap) {
+    if (st[ST_OVERFLOW] > 0) {
         snprintf(err, errlen,
-                 "tile store overflow on the device: capacity %lld tiles (max_tiles), at least %lld needed "
-                 "(tiles below the refused ones were not counted); set max_tiles >= %lld",
-                 cap, ntot, ntot);
+                 "tile store overflow on the device: capacity %lld tiles (max_tiles), at least %llu needed "
+                 "(tiles below the refused ones were not counted); set max_tiles >= %llu",
+                 cap, st[ST_OVERFLOW], st[ST_OVERFLOW]);
         goto fail;
     }
+    if (st[ST_BOUND] > 0) {
+        snprintf(err, errlen, "internal error: a level outgrew the scan state sized from its bound (cdp_grain=%s); "
+                 "please report this deck", deck_grain_name(grain));
+        goto fail;
+    }
+    ntot = (long long)st[ST_NTILES];
 
-    if (dmesh_sort(&M, n0, ntot - n0, d->pdl, s, &sort_ms, err, errlen) != 0) goto fail;
-    if (ntot > n0) {
-        /* the one direct PDL pair of the passes after the build: invertPerm -> gatherTiles */
-        unsigned long long stamps[6];
-        CK(cudaMemcpy(stamps, M.stamps, sizeof stamps, cudaMemcpyDeviceToHost));
-        r->gap_ns[0] = (double)((long long)stamps[4] - (long long)stamps[3]);
-        r->ngaps = 1;
+    if (grain != DP_GRAIN_LEVEL) {
+        /* tile and group append concurrently: sort to canonical order, part of the refine time */
+        if (dmesh_sort(&M, n0, ntot - n0, d->pdl, s, &sort_ms, err, errlen) != 0) goto fail;
+        if (ntot > n0) {
+            /* the one direct PDL pair of the passes after the build: invertPerm -> gatherTiles */
+            unsigned long long sst[6];
+            CK(cudaMemcpy(sst, M.stamps, sizeof sst, cudaMemcpyDeviceToHost));
+            r->gap_ns[0] = (double)((long long)sst[4] - (long long)sst[3]);
+            r->ngaps = 1;
+            if (d->trace[0]) {
+                static const char *const names[] = { "sortKeys", "invertPerm", "gatherTiles" };
+                if (timeline_write(d->trace, names, sst, 3, err, errlen) != 0) goto fail;
+            }
+        }
+    } else if (nlev > 0) {
+        /* per level: the span of the grid that fills level L and flags it (L = Lp+1..max_level);
+         * gaps: next grid's first block start - this grid's last block end (the tail launch) */
+        const int nslot = nlev + 1;
+        stamps = (unsigned long long *)malloc(2 * (size_t)nslot * sizeof *stamps);
+        if (!stamps) {
+            snprintf(err, errlen, "out of host memory for the timeline");
+            goto fail;
+        }
+        CK(cudaMemcpy(stamps, M.stamps, 2 * (size_t)nslot * sizeof *stamps, cudaMemcpyDeviceToHost));
+        r->ngaps = 0;
+        for (int k = 0; k < nslot; ++k) {
+            if (!stamps[2 * k + 1]) break; /* the level was empty: no grid ran */
+            if (k > 0) r->level_ms[Lp + k] = (double)(stamps[2 * k + 1] - stamps[2 * k]) * 1e-6;
+            if (k + 1 < nslot && stamps[2 * (k + 1) + 1])
+                r->gap_ns[r->ngaps++] = (double)((long long)stamps[2 * (k + 1)] - (long long)stamps[2 * k + 1]);
+        }
+        r->timeline_n = nslot;
         if (d->trace[0]) {
-            static const char *const names[] = { "sortKeys", "invertPerm", "gatherTiles" };
-            if (timeline_write(d->trace, names, stamps, 3, err, errlen) != 0) goto fail;
+            const char **names = (const char **)malloc((size_t)nslot * sizeof *names);
+            char(*buf)[64] = (char(*)[64])malloc((size_t)nslot * 64);
+            int wrc = -1;
+            if (names && buf) {
+                for (int k = 0; k < nslot; ++k) {
+                    snprintf(buf[k], 64, "refineTile L%d", Lp + k);
+                    names[k] = buf[k];
+                }
+                wrc = timeline_write(d->trace, names, stamps, nslot, err, errlen);
+            } else {
+                snprintf(err, errlen, "out of host memory for the trace");
+            }
+            free(names);
+            free(buf);
+            if (wrc != 0) goto fail;
         }
     }
     {
@@ -199,19 +464,33 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
         nvtxRangePop();
         r->download_ms = timer_ms() - td;
     }
-    r->refine_ms = build_ms;
+    /* refine time: from the input tiles on the device to the canonical mesh on the device */
+    r->refine_ms = build_ms + sort_ms;
     r->sort_ms = sort_ms;
     r->level_first = Lp + 1;
     r->level_last = m->nlevels - 1;
-    for (int L = Lp + 1; L < m->nlevels; ++L)
-        if (!d->quiet) printf("  level %2d: %12lld tiles\n", L, (long long)(m->level_start[L + 1] - m->level_start[L]));
-    snprintf(r->note, sizeof r->note,
-             "cdp: build %.3f ms (device-side launches, levels concurrent), sort %.3f ms, upload %.3f ms, "
-             "download %.3f ms",
-             build_ms, sort_ms, r->upload_ms, r->download_ms);
+    for (int L = Lp + 1; L < m->nlevels; ++L) {
+        if (d->quiet) break;
+        printf("  level %2d: %12lld tiles", L, (long long)(m->level_start[L + 1] - m->level_start[L]));
+        if (r->level_ms[L] >= 0) printf("  %10.3f ms (device timeline)", r->level_ms[L]);
+        printf("\n");
+    }
+    if (grain == DP_GRAIN_LEVEL)
+        snprintf(r->note, sizeof r->note,
+                 "cdp grain level: build %.3f ms (one grid per level, tail-launched from the device, canonical "
+                 "order by a device scan, no sort), upload %.3f ms, download %.3f ms",
+                 build_ms, r->upload_ms, r->download_ms);
+    else
+        snprintf(r->note, sizeof r->note,
+                 "cdp grain %s (%d tile%s per launching block): build %.3f ms + sort %.3f ms, upload %.3f ms, "
+                 "download %.3f ms",
+                 deck_grain_name(grain), G, G > 1 ? "s" : "", build_ms, sort_ms, r->upload_ms, r->download_ms);
     r->total_ms = timer_ms() - t_start;
     rc = 0;
 fail: /* success falls through: one cleanup path (an NVTX range may stay open on an error) */
+    free(stamps);
+    cudaFree(C.tickets);
+    cudaFree(C.scan);
     dmesh_destroy(&M);
     /* give the pool's memory back for whatever runs next in this process (bench) */
     if (pool_set) cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, pool_before);

@@ -31,7 +31,8 @@ enum {
     ST_FAIL_PENDING,     /* failed with cudaErrorLaunchPendingCountExceeded */
     ST_FAIL_RESOURCES,   /* failed with cudaErrorLaunchOutOfResources */
     ST_FAIL_OTHER,       /* failed with any other error */
-    ST_OVERFLOW,         /* tile reservations refused for lack of capacity */
+    ST_OVERFLOW,         /* tiles needed when a reservation was refused for lack of capacity (max) */
+    ST_BOUND,            /* an engine's computed bound was exceeded: a bug, reported as such */
     ST_COUNT
 };
 

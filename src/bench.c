@@ -22,10 +22,12 @@
 
 #define ERRLEN 2048
 #define MAXREP 1000
+#define MAXROWS (3 + 2 * (2 + DP_MAX_BENCH_GROUPS))
 
 typedef struct {
     int variant, pdl;
-    const char *label;
+    int grain, group;    /* cdp: launch grain and group size (cdp_grain, cdp_group) */
+    char label[32];      /* cpu, host, cdp tile, cdp g64, cdp level */
     double refine[MAXREP], total[MAXREP], gap[MAXREP];
     double level[DP_MAX_LEVELS][MAXREP];
     int nrep;
@@ -51,15 +53,17 @@ static double median(const double *v, int n)
 }
 
 /* Run one variant on a fresh copy of the input; the refined mesh is left in out. */
-static int run_once(deck_t *d, const mesh_t *in, int variant, int pdl, mesh_t *out, refine_report_t *r, char *err)
+static int run_once(deck_t *d, const mesh_t *in, const row_t *w, mesh_t *out, refine_report_t *r, char *err)
 {
     if (mesh_copy(out, in) != 0) {
         snprintf(err, ERRLEN, "out of host memory copying the input mesh");
         return -1;
     }
-    d->pdl = pdl;
+    d->pdl = w->pdl;
+    d->cdp_grain = w->grain;
+    d->cdp_group = w->group;
     d->trace[0] = '\0';
-    return engine_refine(variant, d, out, r, err, ERRLEN);
+    return engine_refine(w->variant, d, out, r, err, ERRLEN);
 }
 
 /* Write s as a JSON string literal. */
@@ -87,7 +91,7 @@ static int finish_file(FILE *fp, const char *tmp, const char *path, char *err)
 }
 
 static int write_results(const deck_t *d, const row_t *rows, int nrows, int base, int cells, int Lfirst, int nlevels,
-                         const char *device, char *err)
+                         const char *device, double floor_ms, char *err)
 {
     char path[2][4200], tmp[2][4300];
     FILE *fp[2];
@@ -105,27 +109,41 @@ static int write_results(const deck_t *d, const row_t *rows, int nrows, int base
         }
     }
     FILE *csv = fp[0], *js = fp[1];
-    fprintf(csv, "deck,variant,pdl,refine_ms,end_to_end_ms,tiles_per_s,cells_per_s,ratio,gap_ns,new_tiles\n");
+    fprintf(csv, "deck,variant,grain,group,pdl,refine_ms,end_to_end_ms,tiles_per_s,cells_per_s,ratio,x_floor,gap_ns,"
+                 "new_tiles,launches,pool\n");
     fprintf(js, "{\"deck\":");
     json_str(js, d->path);
     fprintf(js, ",\"device\":");
     json_str(js, device);
+    fprintf(js, ",\"commit\":");
+    json_str(js, DPAMR_COMMIT);
+    fprintf(js, ",\"floor_ms\":%.6f", floor_ms);
     fprintf(js, ",\"repeats\":%d,\"baseline\":\"%s\",\"rows\":[\n", d->bench_repeats,
             rows[base].variant == DP_VARIANT_CPU ? "cpu" : "host pdl=off");
     for (int i = 0; i < nrows; ++i) {
         const row_t *w = &rows[i];
         const double sec = w->med_refine * 1e-3;
         const char *pdl = w->variant == DP_VARIANT_CPU ? "-" : (w->pdl ? "on" : "off");
-        fprintf(csv, "\"%s\",%s,%s,%.6f,%.6f,%.6g,%.6g,%.6f,%.1f,%lld\n", d->path, w->label, pdl, w->med_refine,
-                w->med_total, w->new_tiles / sec, w->new_tiles * (double)cells / sec,
-                w->med_refine / rows[base].med_refine, w->have_gap ? w->med_gap : 0.0, w->new_tiles);
-        char gapj[32] = "null";
+        const int cdp = w->variant == DP_VARIANT_CDP;
+        const char *variant = deck_variant_name(w->variant), *grain = cdp ? deck_grain_name(w->grain) : "";
+        const int group = cdp && w->grain != DP_GRAIN_LEVEL ? w->group : 0;
+        const double xf = floor_ms > 0 ? w->med_refine / floor_ms : 0.0;
+        fprintf(csv, "\"%s\",%s,%s,%d,%s,%.6f,%.6f,%.6g,%.6g,%.6f,%.3f,%.1f,%lld,%lld,%lld\n", d->path, variant, grain,
+                group, pdl, w->med_refine, w->med_total, w->new_tiles / sec, w->new_tiles * (double)cells / sec,
+                w->med_refine / rows[base].med_refine, xf, w->have_gap ? w->med_gap : 0.0, w->new_tiles,
+                cdp ? w->launches : -1, cdp ? w->pool : -1);
+        char gapj[32] = "null", grainj[16] = "null", groupj[16] = "null", xfj[32] = "null";
         if (w->have_gap) snprintf(gapj, sizeof gapj, "%.1f", w->med_gap);
+        if (cdp) snprintf(grainj, sizeof grainj, "\"%s\"", grain);
+        if (group) snprintf(groupj, sizeof groupj, "%d", group);
+        if (floor_ms > 0) snprintf(xfj, sizeof xfj, "%.4f", xf);
         fprintf(js,
-                "%s{\"variant\":\"%s\",\"pdl\":\"%s\",\"refine_ms\":%.6f,\"end_to_end_ms\":%.6f,\"ratio\":%.6f,"
-                "\"gap_ns\":%s,\"new_tiles\":%lld,\"level_ms\":[",
-                i ? ",\n" : "", w->label, pdl, w->med_refine, w->med_total, w->med_refine / rows[base].med_refine, gapj,
-                w->new_tiles);
+                "%s{\"variant\":\"%s\",\"grain\":%s,\"group\":%s,\"pdl\":\"%s\",\"refine_ms\":%.6f,"
+                "\"end_to_end_ms\":%.6f,\"ratio\":%.6f,\"x_floor\":%s,\"gap_ns\":%s,\"new_tiles\":%lld,"
+                "\"launches\":%lld,\"pool\":%lld,\"level_ms\":[",
+                i ? ",\n" : "", variant, grainj, groupj, pdl, w->med_refine, w->med_total,
+                w->med_refine / rows[base].med_refine, xfj, gapj, w->new_tiles, cdp ? w->launches : -1,
+                cdp ? w->pool : -1);
         for (int L = Lfirst; L < nlevels; ++L) fprintf(js, "%s%.6f", L > Lfirst ? "," : "", w->med_level[L]);
         fprintf(js, "]}");
     }
@@ -134,6 +152,18 @@ static int write_results(const deck_t *d, const row_t *rows, int nrows, int base
     const int rc0 = finish_file(csv, tmp[0], path[0], err);
     const int rc1 = rc0 == 0 ? finish_file(js, tmp[1], path[1], err) : (fclose(js), remove(tmp[1]), -1);
     return rc0 == 0 && rc1 == 0 ? 0 : -1;
+}
+
+static void add_row(row_t *rows, int *n, int variant, int pdl, int grain, int group)
+{
+    row_t *w = &rows[(*n)++];
+    w->variant = variant;
+    w->pdl = pdl;
+    w->grain = grain;
+    w->group = group;
+    if (variant != DP_VARIANT_CDP) snprintf(w->label, sizeof w->label, "%s", deck_variant_name(variant));
+    else if (grain == DP_GRAIN_GROUP) snprintf(w->label, sizeof w->label, "cdp g%d", group);
+    else snprintf(w->label, sizeof w->label, "cdp %s", deck_grain_name(grain));
 }
 
 int bench_main(int argc, char **argv)
@@ -148,15 +178,17 @@ int bench_main(int argc, char **argv)
     }
     d.quiet = 1;
     const int gpu = gpu_available(why, sizeof why);
-    row_t rows[5];
+    static row_t rows[MAXROWS]; /* large: the per-repeat samples */
     int nrows = 0;
     memset(rows, 0, sizeof rows);
-    if (d.bench_cpu) rows[nrows++] = (row_t){ .variant = DP_VARIANT_CPU, .pdl = 0, .label = "cpu" };
+    if (d.bench_cpu) add_row(rows, &nrows, DP_VARIANT_CPU, 0, 0, 0);
     if (gpu) {
-        rows[nrows++] = (row_t){ .variant = DP_VARIANT_HOST, .pdl = 0, .label = "host" };
-        rows[nrows++] = (row_t){ .variant = DP_VARIANT_HOST, .pdl = 1, .label = "host" };
-        rows[nrows++] = (row_t){ .variant = DP_VARIANT_CDP, .pdl = 0, .label = "cdp" };
-        rows[nrows++] = (row_t){ .variant = DP_VARIANT_CDP, .pdl = 1, .label = "cdp" };
+        /* host, then the cdp grains from the smallest launch to the largest; pdl off and on each */
+        for (int pdl = 0; pdl < 2; ++pdl) add_row(rows, &nrows, DP_VARIANT_HOST, pdl, 0, 0);
+        for (int pdl = 0; pdl < 2; ++pdl) add_row(rows, &nrows, DP_VARIANT_CDP, pdl, DP_GRAIN_TILE, 1);
+        for (int g = 0; g < d.nbench_groups; ++g)
+            for (int pdl = 0; pdl < 2; ++pdl) add_row(rows, &nrows, DP_VARIANT_CDP, pdl, DP_GRAIN_GROUP, d.bench_groups[g]);
+        for (int pdl = 0; pdl < 2; ++pdl) add_row(rows, &nrows, DP_VARIANT_CDP, pdl, DP_GRAIN_LEVEL, 0);
     } else {
         printf("bench: no usable GPU (%s): timing cpu only\n", why);
     }
@@ -179,7 +211,7 @@ int bench_main(int argc, char **argv)
     for (int i = 0; i < nrows; ++i) {
         mesh_t out;
         refine_report_t r;
-        if (run_once(&d, &in, rows[i].variant, rows[i].pdl, &out, &r, err) != 0) {
+        if (run_once(&d, &in, &rows[i], &out, &r, err) != 0) {
             fprintf(stderr, "dpamr: error: bench %s pdl=%s: %s\n", rows[i].label, rows[i].pdl ? "on" : "off", err);
             return 1;
         }
@@ -193,7 +225,7 @@ int bench_main(int argc, char **argv)
         }
         char diff[512];
         const int same = mesh_equal(&ref, &out, diff, sizeof diff);
-        printf("gate: %-4s pdl=%-3s vs %s: %s\n", rows[i].label, rows[i].pdl ? "on" : "off", rows[0].label,
+        printf("gate: %-9s pdl=%-3s vs %s: %s\n", rows[i].label, rows[i].pdl ? "on" : "off", rows[0].label,
                same ? "byte-identical" : diff);
         mesh_free(&out);
         if (!same) {
@@ -212,7 +244,7 @@ int bench_main(int argc, char **argv)
         for (int k = 0; k < d.bench_warmup + d.bench_repeats; ++k) {
             mesh_t out;
             refine_report_t r;
-            if (run_once(&d, &in, w->variant, w->pdl, &out, &r, err) != 0) {
+            if (run_once(&d, &in, w, &out, &r, err) != 0) {
                 fprintf(stderr, "dpamr: error: bench %s: %s\n", w->label, err);
                 return 1;
             }
@@ -233,44 +265,47 @@ int bench_main(int argc, char **argv)
         for (int L = Lfirst; L < nlevels; ++L) w->med_level[L] = median(w->level[L], w->nrep);
     }
 
-    /* 3. the table */
+    /* 3. the table, with the bandwidth floor: the new cells and metadata written once at the
+     *    device's copy bandwidth (measured now) */
     const double bytes_new = (double)rows[0].new_tiles * ((double)cells * 4.0 * d.p.nf + 33.0);
-    printf("\nmedian of %d runs after %d warm-up; refine = the refinement on the device (CUDA events) or host (cpu);\n"
-           "end-to-end adds upload, sort (cdp) and download; ratio = refine time / baseline (%s);\n"
-           "gap = median over PDL transitions of (next kernel's first block start - previous kernel's last block "
-           "end), negative = overlap\n\n",
+    double bw = 0.0, floor_ms = 0.0;
+    if (gpu && gpu_copy_bandwidth(&bw, err, sizeof err) == 0 && bw > 0) floor_ms = bytes_new / (bw * 1e9) * 1e3;
+    printf("\nmedian of %d runs after %d warm-up; refine = from the input tiles on the device to the canonical mesh on\n"
+           "the device (CUDA events; cdp tile and group include their sort to canonical order) or on the host (cpu);\n"
+           "end-to-end adds upload and download; ratio = refine time / baseline (%s); x floor = refine time / the\n"
+           "bandwidth floor; gap = median over transitions of (next kernel's first block start - previous kernel's\n"
+           "last block end), negative = overlap: PDL pairs (host, sort of cdp tile/group) or tail launches (cdp level)\n\n",
            d.bench_repeats, d.bench_warmup, rows[base].variant == DP_VARIANT_CPU ? "cpu" : "host pdl=off");
-    printf("%-5s %-4s %12s %13s %12s %12s %8s %10s  per-level us\n", "var", "pdl", "refine ms", "end-to-end ms",
-           "tiles/s", "cells/s", "ratio", "gap ns");
+    printf("%-9s %-4s %11s %13s %11s %11s %8s %8s %8s %9s %9s  per-level us\n", "variant", "pdl", "refine ms",
+           "end-to-end ms", "tiles/s", "cells/s", "ratio", "x floor", "gap ns", "launches", "pool");
     for (int i = 0; i < nrows; ++i) {
         const row_t *w = &rows[i];
         const double sec = w->med_refine * 1e-3;
-        char gap[32] = "-";
+        char gap[32] = "-", xf[32] = "-", launches[32] = "-", pool[32] = "-";
         if (w->have_gap) snprintf(gap, sizeof gap, "%.0f", w->med_gap);
-        printf("%-5s %-4s %12.3f %13.3f %12.4g %12.4g %8.3f %10s ", w->label,
+        if (floor_ms > 0) snprintf(xf, sizeof xf, "%.1f", w->med_refine / floor_ms);
+        if (w->variant == DP_VARIANT_CDP) {
+            snprintf(launches, sizeof launches, "%lld", w->launches);
+            snprintf(pool, sizeof pool, "%lld", w->pool);
+        }
+        printf("%-9s %-4s %11.3f %13.3f %11.4g %11.4g %8.3f %8s %8s %9s %9s ", w->label,
                w->variant == DP_VARIANT_CPU ? "-" : (w->pdl ? "on" : "off"), w->med_refine, w->med_total,
-               w->new_tiles / sec, w->new_tiles * (double)cells / sec, w->med_refine / rows[base].med_refine, gap);
+               w->new_tiles / sec, w->new_tiles * (double)cells / sec, w->med_refine / rows[base].med_refine, xf, gap,
+               launches, pool);
         for (int L = Lfirst; L < nlevels; ++L)
             if (w->med_level[L] >= 0) printf(" %.0f", w->med_level[L] * 1e3);
             else printf(" -");
         printf("\n");
     }
-    double bw = 0.0, best = 0.0;
-    for (int i = 0; i < nrows; ++i)
-        if (rows[i].variant != DP_VARIANT_CPU && (best == 0.0 || rows[i].med_refine < best)) best = rows[i].med_refine;
-    if (gpu && gpu_copy_bandwidth(&bw, err, sizeof err) == 0 && bw > 0) {
-        const double floor_ms = bytes_new / (bw * 1e9) * 1e3;
+    if (floor_ms > 0)
         printf("\nbandwidth floor: %.3g new tiles, %.3f GB of new cells and metadata written; device copy bandwidth "
-               "%.0f GB/s (measured now) -> floor %.3f ms; best GPU refine is %.1fx the floor\n",
-               (double)rows[0].new_tiles, bytes_new * 1e-9, bw, floor_ms, best / floor_ms);
-    }
-    for (int i = 0; i < nrows; ++i)
-        if (rows[i].variant == DP_VARIANT_CDP)
-            printf("cdp pdl=%s: %lld device-side launches, pending-launch pool %lld\n", rows[i].pdl ? "on" : "off",
-                   rows[i].launches, rows[i].pool);
+               "%.0f GB/s (measured now) -> floor %.3f ms\n",
+               (double)rows[0].new_tiles, bytes_new * 1e-9, bw, floor_ms);
+    printf("launches = device-side launches of one refinement; pool = the pending-launch pool granted (the computed "
+           "bound for the grain)\n");
 
     /* CSV and JSON, each written to a temporary name and renamed */
-    if (write_results(&d, rows, nrows, base, cells, Lfirst, nlevels, gpu ? why : "none", err) != 0) {
+    if (write_results(&d, rows, nrows, base, cells, Lfirst, nlevels, gpu ? why : "none", floor_ms, err) != 0) {
         fprintf(stderr, "dpamr: error: %s\n", err);
         return 1;
     }

@@ -301,8 +301,8 @@ static int parse_objects(kv_t *kv, deck_t *d)
 static const char *const k_keys_help =
     "dim, root, tile_size, max_level, origin, cell_size, fields, fill, criterion, criterion_field, "
     "threshold, model.objects, model.NAME.{type,center,radius,inside,outside}, mesh_file, output, variant, "
-    "pdl, pdl_trigger, max_tiles, pool, trace, threads, mpi_write, bench_repeats, bench_warmup, bench_cpu, "
-    "bench_out";
+    "pdl, pdl_trigger, max_tiles, pool, cdp_grain, cdp_group, trace, threads, mpi_write, bench_repeats, bench_warmup, bench_cpu, "
+    "bench_out, bench_groups";
 
 static int schema(kv_t *kv, deck_t *d, const char *deck_path)
 {
@@ -428,6 +428,13 @@ static int schema(kv_t *kv, deck_t *d, const char *deck_path)
     d->pool = 0;
     if ((r = get_ints(kv, "pool", v, 1, 1, 0, 1ll << 26, "0 (computed bound) or a pending-launch count")) < 0) return -1;
     if (r) d->pool = v[0];
+    static const char *const grains[] = { "tile", "group", "level" };
+    d->cdp_grain = DP_GRAIN_LEVEL;
+    if (get_choice(kv, "cdp_grain", grains, 3, &d->cdp_grain) == -2) return -1;
+    d->cdp_group = 32;
+    if ((r = get_ints(kv, "cdp_group", v, 1, 1, 1, DP_MAX_GROUP, "parent tiles per child grid, 1 to 1024")) < 0)
+        return -1;
+    if (r) d->cdp_group = (int)v[0];
     d->trace[0] = '\0';
     if (get_string(kv, "trace", d->trace, sizeof d->trace) < 0) return -1;
     d->threads = 0;
@@ -442,6 +449,18 @@ static int schema(kv_t *kv, deck_t *d, const char *deck_path)
     if (r) d->bench_warmup = (int)v[0];
     d->bench_cpu = 1;
     if (get_choice(kv, "bench_cpu", onoff, 2, &d->bench_cpu) == -2) return -1;
+    {
+        static const int def[] = { 8, 64, 512 };
+        d->nbench_groups = 3;
+        for (int i = 0; i < 3; ++i) d->bench_groups[i] = def[i];
+        if ((r = get_ints(kv, "bench_groups", v, 1, DP_MAX_BENCH_GROUPS, 1, DP_MAX_GROUP,
+                          "1 to 8 group sizes for the cdp grain sweep, each 1 to 1024")) < 0)
+            return -1;
+        if (r) {
+            d->nbench_groups = r;
+            for (int i = 0; i < r; ++i) d->bench_groups[i] = (int)v[i];
+        }
+    }
     snprintf(d->bench_out, sizeof d->bench_out, "bench");
     if (get_string(kv, "bench_out", d->bench_out, sizeof d->bench_out) < 0) return -1;
 
@@ -555,4 +574,21 @@ const char *deck_variant_name(int v)
 {
     static const char *const names[] = { "auto", "cpu", "cdp", "host" };
     return v >= 0 && v < 4 ? names[v] : "?";
+}
+
+const char *deck_grain_name(int g)
+{
+    static const char *const names[] = { "tile", "group", "level" };
+    return g >= 0 && g < 3 ? names[g] : "?";
+}
+
+const char *deck_engine_label(const deck_t *d, int variant, char *buf, size_t n)
+{
+    if (variant == DP_VARIANT_CPU) snprintf(buf, n, "cpu");
+    else if (variant == DP_VARIANT_CDP && d->cdp_grain == DP_GRAIN_GROUP)
+        snprintf(buf, n, "cdp cdp_grain=group cdp_group=%d pdl=%s", d->cdp_group, d->pdl ? "on" : "off");
+    else if (variant == DP_VARIANT_CDP)
+        snprintf(buf, n, "cdp cdp_grain=%s pdl=%s", deck_grain_name(d->cdp_grain), d->pdl ? "on" : "off");
+    else snprintf(buf, n, "%s pdl=%s", deck_variant_name(variant), d->pdl ? "on" : "off");
+    return buf;
 }

@@ -10,6 +10,10 @@ extern "C" {
 #endif
 
 enum { DP_VARIANT_AUTO = 0, DP_VARIANT_CPU, DP_VARIANT_CDP, DP_VARIANT_HOST };
+/* cdp launch grain: one child grid per refining tile, per group of tiles, or per level */
+enum { DP_GRAIN_TILE = 0, DP_GRAIN_GROUP, DP_GRAIN_LEVEL };
+#define DP_MAX_GROUP 1024     /* cdp_group: tiles per block and per child grid, at most */
+#define DP_MAX_BENCH_GROUPS 8
 /* mpi_write: auto = collective when HDF5 has parallel I/O, else gather to rank 0 */
 enum { DP_MPI_WRITE_AUTO = 0, DP_MPI_WRITE_COLLECTIVE, DP_MPI_WRITE_GATHER };
 
@@ -30,6 +34,10 @@ typedef struct {
     int pdl_trigger_early;  /* 1: primaries trigger right after their wait; 0: after their work */
     long long max_tiles;    /* 0: computed */
     long long pool;         /* 0: computed bound; >0 forces the pending-launch pool size */
+    int cdp_grain;          /* DP_GRAIN_*: what one device-side launch covers (cdp) */
+    int cdp_group;          /* grain group: parent tiles per block, one child grid per block */
+    int bench_groups[DP_MAX_BENCH_GROUPS]; /* the group sizes `dpamr bench` sweeps */
+    int nbench_groups;
     char trace[4096];       /* Chrome trace output path ("" = none) */
     int threads;            /* OpenMP threads for the cpu engine, 0 = default */
     int bench_repeats;      /* timed repeats per variant (median reported) */
@@ -46,6 +54,9 @@ int deck_load(deck_t *d, const char *path, int noverride, char **overrides, char
 int deck_parse_text(deck_t *d, const char *origin, const char *text, char *err, size_t errlen);
 void deck_free(deck_t *d);
 const char *deck_variant_name(int v);
+const char *deck_grain_name(int g);
+/** "cpu", "host pdl=on", "cdp cdp_grain=level pdl=on", ...: what a run used, for its header line. */
+const char *deck_engine_label(const deck_t *d, int variant, char *buf, size_t n);
 
 #ifdef __cplusplus
 }

@@ -476,9 +476,10 @@ int dist_run(int argc, char **argv)
     int in_levels = part.nlevels;
     MPI_Allreduce(MPI_IN_PLACE, &in_levels, 1, MPI_INT, MPI_MAX, c.comm);
     if (root) {
-        printf("dpamr run %s: %d rank%s, variant=%s pdl=%s, %dD, tile %d^%d, %lld root tiles on levels 0..%d, "
+        char label[128];
+        printf("dpamr run %s: %d rank%s, variant=%s, %dD, tile %d^%d, %lld root tiles on levels 0..%d, "
                "max_level %d\n",
-               d.path, c.size, c.size > 1 ? "s" : "", deck_variant_name(variant), d.pdl ? "on" : "off", d.p.dim, d.p.B,
+               d.path, c.size, c.size > 1 ? "s" : "", deck_engine_label(&d, variant, label, sizeof label), d.p.dim, d.p.B,
                d.p.dim, (long long)nroots, in_levels - 1, d.p.max_level);
         printf("partition: root tiles along the Morton curve, by work estimate (frontier tiles, flagged cells):");
         for (int r = 0; r < c.size; ++r) printf(" [%lld,%lld)", (long long)first[r], (long long)first[r + 1]);

@@ -154,15 +154,17 @@ static int cmd_run(int argc, char **argv)
     if (d.trace[0] && variant == DP_VARIANT_CPU)
         printf("trace=%s: not written, the cpu variant has no device timeline\n", d.trace);
 
-    printf("dpamr run %s: variant=%s pdl=%s, %dD, tile %d^%d, %lld tiles on levels 0..%d, max_level %d\n", d.path,
-           deck_variant_name(variant), d.pdl ? "on" : "off", d.p.dim, d.p.B, d.p.dim, (long long)m.ntiles,
+    char label[128];
+    printf("dpamr run %s: variant=%s, %dD, tile %d^%d, %lld tiles on levels 0..%d, max_level %d\n", d.path,
+           deck_engine_label(&d, variant, label, sizeof label), d.p.dim, d.p.B, d.p.dim, (long long)m.ntiles,
            m.nlevels - 1, d.p.max_level);
     refine_report_t r;
     if (engine_refine(variant, &d, &m, &r, err, sizeof err) != 0) return driver_die(err);
     if (r.note[0]) printf("%s\n", r.note);
     if (r.pool_size >= 0)
-        printf("pending-launch pool: %lld (computed bound %lld%s); device launches: %lld, failed: %lld\n", r.pool_size,
-               r.pool_bound, r.pool_size < r.pool_requested ? ", the device runtime granted less" : "",
+        printf("pending-launch pool: %lld granted (asked %lld; computed bound %lld); device launches: %lld, "
+               "failed: %lld\n",
+               r.pool_size, r.pool_requested, r.pool_bound,
                r.device_launches, r.launch_failures);
     printf("refined in %.3f ms (engine total %.3f ms): %lld tiles on %d levels\n", r.refine_ms, r.total_ms,
            (long long)m.ntiles, m.nlevels);

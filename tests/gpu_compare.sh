@@ -16,11 +16,15 @@ if [ ! -e "$mesh" ]; then  # test decks make their level-0 mesh here
     extra=(mesh_file="$work/mesh.hdf")
 fi
 "$dpamr" run "$deck" "${extra[@]}" variant=cpu output="$work/cpu.hdf"
-for v in cdp host; do
+# every cdp grain (one child grid per tile, per group of 1, 5 and 32 tiles, per level) and host
+for v in "cdp cdp_grain=tile" "cdp cdp_grain=group cdp_group=1" "cdp cdp_grain=group cdp_group=5" \
+         "cdp cdp_grain=group cdp_group=32" "cdp cdp_grain=level" host; do
+    name=$(echo "$v" | tr ' =' '__')
     for pdl in on off; do
-        "$dpamr" run "$deck" "${extra[@]}" variant=$v pdl=$pdl output="$work/$v-$pdl.hdf"
-        $cmp "$work/cpu.hdf" "$work/$v-$pdl.hdf" --ignore /dpamr/deck
-        "$dpamr" check "$work/$v-$pdl.hdf" >/dev/null
+        "$dpamr" run "$deck" "${extra[@]}" variant=$v pdl=$pdl output="$work/$name-$pdl.hdf"
+        $cmp "$work/cpu.hdf" "$work/$name-$pdl.hdf" --ignore /dpamr/deck
+        "$dpamr" check "$work/$name-$pdl.hdf" >/dev/null
+        rm -f "$work/$name-$pdl.hdf"
     done
 done
 # the early PDL trigger changes scheduling only
@@ -29,9 +33,10 @@ $cmp "$work/cpu.hdf" "$work/host-early.hdf" --ignore /dpamr/deck
 # restarts on the GPU: continue a level-2 cpu file to max_level, and reload a finished file
 "$dpamr" run "$deck" "${extra[@]}" variant=cpu max_level=2 output="$work/part.hdf" >/dev/null
 for v in cdp host; do
+    # cdp's default grain (level) restarts; the other grains start from the same code path
     "$dpamr" run "$deck" variant=$v mesh_file="$work/part.hdf" output="$work/restart-$v.hdf"
     $cmp "$work/cpu.hdf" "$work/restart-$v.hdf" --ignore /dpamr/deck
     "$dpamr" run "$deck" variant=$v mesh_file="$work/cpu.hdf" output="$work/again-$v.hdf" >/dev/null
     $cmp "$work/cpu.hdf" "$work/again-$v.hdf" --ignore /dpamr/deck
 done
-echo "gpu OK: cdp and host, pdl on and off, and restarts, byte-identical to cpu on $deck"
+echo "gpu OK: cdp (every grain) and host, pdl on and off, and restarts, byte-identical to cpu on $deck"

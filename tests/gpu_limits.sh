@@ -23,21 +23,43 @@ expect_error() {
         echo "ok   $name: $(cat "$work/stderr")"
     fi
 }
-expect_error "forced small pool (cdp)" "device-side launches failed.*pool.*computed bound" \
-    "$dpamr" run "$deck" "$m" variant=cdp pool=16 output="$work/out.hdf"
-expect_error "tile store overflow (cdp)" "tile store overflow.*max_tiles" \
-    "$dpamr" run "$deck" "$m" variant=cdp max_tiles=200 output="$work/out.hdf"
+# tile and group: a pool below what the run needs fails loudly, naming the grain and the bound (the
+# device runtime grants at least 32 slots whatever is asked: measured on the H200, CUDA 13.0).
+# level: one launch per level step below max_level, at most 23, so the runtime's minimum holds any
+# level chain: pool=1 is granted 32 and every launch succeeds. Every grain reports a full store.
+for g in "tile:16" "group:2:cdp_group=4"; do
+    IFS=: read -r grain pool extra <<<"$g"
+    expect_error "forced small pool (cdp $grain)" "device-side launches failed.*pool of [0-9]* is too small.*cdp_grain=$grain.*computed bound" \
+        "$dpamr" run "$deck" "$m" variant=cdp cdp_grain=$grain ${extra:+$extra} pool=$pool output="$work/out.hdf"
+done
+"$dpamr" run "$deck" "$m" variant=cdp cdp_grain=level pool=1 output="$work/level-pool1.hdf" >"$work/stdout" 2>&1
+if grep -q "pending-launch pool: 32 granted (asked 1; computed bound 12); device launches: 12, failed: 0" "$work/stdout"; then
+    echo "ok   cdp level at pool=1: $(grep pending-launch "$work/stdout")"
+else
+    echo "FAIL cdp level at pool=1:"; cat "$work/stdout"; fails=$((fails + 1))
+fi
+for g in tile "group cdp_group=4" level; do
+    expect_error "tile store overflow (cdp $g)" "tile store overflow.*max_tiles" \
+        "$dpamr" run "$deck" "$m" variant=cdp cdp_grain=$g max_tiles=200 output="$work/out.hdf"
+done
 expect_error "tile store overflow (host)" "tile store overflow.*max_tiles" \
     "$dpamr" run "$deck" "$m" variant=host max_tiles=200 output="$work/out.hdf"
 # the depth cap: no tile beyond max_level, and the same mesh as the cpu at that cap
-for v in cpu cdp host; do
-    "$dpamr" run "$deck" "$m" variant=$v max_level=3 output="$work/cap-$v.hdf" >/dev/null || fails=$((fails + 1))
+"$dpamr" run "$deck" "$m" variant=cpu max_level=3 output="$work/cap-cpu.hdf" >/dev/null || fails=$((fails + 1))
+for v in "cdp cdp_grain=tile" "cdp cdp_grain=group" "cdp cdp_grain=level" host; do
+    name=$(echo "$v" | tr ' =' '__')
+    "$dpamr" run "$deck" "$m" variant=$v max_level=3 output="$work/cap-$name.hdf" >/dev/null || fails=$((fails + 1))
+    levels=$($py -c "import h5py; print(h5py.File('$work/cap-$name.hdf','r')['/dpamr/tiles/level'][()].max())")
+    if [ "$levels" != "3" ]; then echo "FAIL depth cap ($v): finest level $levels, expected 3"; fails=$((fails + 1)); fi
+    $cmp "$work/cap-cpu.hdf" "$work/cap-$name.hdf" --ignore /dpamr/deck || fails=$((fails + 1))
 done
-levels=$($py -c "import h5py; print(h5py.File('$work/cap-cdp.hdf','r')['/dpamr/tiles/level'][()].max())")
-if [ "$levels" != "3" ]; then echo "FAIL depth cap: finest level $levels, expected 3"; fails=$((fails + 1)); fi
-$cmp "$work/cap-cpu.hdf" "$work/cap-cdp.hdf" --ignore /dpamr/deck || fails=$((fails + 1))
-$cmp "$work/cap-cpu.hdf" "$work/cap-host.hdf" --ignore /dpamr/deck || fails=$((fails + 1))
-# the pool the run reports is the computed bound, and it held every launch
-"$dpamr" run "$deck" "$m" variant=cdp output="$work/ok.hdf" | tee "$work/ok.log" | grep "pending-launch pool"
-grep -q "failed: 0" "$work/ok.log" || { echo "FAIL launches failed at the computed pool"; fails=$((fails + 1)); }
+# the pool each grain reports is its computed bound, and it held every launch
+for grain in tile group level; do
+    "$dpamr" run "$deck" "$m" variant=cdp cdp_grain=$grain output="$work/ok-$grain.hdf" | tee "$work/ok.log" |
+        grep "pending-launch pool"
+    grep -q "failed: 0" "$work/ok.log" || { echo "FAIL launches failed at the computed pool ($grain)"; fails=$((fails + 1)); }
+done
+# level: the bound is one launch per level step below max_level (deep2d: levels 0..12)
+grep -q "pending-launch pool: 32 granted (asked 12; computed bound 12)" "$work/ok.log" ||
+    { echo "FAIL level grain: pool is not the 12 level steps"; fails=$((fails + 1)); }
 [ $fails -eq 0 ] && echo "gpu limits OK" || { echo "$fails case(s) failed"; exit 1; }

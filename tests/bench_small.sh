@@ -1,0 +1,35 @@
+#!/bin/bash
+# bench_small.sh DPAMR SRC WORK - `dpamr bench` on the small default deck (one repeat), its JSON
+# checked (every row has the keys the plot reads; with a GPU: host, and cdp at every grain of the
+# sweep, pdl off and on), then tools/plot_bench.py plots it and the fixtures (tests/plot_bench.sh).
+# Without a GPU the JSON holds the cpu row only, and that is what CI plots.
+set -euo pipefail
+dpamr=$1 src=$2 work=$3
+rm -rf "$work" && mkdir -p "$work"
+py=/usr/bin/python3; $py -c "import matplotlib" 2>/dev/null || py=python3
+"$dpamr" bench "$src/inputs/default.inp" bench_repeats=1 bench_warmup=0 bench_groups="4 16" \
+    bench_out="$work/bench_default" >"$work/bench.log"
+cat "$work/bench.log"
+$py - "$work/bench_default.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+rows = j["rows"]
+for r in rows:
+    for k in ("variant", "grain", "group", "pdl", "refine_ms", "launches", "pool", "level_ms"):
+        assert k in r, f"row {r} lacks {k}"
+    assert r["refine_ms"] > 0, r
+have = {(r["variant"], r["grain"], r["group"], r["pdl"]) for r in rows}
+if j["device"] == "none":
+    assert have == {("cpu", None, None, "-")}, have
+else:
+    want = {("host", None, None, p) for p in ("off", "on")}
+    want |= {("cdp", g, n, p) for g, n in (("tile", 1), ("group", 4), ("group", 16), ("level", None))
+             for p in ("off", "on")}
+    assert want <= have, want - have
+    for r in rows:
+        if r["variant"] == "cdp":
+            assert r["launches"] >= 0 and r["pool"] >= 1, r
+print(f"bench JSON OK: {len(rows)} rows on {j['device']}")
+PY
+exec bash "$src/tests/plot_bench.sh" "$src" "$work/plot" "$src/tests/data/bench_sample_gpu.json" \
+    "$src/tests/data/bench_sample_cpu.json" "$work/bench_default.json"

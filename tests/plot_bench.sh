@@ -1,0 +1,85 @@
+#!/bin/bash
+# plot_bench.sh SRC_DIR WORK_DIR [BENCH_JSON...] - tools/plot_bench.py turns each bench JSON
+# (default: the GPU and cpu-only fixtures in tests/data) into a real PNG (signature, width and
+# height > 200), and on a file of invalid JSON, one without "rows" and one with a row missing a
+# key it exits 2 with a message naming the file and leaves no output behind; it also refuses to
+# overwrite its input. Exit 77 (skipped) without python3-matplotlib.
+set -euo pipefail
+src=$1 work=$2
+shift 2
+py=/usr/bin/python3; $py -c "import matplotlib" 2>/dev/null || py=python3  # Debian's, else the PATH one
+if ! $py -c "import matplotlib" 2>/dev/null; then
+    echo "SKIPPED: python3-matplotlib not installed"
+    exit 77
+fi
+plot="$src/tools/plot_bench.py"
+[ $# -gt 0 ] || set -- "$src/tests/data/bench_sample_gpu.json" "$src/tests/data/bench_sample_cpu.json"
+rm -rf "$work" && mkdir -p "$work"
+fails=0
+bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+
+# check_png FILE: non-empty, PNG signature, width and height (IHDR) over 200 pixels
+check_png() {
+    [ -s "$1" ] || { bad "$1: missing or empty"; return; }
+    [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || { bad "$1: no PNG signature"; return; }
+    local wh
+    wh=$($py -c 'import struct, sys; b = open(sys.argv[1], "rb").read(24); print(*struct.unpack(">II", b[16:24]))' "$1")
+    read -r w h <<<"$wh"
+    if [ "$w" -le 200 ] || [ "$h" -le 200 ]; then bad "$1: ${w}x${h} pixels, want both > 200"; return; fi
+    echo "ok   $(basename "$1"): PNG ${w}x${h}"
+}
+
+# 1. each bench JSON gives a PNG, named as asked; "wrote OUT" on stdout
+n=0
+for json in "$@"; do
+    n=$((n + 1))
+    out="$work/$n-$(basename "${json%.json}").png"
+    if ! $py "$plot" "$json" -o "$out" --title "plot_bench.sh: $(basename "$json")" >"$work/stdout"; then
+        bad "$json: plot_bench.py failed"; continue
+    fi
+    grep -qx "wrote $out" "$work/stdout" || bad "$json: stdout lacks 'wrote $out': $(cat "$work/stdout")"
+    check_png "$out"
+done
+
+# 2. the default output name: BENCH.json -> BENCH.png beside it
+cp "$src/tests/data/bench_sample_gpu.json" "$work/default.json"
+$py "$plot" "$work/default.json" >/dev/null
+check_png "$work/default.png"
+
+# expect_error NAME PATTERN ARGS...: plot_bench.py ARGS exits 2 with PATTERN on stderr, and the
+# directory $work/NAME (its input alone) holds no other file afterwards
+expect_error() {
+    local name=$1 pattern=$2 rc=0
+    shift 2
+    local err="$work/$name.stderr"
+    $py "$plot" "$@" >"$work/$name.stdout" 2>"$err" || rc=$?
+    if [ $rc -ne 2 ]; then bad "$name: exit $rc, want 2"; cat "$err"; return; fi
+    grep -q -- "$pattern" "$err" || { bad "$name: stderr lacks '$pattern':"; cat "$err"; return; }
+    if grep -q Traceback "$err"; then bad "$name: a traceback"; return; fi
+    local left
+    left=$(ls -A "$work/$name")
+    [ "$left" = in.json ] || { bad "$name: files left behind: $left"; return; }
+    echo "ok   $name (exit 2): $(cat "$err")"
+}
+mkcase() { mkdir -p "$work/$1" && printf '%s\n' "$2" >"$work/$1/in.json"; }
+
+# 3. bad input: one message naming the file, exit 2, no output file
+mkcase invalid_json '{"deck": "x", "rows": [{"variant": "cpu", '
+expect_error invalid_json "invalid_json/in.json: invalid JSON" "$work/invalid_json/in.json"
+mkcase no_rows '{"deck": "inputs/bench2d.inp", "device": "none"}'
+expect_error no_rows 'no_rows/in.json: no "rows"' "$work/no_rows/in.json"
+mkcase row_missing_key '{"rows": [{"variant": "cdp", "pdl": "on", "refine_ms": 3.0}]}'
+expect_error row_missing_key "row_missing_key/in.json: rows\[0\] (cdp pdl=on): missing key 'grain'" \
+    "$work/row_missing_key/in.json"
+mkdir -p "$work/unreadable"        # a missing file (root reads a mode-000 one); in.json is only
+touch "$work/unreadable/in.json"   # there for the "nothing else left behind" check
+expect_error unreadable "unreadable/nothere.json: cannot read" "$work/unreadable/nothere.json" \
+    -o "$work/unreadable/out.png"
+
+# 4. it never overwrites its input
+mkcase same_file "$(cat "$src/tests/data/bench_sample_cpu.json")"
+expect_error same_file "refusing to overwrite" "$work/same_file/in.json" -o "$work/same_file/in.json"
+cmp -s "$work/same_file/in.json" "$src/tests/data/bench_sample_cpu.json" || bad "same_file: the input changed"
+
+if [ $fails -ne 0 ]; then echo "plot_bench: $fails failure(s)"; exit 1; fi
+echo "plot_bench: all checks passed"

@@ -1,0 +1,236 @@
+#!/usr/bin/python3
+"""plot_bench.py - plot refine time against cdp launch grain from the JSON `dpamr bench` writes.
+
+usage: plot_bench.py BENCH.json [-o OUT.png] [--title TEXT]
+
+The x axis holds the cdp launch grains in order of growing launch size (tile, group N for each
+group size ascending, level); the y axis the median refine time in ms, log scale. One line for
+cdp pdl=on and one for cdp pdl=off, each point labelled with its device-side launch count;
+dashed reference lines for host pdl=on, host pdl=off and cpu, where the file has them. A file
+without cdp rows (a machine without a GPU) still gives a plot of its reference lines.
+
+OUT.png defaults to BENCH.json with .json replaced by .png. It is written to a temporary name
+in the same directory and renamed, so a failure leaves no partial file. Exit status: 0 done,
+2 bad input or usage (one message naming the file and what is wrong), 1 output not written.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+PROG = "plot_bench.py"
+GRAINS = ("tile", "group", "level")          # launch size grows in this order
+PDL_STYLE = {"on": ("tab:blue", "o"), "off": ("tab:orange", "s")}
+
+
+class BadInput(Exception):
+    """The input file cannot be plotted; the message says why."""
+
+
+def fail(status, msg):
+    print(f"{PROG}: error: {msg}", file=sys.stderr)
+    sys.exit(status)
+
+
+def is_number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def check_row(i, row):
+    """Raise BadInput unless rows[i] has what the plot needs; return it unchanged."""
+    if not isinstance(row, dict):
+        raise BadInput(f"rows[{i}] is not a JSON object")
+    variant = row.get("variant")
+    where = f"rows[{i}]"
+    if isinstance(variant, str):
+        pdl = f" pdl={row['pdl']}" if variant != "cpu" and isinstance(row.get("pdl"), str) else ""
+        where += f" ({variant}{pdl})"
+    need = ["variant", "refine_ms"]
+    if variant in ("host", "cdp"):
+        need.append("pdl")
+    if variant == "cdp":
+        need += ["grain"] + (["group"] if row.get("grain") == "group" else [])
+    missing = [k for k in need if k not in row]
+    if missing:
+        raise BadInput(f"{where}: missing key{'s' if len(missing) > 1 else ''} "
+                       + ", ".join(repr(k) for k in missing))
+    if variant not in ("cpu", "host", "cdp"):
+        raise BadInput(f"{where}: unknown variant {variant!r} (expected cpu, host or cdp)")
+    if not is_number(row["refine_ms"]) or row["refine_ms"] <= 0:
+        raise BadInput(f"{where}: refine_ms is {row['refine_ms']!r}, not a positive number")
+    if variant != "cpu" and row["pdl"] not in ("on", "off"):
+        raise BadInput(f"{where}: pdl is {row['pdl']!r}, not \"on\" or \"off\"")
+    if variant == "cdp":
+        if row["grain"] not in GRAINS:
+            raise BadInput(f"{where}: grain is {row['grain']!r}, not one of " + ", ".join(GRAINS))
+        g = row.get("group")
+        if row["grain"] == "group" and not (isinstance(g, int) and not isinstance(g, bool) and g > 0):
+            raise BadInput(f"{where}: group is {g!r}, not a positive integer")
+    return row
+
+
+def load(path):
+    """Read and check BENCH.json; return (top-level object, its checked rows)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise BadInput(f"cannot read: {e.strerror}")
+    except UnicodeDecodeError:
+        raise BadInput("not UTF-8 text, so not a dpamr bench JSON file")
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise BadInput(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}")
+    if not isinstance(doc, dict):
+        raise BadInput("not a JSON object, so not a dpamr bench JSON file")
+    if "rows" not in doc:
+        raise BadInput('no "rows" key, so not a dpamr bench JSON file')
+    if not isinstance(doc["rows"], list):
+        raise BadInput('"rows" is not a list')
+    if not doc["rows"]:
+        raise BadInput('"rows" is empty: nothing to plot')
+    rows = [check_row(i, r) for i, r in enumerate(doc["rows"])]
+    seen = set()
+    for i, r in enumerate(rows):
+        key = (r["variant"], r.get("pdl") if r["variant"] != "cpu" else None,
+               r.get("grain") if r["variant"] == "cdp" else None,
+               r.get("group") if r.get("grain") == "group" else None)
+        if key in seen:
+            raise BadInput(f"rows[{i}] repeats an earlier row's variant, pdl, grain and group")
+        seen.add(key)
+    return doc, rows
+
+
+def ms(v):
+    return f"{v:.0f} ms" if v >= 100 else f"{v:.3g} ms"
+
+
+def launches_text(n):
+    if n >= 1e6:
+        return f"{n / 1e6:.3g}M launches"
+    if n >= 1e4:
+        return f"{n / 1e3:.0f}k launches"
+    if n >= 1e3:
+        return f"{n / 1e3:.1f}k launches"
+    return f"{n} launch" + ("" if n == 1 else "es")
+
+
+def grain_key(row):
+    """Sort key and tick label of a cdp row's grain."""
+    g = row["grain"]
+    if g == "group":
+        return (1, row["group"]), f"group {row['group']}"
+    return (GRAINS.index(g), 0), g
+
+
+def title_of(doc):
+    deck = doc.get("deck") if isinstance(doc.get("deck"), str) else "dpamr bench"
+    device = doc.get("device")
+    t = deck + (f" on {device}" if isinstance(device, str) and device not in ("", "none") else "")
+    commit = doc.get("commit")
+    return t + (f" ({commit})" if isinstance(commit, str) and commit else "")
+
+
+def plot(doc, rows, out, title):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
+
+    fig, ax = plt.subplots(figsize=(9, 5.5), dpi=110)
+    cdp = [r for r in rows if r["variant"] == "cdp"]
+    keys = sorted({grain_key(r) for r in cdp})
+    pos = {k: i for i, (k, _) in enumerate(keys)}
+
+    for pdl in ("on", "off"):
+        pts = sorted(((pos[grain_key(r)[0]], r) for r in cdp if r["pdl"] == pdl), key=lambda p: p[0])
+        if pts:
+            color, marker = PDL_STYLE[pdl]
+            ax.plot([x for x, _ in pts], [r["refine_ms"] for _, r in pts], color=color, marker=marker,
+                    linewidth=1.8, markersize=6, label=f"cdp pdl={pdl}")
+
+    # device-side launch counts: one label per grain above its higher point, or, where pdl=on and
+    # pdl=off launched differently, one per point in its line's colour: the higher one above, the lower below
+    for x in range(len(keys)):
+        at = sorted((r for r in cdp if pos[grain_key(r)[0]] == x and is_number(r.get("launches"))
+                     and r["launches"] >= 0), key=lambda r: -r["refine_ms"])
+        counts = {int(r["launches"]) for r in at}
+        if len(counts) == 1:
+            labels = [(at[0], launches_text(counts.pop()), "0.2")]
+        else:
+            labels = [(r, f"{launches_text(int(r['launches']))} (pdl={r['pdl']})", PDL_STYLE[r["pdl"]][0])
+                      for r in at]
+        for k, (r, text, color) in enumerate(labels):
+            ax.annotate(text, (x, r["refine_ms"]), textcoords="offset points", xytext=(6, -6 if k else 6),
+                        ha="left", va="top" if k else "bottom", fontsize=8, color=color)
+
+    refs = [("host", "on", "tab:blue"), ("host", "off", "tab:orange"), ("cpu", None, "0.35")]
+    for variant, pdl, color in refs:
+        for r in rows:
+            if r["variant"] == variant and (pdl is None or r["pdl"] == pdl):
+                name = variant + (f" pdl={pdl}" if pdl else "")
+                ax.axhline(r["refine_ms"], color=color, linestyle="--", linewidth=1.2,
+                           label=f"{name}: {ms(r['refine_ms'])}")
+
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.margins(x=0.12, y=0.12)
+    if keys:
+        ax.set_xticks(range(len(keys)))
+        ax.set_xticklabels([label for _, label in keys])
+    else:
+        ax.set_xticks([])
+        ax.text(0.5, 0.5, "no GPU rows in this file", transform=ax.transAxes, ha="center", va="center",
+                fontsize=12, color="0.3", bbox=dict(boxstyle="round", facecolor="white", edgecolor="0.7"))
+    ax.set_xlabel("cdp launch grain (launch size grows to the right)")
+    reps = doc.get("repeats")
+    ax.set_ylabel("refine time, ms (log scale)" + (f"; median of {reps} runs" if is_number(reps) else ""))
+    ax.grid(True, which="major", axis="y", alpha=0.35)
+    ax.grid(True, which="minor", axis="y", alpha=0.12)
+    ax.set_title(title if title is not None else title_of(doc), fontsize=11)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
+    fig.tight_layout()
+
+    tmp = os.path.join(os.path.dirname(out) or ".", f".{os.path.basename(out)}.tmp.{os.getpid()}")
+    try:
+        fig.savefig(tmp, format="png")
+        os.replace(tmp, out)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+    finally:
+        plt.close(fig)
+
+
+def main():
+    ap = argparse.ArgumentParser(prog=PROG, description="Plot refine time against cdp launch grain "
+                                 "from the JSON that `dpamr bench` writes.")
+    ap.add_argument("bench", metavar="BENCH.json")
+    ap.add_argument("-o", dest="out", metavar="OUT.png", help="default: BENCH.json with .json replaced by .png")
+    ap.add_argument("--title", help="default: deck, device and commit from the file")
+    a = ap.parse_args()
+
+    out = a.out
+    if out is None:
+        out = (a.bench[:-5] if a.bench.endswith(".json") else a.bench) + ".png"
+    if os.path.realpath(out) == os.path.realpath(a.bench):
+        fail(2, f"{out}: is the input file; refusing to overwrite it (give another -o)")
+    try:
+        doc, rows = load(a.bench)
+    except BadInput as e:
+        fail(2, f"{a.bench}: {e}")
+    try:
+        plot(doc, rows, out, a.title)
+    except ImportError as e:
+        fail(1, f"cannot plot {a.bench}: {e} (install python3-matplotlib)")
+    except OSError as e:
+        fail(1, f"cannot write {out}: {e.strerror or e}")
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
