@@ -263,6 +263,12 @@ static long long pool_bound(const deck_t *d, const mesh_t *m, long long cap, int
     return bound < room ? bound : room;
 }
 
+/* Timeline slot k of the level grain: the grid of level Lp + k. */
+static void level_label(int k, char *buf, size_t n, const void *Lp)
+{
+    snprintf(buf, n, "refineTile L%d", *(const int *)Lp + k);
+}
+
 int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen)
 {
     const dp_params *p = &d->p;
@@ -439,23 +445,7 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
                 r->gap_ns[r->ngaps++] = (double)((long long)stamps[2 * (k + 1)] - (long long)stamps[2 * k + 1]);
         }
         r->timeline_n = nslot;
-        if (d->trace[0]) {
-            const char **names = (const char **)malloc((size_t)nslot * sizeof *names);
-            char(*buf)[64] = (char(*)[64])malloc((size_t)nslot * 64);
-            int wrc = -1;
-            if (names && buf) {
-                for (int k = 0; k < nslot; ++k) {
-                    snprintf(buf[k], 64, "refineTile L%d", Lp + k);
-                    names[k] = buf[k];
-                }
-                wrc = timeline_write(d->trace, names, stamps, nslot, err, errlen);
-            } else {
-                snprintf(err, errlen, "out of host memory for the trace");
-            }
-            free(names);
-            free(buf);
-            if (wrc != 0) goto fail;
-        }
+        if (timeline_write_named(d->trace, level_label, &Lp, stamps, nslot, err, errlen) != 0) goto fail;
     }
     {
         const double td = timer_ms();

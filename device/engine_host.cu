@@ -125,6 +125,8 @@ static const char *slot_name(int slot, int Lp, char *buf, size_t n)
     return buf;
 }
 
+static void slot_label(int i, char *buf, size_t n, const void *Lp) { slot_name(i, *(const int *)Lp, buf, n); }
+
 int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen)
 {
     const dp_params *p = &d->p;
@@ -254,20 +256,7 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
         }
 #undef T_START
 #undef T_END
-        if (d->trace[0]) {
-            const char **names = (const char **)malloc((size_t)nslot * sizeof *names);
-            char(*buf)[64] = (char(*)[64])malloc((size_t)nslot * 64);
-            int wrc = -1;
-            if (names && buf) {
-                for (int i = 0; i < nslot; ++i) names[i] = slot_name(i, Lp, buf[i], 64);
-                wrc = timeline_write(d->trace, names, stamps, nslot, err, errlen);
-            } else {
-                snprintf(err, errlen, "out of host memory for the trace");
-            }
-            free(names);
-            free(buf);
-            if (wrc != 0) goto fail;
-        }
+        if (timeline_write_named(d->trace, slot_label, &Lp, stamps, nslot, err, errlen) != 0) goto fail;
     }
     {
         const double td = timer_ms();

@@ -413,3 +413,24 @@ int timeline_write(const char *path, const char *const *names, const unsigned lo
     }
     return 0;
 }
+
+int timeline_write_named(const char *path, void (*name)(int i, char *buf, size_t n, const void *ctx), const void *ctx,
+                         const unsigned long long *stamps, int n, char *err, size_t errlen)
+{
+    if (!path || !path[0]) return 0;
+    const char **names = (const char **)malloc((size_t)n * sizeof *names);
+    char(*buf)[64] = (char(*)[64])malloc((size_t)n * 64);
+    int rc = -1;
+    if (names && buf) {
+        for (int i = 0; i < n; ++i) {
+            name(i, buf[i], 64, ctx);
+            names[i] = buf[i];
+        }
+        rc = timeline_write(path, names, stamps, n, err, errlen);
+    } else {
+        snprintf(err, errlen, "out of host memory for the trace");
+    }
+    free(names);
+    free(buf);
+    return rc;
+}

@@ -189,6 +189,9 @@ long long gpu_tile_capacity(const deck_t *d, const mesh_t *m, size_t reserve_byt
 /** Write the timeline stamps of named kernels as a Chrome trace JSON (path may be ""). */
 int timeline_write(const char *path, const char *const *names, const unsigned long long *stamps, int n, char *err,
                    size_t errlen);
+/** timeline_write with slot i named by name(i, buf, 64, ctx) (the names are built here). */
+int timeline_write_named(const char *path, void (*name)(int i, char *buf, size_t n, const void *ctx), const void *ctx,
+                         const unsigned long long *stamps, int n, char *err, size_t errlen);
 
 /** Engines. */
 int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen);
