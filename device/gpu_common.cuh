@@ -73,7 +73,6 @@ static __device__ __forceinline__ void stamp_end(unsigned long long *stamps, int
 
 /* ---- block-cooperative tile operations ------------------------------------------------------- */
 
-/* One cell of tile t (all fields): from its parent (prolong) or the model. */
 /* The metadata of new tile t at `level`: the child in octant o of parent `par` (coordinates pc).
  * Both GPU engines create tiles through this; its cells are filled separately. */
 static __device__ __forceinline__ void write_child(const dmesh_t &M, long long t, int level, const int32_t *pc,
@@ -90,18 +89,34 @@ static __device__ __forceinline__ void write_child(const dmesh_t &M, long long t
     M.childmask[t] = 0;
 }
 
+/* Field f's array. The unrolled select keeps M in parameter space: indexing M.field by a run-time
+ * f would copy M to local memory in every kernel that calls this. */
+static __device__ __forceinline__ float *dmesh_field(const dmesh_t &M, int f)
+{
+    float *u = M.field[0];
+    DP_UNROLL for (int k = 1; k < DP_MAX_FIELDS; ++k)
+        if (k == f) u = M.field[k];
+    return u;
+}
+
+/* One cell of tile t (all fields): from its parent (prolong) or the model. Field loops run over
+ * the DP_MAX_FIELDS slots, unrolled, so values and field pointers stay in registers. */
 static __device__ __forceinline__ void fill_cell(const dmesh_t &M, long long t, int level, const int32_t *c,
                                                  long long parent, int octant, int i)
 {
     const dp_params *p = &c_params;
     const int B = p->B, cells = dp_cells(p->dim, B);
-    const int x = i % B, y = (i / B) % B, z = i / (B * B);
+    int x, y, z;
+    dp_cell_xyz(i, B, dp_log2(B), &x, &y, &z);
     float v[DP_MAX_FIELDS];
-    if (p->fill == DP_FILL_PROLONG)
-        for (int f = 0; f < p->nf; ++f) v[f] = dp_prolong(p->dim, B, M.field[f] + (size_t)parent * cells, octant, x, y, z);
-    else
+    if (p->fill == DP_FILL_PROLONG) {
+        DP_UNROLL for (int f = 0; f < DP_MAX_FIELDS; ++f)
+            if (f < p->nf) v[f] = dp_prolong(p->dim, B, M.field[f] + (size_t)parent * cells, octant, x, y, z);
+    } else {
         dp_model_cells(p, level, c[0], c[1], c[2], x, y, z, v);
-    for (int f = 0; f < p->nf; ++f) M.field[f][(size_t)t * cells + i] = v[f];
+    }
+    DP_UNROLL for (int f = 0; f < DP_MAX_FIELDS; ++f)
+        if (f < p->nf) M.field[f][(size_t)t * cells + i] = v[f];
 }
 
 /* Fill tile t's cells; all threads of the block take part, consecutive threads write consecutive
@@ -120,11 +135,13 @@ static __device__ __forceinline__ unsigned block_octant_flags(const dmesh_t &M, 
 {
     const dp_params *p = &c_params;
     const int B = p->B, cells = dp_cells(p->dim, B);
-    const float *u = M.field[p->crit_field] + (size_t)t * cells;
+    const float *u = dmesh_field(M, p->crit_field) + (size_t)t * cells;
     const double h = dp_spacing(p, level);
+    const int lb = dp_log2(B);
     unsigned mine = 0;
     for (int i = threadIdx.x; i < cells; i += blockDim.x) {
-        const int x = i % B, y = (i / B) % B, z = i / (B * B);
+        int x, y, z;
+        dp_cell_xyz(i, B, lb, &x, &y, &z);
         if (dp_flag_cell(p, u, x, y, z, h)) mine |= 1u << dp_octant_of(B, x, y, z);
     }
     /* warp reduce, then one shared atomic per warp */
@@ -140,11 +157,13 @@ static __device__ __forceinline__ unsigned warp_octant_flags(const dmesh_t &M, l
 {
     const dp_params *p = &c_params;
     const int B = p->B, cells = dp_cells(p->dim, B);
-    const float *u = M.field[p->crit_field] + (size_t)t * cells;
+    const float *u = dmesh_field(M, p->crit_field) + (size_t)t * cells;
     const double h = dp_spacing(p, level);
+    const int lb = dp_log2(B);
     unsigned mine = 0;
     for (int i = lane; i < cells; i += 32) {
-        const int x = i % B, y = (i / B) % B, z = i / (B * B);
+        int x, y, z;
+        dp_cell_xyz(i, B, lb, &x, &y, &z);
         if (dp_flag_cell(p, u, x, y, z, h)) mine |= 1u << dp_octant_of(B, x, y, z);
     }
     for (int o = 16; o > 0; o >>= 1) mine |= __shfl_xor_sync(0xffffffffu, mine, o);

@@ -13,8 +13,12 @@
 
 #ifdef __CUDACC__
 #define DP_HD __host__ __device__
+/* Loops over the DP_MAX_FIELDS slots (guarded by f < nf) are unrolled on the device, so every
+ * per-field value sits in a register: a loop to a run-time bound would index a local-memory array. */
+#define DP_UNROLL _Pragma("unroll")
 #else
 #define DP_HD
+#define DP_UNROLL
 #endif
 
 #ifdef __cplusplus
@@ -101,27 +105,48 @@ static inline DP_HD uint64_t dp_root_key(int dim, uint64_t key, int level)
 
 static inline DP_HD int dp_cells(int dim, int B) { return dim == 3 ? B * B * B : B * B; }
 
+/* log2 of a power of two (tile_size is one: the deck checks it), for cell coordinates by shifts. */
+static inline DP_HD int dp_log2(int v)
+{
+#ifdef __CUDA_ARCH__
+    return __ffs(v) - 1;
+#else
+    return __builtin_ctz((unsigned)v);
+#endif
+}
+
+/* Coordinates (x,y,z) of cell i of a tile of edge B = 2^lb, x fastest (z = 0 in 2D). */
+static inline DP_HD void dp_cell_xyz(int i, int B, int lb, int *x, int *y, int *z)
+{
+    *x = i & (B - 1);
+    *y = (i >> lb) & (B - 1);
+    *z = i >> (2 * lb);
+}
+
 /* Is cell (x,y,z) of tile data u (B^dim cells, x fastest) flagged? Reads only the tile's cells. */
+/* One neighbour's jump |uc - un| folded into the running maximum. */
+static inline DP_HD float dp_jump_max(float uc, float un, float jmax)
+{
+    float dj = uc - un;
+    dj = dj < 0.0f ? -dj : dj;
+    return dj > jmax ? dj : jmax;
+}
+
+/* Is cell (x,y,z) of tile data u (B^dim cells, x fastest) flagged? Reads only the tile's cells:
+ * the largest jump to a face neighbour inside the tile, neighbours in the order -x +x -y +y -z +z. */
 static inline DP_HD int dp_flag_cell(const dp_params *p, const float *u, int x, int y, int z, double h)
 {
     const int B = p->B;
     const int c = x + B * (y + B * z);
     const float uc = u[c];
     float jmax = 0.0f;
-    int nb[6];
-    int n = 0;
-    if (x > 0) nb[n++] = c - 1;
-    if (x < B - 1) nb[n++] = c + 1;
-    if (y > 0) nb[n++] = c - B;
-    if (y < B - 1) nb[n++] = c + B;
+    if (x > 0) jmax = dp_jump_max(uc, u[c - 1], jmax);
+    if (x < B - 1) jmax = dp_jump_max(uc, u[c + 1], jmax);
+    if (y > 0) jmax = dp_jump_max(uc, u[c - B], jmax);
+    if (y < B - 1) jmax = dp_jump_max(uc, u[c + B], jmax);
     if (p->dim == 3) {
-        if (z > 0) nb[n++] = c - B * B;
-        if (z < B - 1) nb[n++] = c + B * B;
-    }
-    for (int a = 0; a < n; ++a) {
-        float dj = uc - u[nb[a]];
-        dj = dj < 0.0f ? -dj : dj;
-        jmax = dj > jmax ? dj : jmax;
+        if (z > 0) jmax = dp_jump_max(uc, u[c - B * B], jmax);
+        if (z < B - 1) jmax = dp_jump_max(uc, u[c + B * B], jmax);
     }
     if (p->crit == DP_CRIT_JUMP)
         return jmax > p->threshold_f;
@@ -222,7 +247,8 @@ static inline DP_HD double dp_exp(double x)
 static inline DP_HD double dp_shape(int dim, const dp_object *ob, const double *x)
 {
     double q = 0.0, m = 0.0;
-    for (int a = 0; a < dim; ++a) {
+    DP_UNROLL for (int a = 0; a < 3; ++a) {
+        if (a >= dim) break;
         double t = (x[a] - ob->center[a]) / ob->radius[a];
         t = t < 0.0 ? -t : t;
         q = q + t * t;
@@ -242,13 +268,15 @@ static inline DP_HD void dp_model_cells(const dp_params *p, int level, int32_t t
     const int32_t ci[3] = { ti * p->B + x, tj * p->B + y, tk * p->B + z };
     double pt[3], v[DP_MAX_FIELDS];
     for (int a = 0; a < 3; ++a) pt[a] = p->origin[a] + ((double)ci[a] + 0.5) * h;
-    for (int f = 0; f < p->nf; ++f) v[f] = 0.0;
+    DP_UNROLL for (int f = 0; f < DP_MAX_FIELDS; ++f) v[f] = 0.0;
     for (int o = 0; o < p->nobj; ++o) {
         const dp_object *ob = &p->obj[o];
         const double sh = dp_shape(p->dim, ob, pt);
-        for (int f = 0; f < p->nf; ++f) v[f] = v[f] + (ob->outside[f] + (ob->inside[f] - ob->outside[f]) * sh);
+        DP_UNROLL for (int f = 0; f < DP_MAX_FIELDS; ++f)
+            if (f < p->nf) v[f] = v[f] + (ob->outside[f] + (ob->inside[f] - ob->outside[f]) * sh);
     }
-    for (int f = 0; f < p->nf; ++f) out[f] = (float)v[f];
+    DP_UNROLL for (int f = 0; f < DP_MAX_FIELDS; ++f)
+        if (f < p->nf) out[f] = (float)v[f];
 }
 
 /* Model value of one field (tests and tools; the engines fill all fields at once). */
