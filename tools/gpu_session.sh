@@ -18,7 +18,9 @@ for arg in "$@"; do
     name=$(basename "$deck" .inp)${over:+_$(echo "$over" | tr ',=' '__')}
     if [ ! -e "${deck%.inp}.mesh.hdf" ]; then  # test decks: make their level-0 mesh first
         mkdir -p build-gpu/meshes
-        ./build-gpu/dpamr mesh "$deck" mesh_file="build-gpu/meshes/$name.mesh.hdf" >/dev/null
+        # an absolute path: a relative mesh_file= is read from the deck's folder
+        ./build-gpu/dpamr mesh "$deck" mesh_file="$PWD/build-gpu/meshes/$name.mesh.hdf" >"$out/mesh_$name.log" 2>&1 ||
+            { tail -3 "$out/mesh_$name.log"; continue; }
         over="${over:+$over,}mesh_file=$PWD/build-gpu/meshes/$name.mesh.hdf"
     fi
     ./build-gpu/dpamr bench "$deck" ${over//,/ } bench_out="${BENCH_OUT_DIR:-$out}/bench_$name" 2>&1 | tee "$out/bench_$name.log"
