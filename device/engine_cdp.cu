@@ -47,7 +47,9 @@
 
 typedef cub::ScanTileState<long long> scan_state_t;
 typedef cub::TilePrefixCallbackOp<long long, ::cuda::std::plus<long long>, scan_state_t> prefix_op_t;
-typedef cub::BlockScan<long long, CDP_THREADS> block_scan_t;
+/* Warp scans, not CUB's default raking scan: the raking scan's 2.3 KB of shared memory per block
+ * halves the blocks resident per SM in device-launched grids (see group_smem). */
+typedef cub::BlockScan<long long, CDP_THREADS, cub::BLOCK_SCAN_WARP_SCANS> block_scan_t;
 
 /* What every grid of the chain needs besides the tile store. Passed by value. */
 typedef struct {
@@ -58,6 +60,7 @@ typedef struct {
     char *scan;                        /* level grain: the scan tile states, one region per step */
     long long scan_off[DP_MAX_LEVELS]; /* byte offset of step k's region */
     int scan_nb[DP_MAX_LEVELS];        /* blocks step k's region holds */
+    unsigned smem;                     /* dynamic shared memory per block: G offsets, G masks */
 } chain_t;
 
 __global__ void refineTile(dmesh_t M, chain_t C, long long first, long long n, int level, int fill);
@@ -82,12 +85,16 @@ __global__ void initChain(chain_t C)
     cudaTriggerProgrammaticLaunchCompletion();
 }
 
-/* Shared memory of one refineTile block. */
+/* Shared memory of one refineTile block: this static part (160 bytes) and, sized by the grain,
+ * off[G] (first child slot of each tile, from base) and mask[G] (octant flags) in dynamic shared
+ * memory. Keep it small: a grid launched from the device does not get the shared-memory
+ * configuration a host launch picks for full occupancy. Measured on the H200 (bench2d, level grain):
+ * with 11.6 KB per block (fixed DP_MAX_GROUP arrays and the raking scan) device-launched grids held
+ * 1.9 blocks per SM on average where host launches of the same kernel held 3.8 of the 4 the
+ * registers allow, and ran up to 2.4x longer; at 160 bytes plus G * 9 they hold 3.5-3.9. */
 struct group_smem {
     typename block_scan_t::TempStorage scan;
     typename prefix_op_t::TempStorage prefix;
-    uint8_t mask[DP_MAX_GROUP];  /* octant flags of the group's tiles */
-    long long off[DP_MAX_GROUP]; /* first child slot of each tile, from base */
     long long v, base, total;    /* group index, slot base, children up to this group */
     unsigned smask;
 };
@@ -96,7 +103,8 @@ struct group_smem {
  * give the children slots, write their metadata, launch their grid. All threads of the block call
  * it; it begins and ends at a barrier-free point (callers loop). */
 static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chain_t &C, long long first, long long n,
-                                                    int level, int fill, long long v, group_smem &S)
+                                                    int level, int fill, long long v, group_smem &S,
+                                                    long long *off_s, uint8_t *mask_s)
 {
     const dp_params *p = &c_params;
     const int k = level - C.Lp, tid = threadIdx.x, nthr = blockDim.x, lane = tid & 31, warp = tid >> 5;
@@ -121,27 +129,27 @@ static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chai
     /* 2. octant flags: the whole block on a lone tile, else one warp per tile */
     if (g == 1) {
         const unsigned m = block_octant_flags(M, t0, level, &S.smask);
-        if (tid == 0) S.mask[0] = (uint8_t)m;
+        if (tid == 0) mask_s[0] = (uint8_t)m;
     } else {
         for (int i = warp; i < g; i += nwarps) {
             const unsigned m = warp_octant_flags(M, t0 + i, level, lane);
-            if (lane == 0) S.mask[i] = (uint8_t)m;
+            if (lane == 0) mask_s[i] = (uint8_t)m;
         }
     }
     __syncthreads();
-    for (int i = tid; i < g; i += nthr) M.childmask[t0 + i] = S.mask[i];
+    for (int i = tid; i < g; i += nthr) M.childmask[t0 + i] = mask_s[i];
 
     /* 3. child offsets: an exclusive scan of the child counts, over the block (tile, group) or
      *    over the whole level (level: CUB's decoupled look-back across groups in ticket order) */
     if (C.grain == DP_GRAIN_TILE) {
         if (tid == 0) {
-            S.off[0] = 0;
-            S.total = __popc(S.mask[0]);
+            off_s[0] = 0;
+            S.total = __popc(mask_s[0]);
         }
     } else {
         const int per = (g + nthr - 1) / nthr, lo = tid * per < g ? tid * per : g, hi = lo + per < g ? lo + per : g;
         long long sum = 0, off;
-        for (int i = lo; i < hi; ++i) sum += __popc(S.mask[i]);
+        for (int i = lo; i < hi; ++i) sum += __popc(mask_s[i]);
         scan_state_t st;
         if (level_grain) st.Init(C.scan_nb[k], C.scan + C.scan_off[k], 0);
         if (level_grain && v > 0) {
@@ -153,8 +161,8 @@ static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chai
             if (level_grain && tid == 0) st.SetInclusive(0, agg);
         }
         for (int i = lo; i < hi; ++i) {
-            S.off[i] = off;
-            off += __popc(S.mask[i]);
+            off_s[i] = off;
+            off += __popc(mask_s[i]);
         }
         if (tid == nthr - 1) S.total = off; /* children of this group and (level) all before it */
     }
@@ -174,11 +182,11 @@ static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chai
     /* 5. children's metadata: one warp per parent, one lane per octant */
     if (fits)
         for (int i = warp; i < g; i += nwarps) {
-            const unsigned m = S.mask[i];
+            const unsigned m = mask_s[i];
             if (lane >= (1 << p->dim) || !(m >> lane & 1)) continue;
             const long long par = t0 + i;
             const int32_t pc[3] = { M.coord[3 * par], M.coord[3 * par + 1], M.coord[3 * par + 2] };
-            write_child(M, base + S.off[i] + __popc(m & ((1u << lane) - 1)), level + 1, pc, par, lane);
+            write_child(M, base + off_s[i] + __popc(m & ((1u << lane) - 1)), level + 1, pc, par, lane);
         }
 
     /* 6. the child grid */
@@ -191,7 +199,7 @@ static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chai
             if (level + 1 < p->max_level && cnb > C.scan_nb[k + 1]) {
                 atomicAdd(&M.stats[ST_BOUND], 1ull);
             } else {
-                refineTile<<<(unsigned)cnb, CDP_THREADS, 0, cudaStreamTailLaunch>>>(M, C, base, total, level + 1, 1);
+                refineTile<<<(unsigned)cnb, CDP_THREADS, C.smem, cudaStreamTailLaunch>>>(M, C, base, total, level + 1, 1);
                 count_launch(M, cudaGetLastError());
             }
         }
@@ -199,7 +207,7 @@ static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chai
         __syncthreads(); /* every warp's metadata and cells are written before thread 0 launches */
         if (tid == 0 && total > 0 && fits) {
             __threadfence(); /* ... and visible to the child grid */
-            refineTile<<<(unsigned)((total + G - 1) / G), nthr, 0, cudaStreamFireAndForget>>>(M, C, base, total,
+            refineTile<<<(unsigned)((total + G - 1) / G), nthr, C.smem, cudaStreamFireAndForget>>>(M, C, base, total,
                                                                                                level + 1, 1);
             count_launch(M, cudaGetLastError());
         }
@@ -213,6 +221,7 @@ __global__ void __launch_bounds__(CDP_THREADS, 4) refineTile(dmesh_t M, chain_t 
                                                              int level, int fill)
 {
     __shared__ group_smem S;
+    extern __shared__ long long dyn_smem[]; /* off[G], then mask[G] */
     const int stamp = C.grain == DP_GRAIN_LEVEL ? level - C.Lp : -1;
     stamp_start(M.stamps, stamp);
     cudaGridDependencySynchronize(); /* host-launched grid: initChain's resets are visible */
@@ -221,7 +230,7 @@ __global__ void __launch_bounds__(CDP_THREADS, 4) refineTile(dmesh_t M, chain_t 
                   ? (long long)atomicAdd(&C.tickets[level - C.Lp], 1ull)
                   : (long long)blockIdx.x;
     __syncthreads();
-    refine_group(M, C, first, n, level, fill, S.v, S);
+    refine_group(M, C, first, n, level, fill, S.v, S, dyn_smem, (uint8_t *)(dyn_smem + C.G));
     stamp_end(M.stamps, stamp);
 }
 
@@ -296,6 +305,7 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     C.grain = grain;
     C.G = G;
     C.Lp = Lp;
+    C.smem = (unsigned)((G * (sizeof(long long) + 1) + 15) & ~(size_t)15);
 
     /* Capacity first (memory-limited when max_tiles is 0), then the launch bound within it. */
     cap = gpu_tile_capacity(d, m, 0, &free_bytes, err, errlen);
@@ -376,7 +386,8 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
         long long first = frontier, n = nfront;
         int level = Lp, fill = 0;
         void *ra[] = { &M, &C, &first, &n, &level, &fill };
-        CK(launch_pdl((const void *)refineTile, dim3((unsigned)((nfront + G - 1) / G)), dim3(threads), s, d->pdl, ra));
+        CK(launch_pdl_smem((const void *)refineTile, dim3((unsigned)((nfront + G - 1) / G)), dim3(threads), C.smem, s,
+                           d->pdl, ra));
     }
     CK(cudaEventRecord(e1, s));
     CK(cudaEventSynchronize(e1)); /* a fault in any child grid surfaces here */

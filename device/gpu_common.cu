@@ -126,6 +126,12 @@ cudaError_t upload_params(const dp_params *p, cudaStream_t s)
 
 cudaError_t launch_pdl(const void *kernel, dim3 grid, dim3 block, cudaStream_t s, int pdl, void **args)
 {
+    return launch_pdl_smem(kernel, grid, block, 0, s, pdl, args);
+}
+
+cudaError_t launch_pdl_smem(const void *kernel, dim3 grid, dim3 block, size_t smem, cudaStream_t s, int pdl,
+                            void **args)
+{
     cudaLaunchAttribute attr[1];
     attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr[0].val.programmaticStreamSerializationAllowed = pdl ? 1 : 0;
@@ -133,7 +139,7 @@ cudaError_t launch_pdl(const void *kernel, dim3 grid, dim3 block, cudaStream_t s
     memset(&cfg, 0, sizeof cfg);
     cfg.gridDim = grid;
     cfg.blockDim = block;
-    cfg.dynamicSmemBytes = 0;
+    cfg.dynamicSmemBytes = smem;
     cfg.stream = s;
     cfg.attrs = attr;
     cfg.numAttrs = 1;

@@ -196,6 +196,9 @@ size_t dmesh_tile_bytes(const dp_params *p);
 /** The one launch helper: cudaLaunchKernelEx with the programmatic-stream-serialization attribute set
  *  to `pdl`. Both modes go through here; they differ in that one bit. */
 cudaError_t launch_pdl(const void *kernel, dim3 grid, dim3 block, cudaStream_t s, int pdl, void **args);
+/* The same with `smem` bytes of dynamic shared memory per block. */
+cudaError_t launch_pdl_smem(const void *kernel, dim3 grid, dim3 block, size_t smem, cudaStream_t s, int pdl,
+                            void **args);
 
 /** Copy the deck's parameters to constant memory. */
 cudaError_t upload_params(const dp_params *p, cudaStream_t s);
