@@ -1,6 +1,6 @@
 #!/bin/bash
 # numpy_mesh.sh DPAMR SRC WORKDIR - a mesh written from a user's own numpy data with h5py
-# (tools/mesh_from_numpy.py, the README's recipe) loads, refines and validates, in 2D and 3D.
+# (tools/mesh_from_numpy.py, the recipe in docs/format.md) loads, refines and validates, in 2D and 3D.
 set -euo pipefail
 dpamr=$1 src=$2 work=$3
 source "$(dirname "$0")/lib.sh"
