@@ -15,7 +15,7 @@
  * kernel's output (d_ls, childmask, counts/offsets, cells) only after it. Each block triggers the
  * next kernel either right after its own wait (pdl_trigger=early: the dependent grid may be
  * scheduled while this one still works) or after its work (pdl_trigger=late: hides the launch and
- * the prologue only). The deck key picks; README gives what each measured.
+ * the prologue only). The deck key picks; docs/results.md gives what each measured.
  * The transitions expandChildren -> fillCells and fillCells -> flagTiles(next level) are the ones
  * PDL can overlap. The scan's kernels are CUB's: they launch without the attribute and never
  * trigger early (CCCL 3.0 DeviceScan has no PDL), so flagTiles -> scan -> expandChildren stays

@@ -1,6 +1,6 @@
 /* h5io.c - HDF5 files: VTKHDF OverlappingAMR (for ParaView 5.11) plus the /dpamr group.
  *
- * Layout: /work/shared/design/output-format.md (VTKHDF part) and README.md "Files" (/dpamr part).
+ * Layout: docs/format.md (the /VTKHDF part for ParaView and the /dpamr part dpamr reads).
  * Writing goes to PATH.tmp.PID, renamed onto PATH on success. Object time stamps are off, so the
  * same content gives the same bytes. Run timings are attributes: datasets of two runs of one deck
  * are identical. Reading takes only /dpamr and checks it thoroughly; the VTKHDF part is derived.
@@ -1588,12 +1588,12 @@ int h5io_read(const char *path, mesh_t *m, char **deck_text, char *err, size_t e
     }
     int rc = -1;
     if (!r_has(f, "dpamr")) {
-        rfail(&c, "not a dpamr mesh: no /dpamr group; see README 'Files'");
+        rfail(&c, "not a dpamr mesh: no /dpamr group; see docs/format.md");
         goto done;
     }
     c.g = H5Gopen2(f, "dpamr", H5P_DEFAULT);
     if (c.g < 0) {
-        rfail(&c, "not a dpamr mesh: /dpamr is not a group; see README 'Files'");
+        rfail(&c, "not a dpamr mesh: /dpamr is not a group; see docs/format.md");
         goto done;
     }
     rc = r_body(&c, m, deck_text);

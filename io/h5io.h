@@ -1,5 +1,5 @@
 /* h5io.h - HDF5 files: VTKHDF OverlappingAMR for ParaView plus the project's /dpamr group.
- * The layout is documented in README.md ("Files"). */
+ * The layout is documented in docs/format.md. */
 #ifndef DPAMR_H5IO_H
 #define DPAMR_H5IO_H
 

@@ -17,7 +17,7 @@ enum { DP_GRAIN_TILE = 0, DP_GRAIN_GROUP, DP_GRAIN_LEVEL };
 /* mpi_write: auto = collective when HDF5 has parallel I/O, else gather to rank 0 */
 enum { DP_MPI_WRITE_AUTO = 0, DP_MPI_WRITE_COLLECTIVE, DP_MPI_WRITE_GATHER };
 
-/** A parsed, checked deck. Defaults are documented in README.md ("Deck keys"). */
+/** A parsed, checked deck. Keys, defaults and valid values are documented in docs/decks.md. */
 typedef struct {
     char path[4096];        /* the deck file as given */
     char dir[4096];         /* its directory: relative mesh_file paths resolve from here */

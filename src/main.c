@@ -29,7 +29,7 @@ static void usage(FILE *fp)
             "  dpamr bench DECK [key=value ...]  check that the variants agree, then time them\n"
             "  dpamr gpu                         say whether a usable CUDA device is present (exit 0/1)\n"
             "  dpamr --help | --version\n\n"
-            "Deck keys and file layouts: README.md.\n",
+            "Deck keys: docs/decks.md; file layout: docs/format.md.\n",
             DPAMR_VERSION);
 }
 

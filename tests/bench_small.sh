@@ -5,8 +5,9 @@
 # Without a GPU the JSON holds the cpu row only, and that is what CI plots.
 set -euo pipefail
 dpamr=$1 src=$2 work=$3
-rm -rf "$work" && mkdir -p "$work"
-py=/usr/bin/python3; $py -c "import matplotlib" 2>/dev/null || py=python3
+source "$(dirname "$0")/lib.sh"
+fresh_dir "$work"
+pick_python matplotlib
 "$dpamr" bench "$src/inputs/default.inp" bench_repeats=1 bench_warmup=0 bench_groups="4 16" \
     bench_out="$work/bench_default" >"$work/bench.log"
 cat "$work/bench.log"

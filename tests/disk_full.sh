@@ -10,14 +10,13 @@
 # without CAP_SYS_ADMIN) the test exits 77 (skipped) and says why.
 set -uo pipefail
 dpamr=$1 deck=$2 work=$3 mpiexec=${4:-}
-here=$(cd "$(dirname "$0")" && pwd)
-py=/usr/bin/python3; $py -c "import h5py" 2>/dev/null || py=python3  # Debian's, else the PATH one (GPU machine)
+source "$(dirname "$0")/lib.sh"
 # unmount DIR: every tmpfs stacked there (a killed earlier run may have left one), lazily if busy
 unmount() {
     while mountpoint -q "$1"; do umount "$1" 2>/dev/null || umount -l "$1" || return 1; done
 }
 unmount "$work/full"
-rm -rf "$work" && mkdir -p "$work/full"
+fresh_dir "$work" full
 cd "$work"
 trap 'unmount "$work/full"' EXIT
 # mount_small BYTES: a fresh tmpfs of BYTES (rounded up to pages) on $work/full, nothing under it
@@ -43,22 +42,21 @@ PY
 echo "output: $size bytes, $raw of them raw data"
 [ $((size - raw)) -gt 16384 ] || { echo "FAIL: the file's metadata ($((size - raw)) bytes) leaves no room for case 2"; exit 1; }
 rm -f good.hdf
-fails=0
 # expect NAME PATTERN MOUNT-BYTES CMD...: CMD fails within 120 s on a fresh small tmpfs, PATTERN on
 # stderr exactly once, nothing left on the tmpfs
 expect() {
     local name=$1 pattern=$2 bytes=$3
     shift 3
-    mount_small "$bytes" || { echo "FAIL $name: mount"; fails=$((fails + 1)); return; }
+    mount_small "$bytes" || { fail "$name: mount"; return; }
     timeout -k 10 120 "$@" > "$name.out" 2> "$name.err"
     local rc=$? n
     n=$(grep -c -- "$pattern" "$name.err")
-    if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then echo "FAIL $name: hung (killed after 120 s)"; fails=$((fails + 1))
-    elif [ $rc -eq 0 ]; then echo "FAIL $name: exit 0"; fails=$((fails + 1))
+    if timed_out $rc; then fail "$name: hung (killed after 120 s)"
+    elif [ $rc -eq 0 ]; then fail "$name: exit 0"
     elif [ "$n" -ne 1 ]; then
-        echo "FAIL $name: '$pattern' appears $n times in stderr:"; cat "$name.err"; fails=$((fails + 1))
+        fail "$name: '$pattern' appears $n times in stderr:"; cat "$name.err"
     elif [ -n "$(ls -A "$work/full")" ]; then
-        echo "FAIL $name: left behind: $(ls -A "$work/full")"; fails=$((fails + 1))
+        fail "$name: left behind: $(ls -A "$work/full")"
     else echo "ok   $name (exit $rc): $(grep -- "$pattern" "$name.err")"; fi
 }
 early="it needs at least .* MB and the file system of $work/full has .* MB free"
@@ -72,7 +70,7 @@ out=(output="$work/full/out.hdf")
 expect serial_early "$early" 1m "$dpamr" run "$deck" variant=cpu "${out[@]}"
 expect serial_late "$late" "$part" "$dpamr" run "$deck" variant=cpu "${out[@]}"
 if [ -n "$mpiexec" ]; then
-    source "$here/mpi_flags.sh"
+    source "$tests/mpi_flags.sh"
     modes=(gather)
     "$dpamr" --version | grep -q "parallel HDF5: yes" && modes+=(collective)
     for np in 2 3; do
@@ -86,5 +84,4 @@ if [ -n "$mpiexec" ]; then
         done
     done
 fi
-[ $fails -eq 0 ] || exit 1
-echo "disk_full OK"
+finish disk_full

@@ -3,11 +3,10 @@
 # leaves no output file behind, keeps an older output intact and never modifies the input.
 set -uo pipefail
 dpamr=$1 deck=$2 work=$3
-py=/usr/bin/python3; $py -c "import h5py" 2>/dev/null || py=python3  # Debian's, else the PATH one (GPU machine)
-rm -rf "$work" && mkdir -p "$work"
+source "$(dirname "$0")/lib.sh"
+fresh_dir "$work"
 mesh=$(cd "$(dirname "$deck")" && pwd)/default.mesh.hdf
 before=$(md5sum "$mesh" | cut -d' ' -f1)
-fails=0
 
 # expect_error NAME PATTERN CMD...: CMD must exit non-zero, print PATTERN on stderr, write no out.hdf
 expect_error() {
@@ -16,11 +15,11 @@ expect_error() {
     rm -f "$work/out.hdf"
     "$@" >"$work/stdout" 2>"$work/stderr"
     local rc=$?
-    if [ $rc -eq 0 ]; then echo "FAIL $name: exit 0"; fails=$((fails + 1)); return; fi
+    if [ $rc -eq 0 ]; then fail "$name: exit 0"; return; fi
     if ! grep -q -- "$pattern" "$work/stderr"; then
-        echo "FAIL $name: stderr lacks '$pattern':"; cat "$work/stderr"; fails=$((fails + 1)); return
+        fail "$name: stderr lacks '$pattern':"; cat "$work/stderr"; return
     fi
-    if ls "$work"/out.hdf* >/dev/null 2>&1; then echo "FAIL $name: output left behind"; fails=$((fails + 1)); return; fi
+    if ls "$work"/out.hdf* >/dev/null 2>&1; then fail "$name: output left behind"; return; fi
     echo "ok   $name (exit $rc): $(head -c 300 "$work/stderr")"
 }
 
@@ -81,7 +80,7 @@ if ! "$dpamr" gpu >/dev/null; then
     if run ok variant=auto >"$work/auto.log" 2>&1 && grep -q "falling back to variant=cpu" "$work/auto.log"; then
         echo "ok   variant=auto without a GPU: $(grep falling "$work/auto.log")"
     else
-        echo "FAIL variant=auto without a GPU"; cat "$work/auto.log"; fails=$((fails + 1))
+        fail "variant=auto without a GPU"; cat "$work/auto.log"
     fi
     rm -f "$work/out.hdf"
 fi
@@ -90,10 +89,10 @@ fi
 cp "$mesh" "$work/own.hdf"
 own=$(md5sum "$work/own.hdf" | cut -d' ' -f1)
 expect_error "output over the input mesh" "is the input mesh" "$dpamr" run "$work/ok.inp" mesh_file="$work/own.hdf" output="$work/own.hdf"
-[ "$(md5sum "$work/own.hdf" | cut -d' ' -f1)" = "$own" ] || { echo "FAIL the input mesh was overwritten"; fails=$((fails + 1)); }
+[ "$(md5sum "$work/own.hdf" | cut -d' ' -f1)" = "$own" ] || fail "the input mesh was overwritten"
 cp "$work/ok.inp" "$work/self.inp"
 expect_error "mesh_file over the deck" "is the deck itself" "$dpamr" mesh "$work/self.inp" mesh_file="$work/self.inp"
-grep -q "^max_level" "$work/self.inp" || { echo "FAIL the deck was overwritten"; fails=$((fails + 1)); }
+grep -q "^max_level" "$work/self.inp" || fail "the deck was overwritten"
 mkdir -p "$work/adir.inp"
 expect_error "a directory as the deck" "not a regular file" "$dpamr" run "$work/adir.inp"
 mkdeck badlen; sed -i 's/^model.hill.radius .*/model.hill.radius = 0.1 0.2 0.3/' "$work/badlen.inp"
@@ -106,19 +105,19 @@ $py -c "
 import h5py, numpy as np
 f = h5py.File('$work/tampered.hdf', 'r+'); d = f['/dpamr/fields/rho']; a = d[()]; a[0, 0] = np.nextafter(a[0, 0], 9.0, dtype=np.float32); d[...] = a"
 if "$dpamr" check "$work/tampered.hdf" >"$work/check.log" 2>&1 || ! grep -q "the data changed" "$work/check.log"; then
-    echo "FAIL check missed a changed value"; cat "$work/check.log"; fails=$((fails + 1))
+    fail "check missed a changed value"; cat "$work/check.log"
 else
     echo "ok   check on a changed value: $(grep "checksums: FAILED" "$work/check.log")"
 fi
-"$dpamr" check "$work/good.hdf" | grep -q "match the ones recorded" || { echo "FAIL check of a good file"; fails=$((fails + 1)); }
+"$dpamr" check "$work/good.hdf" | grep -q "match the ones recorded" || fail "check of a good file"
 
 # an older output stays intact when a run fails
 echo "older file" >"$work/keep.hdf"
 "$dpamr" run "$work/unknown.inp" output="$work/keep.hdf" 2>/dev/null
-if [ "$(cat "$work/keep.hdf")" != "older file" ]; then echo "FAIL older output was touched"; fails=$((fails + 1)); fi
+if [ "$(cat "$work/keep.hdf")" != "older file" ]; then fail "older output was touched"; fi
 # check on a file that is not a dpamr output
 expect_error "check on a non-dpamr file" "empty.hdf" "$dpamr" check "$work/empty.hdf"
 
 after=$(md5sum "$mesh" | cut -d' ' -f1)
-if [ "$before" != "$after" ]; then echo "FAIL the input mesh was modified"; fails=$((fails + 1)); fi
-[ $fails -eq 0 ] && echo "errors OK" || { echo "$fails error case(s) failed"; exit 1; }
+if [ "$before" != "$after" ]; then fail "the input mesh was modified"; fi
+finish errors

@@ -4,21 +4,18 @@
 # and the depth cap. Exit 77 (skipped) without a CUDA device.
 set -uo pipefail
 dpamr=$1 deck=$2 work=$3
-here=$(cd "$(dirname "$0")" && pwd)
-py=/usr/bin/python3; $py -c "import h5py" 2>/dev/null || py=python3  # Debian's, else the PATH one (GPU machine)
-cmp="$py $here/h5compare.py"
-if ! "$dpamr" gpu; then echo "SKIPPED: no usable CUDA device"; exit 77; fi
-rm -rf "$work" && mkdir -p "$work"
+source "$(dirname "$0")/lib.sh"
+skip_without_gpu "$dpamr"
+fresh_dir "$work"
 "$dpamr" mesh "$deck" mesh_file="$work/mesh.hdf" >/dev/null || exit 1
 m=mesh_file="$work/mesh.hdf"
-fails=0
 expect_error() {
     local name=$1 pattern=$2
     shift 2
     "$@" >"$work/stdout" 2>"$work/stderr"
     local rc=$?
     if [ $rc -eq 0 ] || ! grep -q -- "$pattern" "$work/stderr" || [ -e "$work/out.hdf" ]; then
-        echo "FAIL $name (exit $rc):"; cat "$work/stderr"; fails=$((fails + 1))
+        fail "$name (exit $rc):"; cat "$work/stderr"
     else
         echo "ok   $name: $(cat "$work/stderr")"
     fi
@@ -36,7 +33,7 @@ done
 if grep -q "pending-launch pool: 32 granted (asked 1; computed bound 12); device launches: 12, failed: 0" "$work/stdout"; then
     echo "ok   cdp level at pool=1: $(grep pending-launch "$work/stdout")"
 else
-    echo "FAIL cdp level at pool=1:"; cat "$work/stdout"; fails=$((fails + 1))
+    fail "cdp level at pool=1:"; cat "$work/stdout"
 fi
 for g in tile "group cdp_group=4" level; do
     expect_error "tile store overflow (cdp $g)" "tile store overflow.*max_tiles" \
@@ -45,21 +42,21 @@ done
 expect_error "tile store overflow (host)" "tile store overflow.*max_tiles" \
     "$dpamr" run "$deck" "$m" variant=host max_tiles=200 output="$work/out.hdf"
 # the depth cap: no tile beyond max_level, and the same mesh as the cpu at that cap
-"$dpamr" run "$deck" "$m" variant=cpu max_level=3 output="$work/cap-cpu.hdf" >/dev/null || fails=$((fails + 1))
+"$dpamr" run "$deck" "$m" variant=cpu max_level=3 output="$work/cap-cpu.hdf" >/dev/null || fail "depth cap: the cpu run"
 for v in "cdp cdp_grain=tile" "cdp cdp_grain=group" "cdp cdp_grain=level" host; do
     name=$(echo "$v" | tr ' =' '__')
-    "$dpamr" run "$deck" "$m" variant=$v max_level=3 output="$work/cap-$name.hdf" >/dev/null || fails=$((fails + 1))
+    "$dpamr" run "$deck" "$m" variant=$v max_level=3 output="$work/cap-$name.hdf" >/dev/null || fail "depth cap ($v): the run"
     levels=$($py -c "import h5py; print(h5py.File('$work/cap-$name.hdf','r')['/dpamr/tiles/level'][()].max())")
-    if [ "$levels" != "3" ]; then echo "FAIL depth cap ($v): finest level $levels, expected 3"; fails=$((fails + 1)); fi
-    $cmp "$work/cap-cpu.hdf" "$work/cap-$name.hdf" --ignore /dpamr/deck || fails=$((fails + 1))
+    if [ "$levels" != "3" ]; then fail "depth cap ($v): finest level $levels, expected 3"; fi
+    h5cmp "$work/cap-cpu.hdf" "$work/cap-$name.hdf" --ignore /dpamr/deck || fail "depth cap ($v): differs from cpu"
 done
 # the pool each grain reports is its computed bound, and it held every launch
 for grain in tile group level; do
     "$dpamr" run "$deck" "$m" variant=cdp cdp_grain=$grain output="$work/ok-$grain.hdf" | tee "$work/ok.log" |
         grep "pending-launch pool"
-    grep -q "failed: 0" "$work/ok.log" || { echo "FAIL launches failed at the computed pool ($grain)"; fails=$((fails + 1)); }
+    grep -q "failed: 0" "$work/ok.log" || fail "launches failed at the computed pool ($grain)"
 done
 # level: the bound is one launch per level step below max_level (deep2d: levels 0..12)
 grep -q "pending-launch pool: 32 granted (asked 12; computed bound 12)" "$work/ok.log" ||
-    { echo "FAIL level grain: pool is not the 12 level steps"; fails=$((fails + 1)); }
-[ $fails -eq 0 ] && echo "gpu limits OK" || { echo "$fails case(s) failed"; exit 1; }
+    fail "level grain: pool is not the 12 level steps"
+finish "gpu limits"

@@ -9,13 +9,9 @@
 set -euo pipefail
 mpiexec=$1 dpamr=$2 serial=$3 deck=$4 work=$5 variant=$6
 shift 6
-here=$(cd "$(dirname "$0")" && pwd)
-py=/usr/bin/python3; $py -c "import h5py" 2>/dev/null || py=python3  # Debian's, else the PATH one (GPU machine)
-if [ "$variant" != cpu ] && ! "$serial" gpu; then
-    echo "SKIPPED: variant=$variant needs a CUDA device"
-    exit 77
-fi
-source "$here/mpi_flags.sh"
+source "$(dirname "$0")/lib.sh"
+[ "$variant" = cpu ] || skip_without_gpu "$serial" "variant=$variant needs a CUDA device"
+source "$tests/mpi_flags.sh"
 # mpirun_run DIR NP ARGS...: run dpamr in DIR. Open MPI 4 on one machine now and then reports a rank
 # that finished and finalized as "exiting improperly" (PID 0; open-mpi/ompi#7833, #9389): that
 # message alone earns one retry, said out loud; any other failure fails the test.
@@ -35,16 +31,16 @@ mpirun_run() {
         return 1
     done
 }
-rm -rf "$work" && mkdir -p "$work/serial"
+fresh_dir "$work" serial
 # the same output name everywhere, so the stored deck (with its overrides) is the same text
 (cd "$work/serial" && "$serial" run "$deck" variant="$variant" output=out.hdf > log.txt)
-$py "$here/h5compare.py" --digest "$work/serial/out.hdf" > "$work/serial/digest.txt"
+h5cmp --digest "$work/serial/out.hdf" > "$work/serial/digest.txt"
 rm "$work/serial/out.hdf"
 # same DIR [IGNORED-DATASET]: DIR/out.hdf has the serial file's datasets (but IGNORED-DATASET) byte
 # for byte; the file goes once it has passed
 same() {
     local dir=$1 skip=${2:-none}
-    $py "$here/h5compare.py" --digest "$dir/out.hdf" > "$dir/digest.txt"
+    h5cmp --digest "$dir/out.hdf" > "$dir/digest.txt"
     if ! diff <(grep -v "^$skip " "$work/serial/digest.txt") <(grep -v "^$skip " "$dir/digest.txt") > "$dir/digest.diff"; then
         echo "datasets differ from the serial run (< serial, > $dir/out.hdf, kept):"
         cat "$dir/digest.diff"

@@ -8,14 +8,11 @@
 # VARIANT (default cpu): cdp or host run case 2 on the GPU (a device-side overflow); exit 77 without one.
 set -uo pipefail
 mpiexec=$1 dpamr=$2 deck=$3 work=$4 variant=${5:-cpu}
-if [ "$variant" != cpu ] && ! "$dpamr" gpu; then
-    echo "SKIPPED: variant=$variant needs a CUDA device"
-    exit 77
-fi
-source "$(dirname "$0")/mpi_flags.sh"
-rm -rf "$work" && mkdir -p "$work"
+source "$(dirname "$0")/lib.sh"
+[ "$variant" = cpu ] || skip_without_gpu "$dpamr" "variant=$variant needs a CUDA device"
+source "$tests/mpi_flags.sh"
+fresh_dir "$work"
 cd "$work"
-fails=0
 # expect NAME NP PATTERN [key=value ...]: the run fails within the time limit, stderr has PATTERN
 # exactly once, and no out.hdf (or temporary) is left.
 expect() {
@@ -27,14 +24,14 @@ expect() {
     local rc=$?
     local n
     n=$(grep -c -- "$pattern" "$name.err")
-    if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-        echo "FAIL $name: hung (killed after 120 s)"; fails=$((fails + 1))
+    if timed_out $rc; then
+        fail "$name: hung (killed after 120 s)"
     elif [ $rc -eq 0 ]; then
-        echo "FAIL $name: exit 0"; fails=$((fails + 1))
+        fail "$name: exit 0"
     elif [ "$n" -ne 1 ]; then
-        echo "FAIL $name: '$pattern' appears $n times in stderr:"; cat "$name.err"; fails=$((fails + 1))
+        fail "$name: '$pattern' appears $n times in stderr:"; cat "$name.err"
     elif ls | grep -q "^out\.hdf"; then
-        echo "FAIL $name: output left behind: $(ls | grep '^out\.hdf')"; fails=$((fails + 1))
+        fail "$name: output left behind: $(ls | grep '^out\.hdf')"
     else
         echo "ok   $name (exit $rc): $(grep -- "$pattern" "$name.err")"
     fi
@@ -55,9 +52,9 @@ expect_out() {
     timeout -k 10 120 "$mpiexec" "${mpiflags[@]}" -np 2 "$dpamr" run "$deck" variant="$variant" output="$work/nodir/out.hdf" "$@" \
         > "$name.out" 2> "$name.err"
     local rc=$?
-    if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then echo "FAIL $name: hung"; fails=$((fails + 1))
+    if timed_out $rc; then fail "$name: hung"
     elif [ $rc -eq 0 ] || ! grep -q "nodir/out.hdf.tmp.[0-9]*: No such file or directory" "$name.err"; then
-        echo "FAIL $name (exit $rc):"; cat "$name.err"; fails=$((fails + 1))
+        fail "$name (exit $rc):"; cat "$name.err"
     else echo "ok   $name (exit $rc): $(grep "dpamr: error" "$name.err")"; fi
 }
 expect_out output_dir_missing
@@ -76,5 +73,4 @@ if "$dpamr" --version | grep -q "parallel HDF5: yes"; then
 fi
 DPAMR_FAIL_WRITE=0:write:level_start expect inject_gather_rank0 2 \
     "dpamr: error: rank 0: .*write of dataset level_start failed (injected" mpi_write=gather
-[ $fails -eq 0 ] || exit 1
-echo "mpi_errors OK"
+finish mpi_errors

@@ -1,10 +1,10 @@
 #!/bin/bash
 # numpy_mesh.sh DPAMR SRC WORKDIR - a mesh written from a user's own numpy data with h5py
-# (tools/mesh_from_numpy.py, the README's recipe) loads, refines and validates, in 2D and 3D.
+# (tools/mesh_from_numpy.py, the recipe in docs/format.md) loads, refines and validates, in 2D and 3D.
 set -euo pipefail
 dpamr=$1 src=$2 work=$3
-py=/usr/bin/python3; $py -c "import h5py" 2>/dev/null || py=python3
-rm -rf "$work" && mkdir -p "$work"
+source "$(dirname "$0")/lib.sh"
+fresh_dir "$work"
 $py "$src/tools/mesh_from_numpy.py" "$work/np2.hdf" --demo 2
 "$dpamr" run "$src/inputs/default.inp" mesh_file="$work/np2.hdf" criterion=jump threshold=0.1 output="$work/o2.hdf"
 $py "$src/tools/mesh_from_numpy.py" "$work/np3.hdf" --demo 3

@@ -7,7 +7,8 @@ if ! /usr/bin/python3 -c "import paraview.simple" >/dev/null 2>&1 || ! command -
     echo "SKIPPED: needs python3-paraview and xvfb (apt-get install python3-paraview xvfb xauth)"
     exit 77
 fi
-rm -rf "$work" && mkdir -p "$work"
+source "$(dirname "$0")/lib.sh"
+fresh_dir "$work"
 for deck in default sphere3d model2d blob3d; do
     "$dpamr" run "$src/inputs/$deck.inp" variant=cpu output="$work/$deck.hdf" >/dev/null
 done

@@ -7,25 +7,24 @@
 set -euo pipefail
 src=$1 work=$2
 shift 2
-py=/usr/bin/python3; $py -c "import matplotlib" 2>/dev/null || py=python3  # Debian's, else the PATH one
+source "$(dirname "$0")/lib.sh"
+pick_python matplotlib
 if ! $py -c "import matplotlib" 2>/dev/null; then
     echo "SKIPPED: python3-matplotlib not installed"
     exit 77
 fi
 plot="$src/tools/plot_bench.py"
 [ $# -gt 0 ] || set -- "$src/tests/data/bench_sample_gpu.json" "$src/tests/data/bench_sample_cpu.json"
-rm -rf "$work" && mkdir -p "$work"
-fails=0
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+fresh_dir "$work"
 
 # check_png FILE: non-empty, PNG signature, width and height (IHDR) over 200 pixels
 check_png() {
-    [ -s "$1" ] || { bad "$1: missing or empty"; return; }
-    [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || { bad "$1: no PNG signature"; return; }
+    [ -s "$1" ] || { fail "$1: missing or empty"; return; }
+    [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || { fail "$1: no PNG signature"; return; }
     local wh
     wh=$($py -c 'import struct, sys; b = open(sys.argv[1], "rb").read(24); print(*struct.unpack(">II", b[16:24]))' "$1")
     read -r w h <<<"$wh"
-    if [ "$w" -le 200 ] || [ "$h" -le 200 ]; then bad "$1: ${w}x${h} pixels, want both > 200"; return; fi
+    if [ "$w" -le 200 ] || [ "$h" -le 200 ]; then fail "$1: ${w}x${h} pixels, want both > 200"; return; fi
     echo "ok   $(basename "$1"): PNG ${w}x${h}"
 }
 
@@ -35,9 +34,9 @@ for json in "$@"; do
     n=$((n + 1))
     out="$work/$n-$(basename "${json%.json}").png"
     if ! $py "$plot" "$json" -o "$out" --title "plot_bench.sh: $(basename "$json")" >"$work/stdout"; then
-        bad "$json: plot_bench.py failed"; continue
+        fail "$json: plot_bench.py failed"; continue
     fi
-    grep -qx "wrote $out" "$work/stdout" || bad "$json: stdout lacks 'wrote $out': $(cat "$work/stdout")"
+    grep -qx "wrote $out" "$work/stdout" || fail "$json: stdout lacks 'wrote $out': $(cat "$work/stdout")"
     check_png "$out"
 done
 
@@ -53,12 +52,12 @@ expect_error() {
     shift 2
     local err="$work/$name.stderr"
     $py "$plot" "$@" >"$work/$name.stdout" 2>"$err" || rc=$?
-    if [ $rc -ne 2 ]; then bad "$name: exit $rc, want 2"; cat "$err"; return; fi
-    grep -q -- "$pattern" "$err" || { bad "$name: stderr lacks '$pattern':"; cat "$err"; return; }
-    if grep -q Traceback "$err"; then bad "$name: a traceback"; return; fi
+    if [ $rc -ne 2 ]; then fail "$name: exit $rc, want 2"; cat "$err"; return; fi
+    grep -q -- "$pattern" "$err" || { fail "$name: stderr lacks '$pattern':"; cat "$err"; return; }
+    if grep -q Traceback "$err"; then fail "$name: a traceback"; return; fi
     local left
     left=$(ls -A "$work/$name")
-    [ "$left" = in.json ] || { bad "$name: files left behind: $left"; return; }
+    [ "$left" = in.json ] || { fail "$name: files left behind: $left"; return; }
     echo "ok   $name (exit 2): $(cat "$err")"
 }
 mkcase() { mkdir -p "$work/$1" && printf '%s\n' "$2" >"$work/$1/in.json"; }
@@ -79,7 +78,6 @@ expect_error unreadable "unreadable/nothere.json: cannot read" "$work/unreadable
 # 4. it never overwrites its input
 mkcase same_file "$(cat "$src/tests/data/bench_sample_cpu.json")"
 expect_error same_file "refusing to overwrite" "$work/same_file/in.json" -o "$work/same_file/in.json"
-cmp -s "$work/same_file/in.json" "$src/tests/data/bench_sample_cpu.json" || bad "same_file: the input changed"
+cmp -s "$work/same_file/in.json" "$src/tests/data/bench_sample_cpu.json" || fail "same_file: the input changed"
 
-if [ $fails -ne 0 ]; then echo "plot_bench: $fails failure(s)"; exit 1; fi
-echo "plot_bench: all checks passed"
+finish plot_bench

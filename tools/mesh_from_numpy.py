@@ -5,7 +5,7 @@ usage: mesh_from_numpy.py OUT.hdf [--tile-size B] [--demo 2|3]
 
 As a library: write_level0(path, fields, tile_size, origin=(0,0,0), h0=None), where fields maps
 a name to a numpy array of shape (ny, nx) in 2D or (nz, ny, nx) in 3D (x fastest, C order), each
-extent a multiple of tile_size. The file holds only the /dpamr group (README "Files"): that is
+extent a multiple of tile_size. The file holds only the /dpamr group (docs/format.md): that is
 all `dpamr run` reads; it has no /VTKHDF group, so ParaView opens it only after a run.
 """
 import sys

@@ -4,9 +4,8 @@
 # usage: lint_cli.sh TOOL CASEDIR
 set -u
 tool=$1 cases=$2
-tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+source "$(dirname "$0")/../lib.sh"
+tmp_dir
 # expect_rc WANT DESCRIPTION -- COMMAND...: run COMMAND (stdout to $tmp/out, stderr to $tmp/err)
 expect_rc() {
     local want=$1 what=$2
@@ -135,8 +134,4 @@ got = [g for g in got if not g["file"].endswith("perthread_flag.cu")]
 assert got == want, (len(got), len(want))
 PY
 
-if [ "$fails" -ne 0 ]; then
-    echo "$fails check(s) failed"
-    exit 1
-fi
-echo "all command-line checks passed"
+finish lint_cli

@@ -12,7 +12,9 @@ tool=$1 case=$2
 [ -x "$tool" ] || { echo "FAIL: no tool at $tool"; exit 1; }
 [ -r "$case" ] || { echo "FAIL: no case file $case"; exit 1; }
 args=$(sed -n 's|^// expect-args: *||p' "$case")
-out=$(mktemp) && trap 'rm -f "$out"' EXIT
+source "$(dirname "$0")/../lib.sh"
+tmp_dir
+out=$tmp/out
 # shellcheck disable=SC2086
 "$tool" --json $args "$case" >"$out"
 rc=$?

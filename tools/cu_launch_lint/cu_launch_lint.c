@@ -12,7 +12,7 @@
  * #if 0 / #else / #endif (and #if 1 / #else) are honoured; other conditionals are read in full.
  *
  * Exit status: 1 when any result is true, 0 when none is, 2 on bad usage or an unreadable path.
- * See tests/lint/README_section.md for the documentation. */
+ * See docs/lint.md for the documentation. */
 #define _POSIX_C_SOURCE 200809L
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <ctype.h>

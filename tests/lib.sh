@@ -1,0 +1,57 @@
+# lib.sh - shell helpers shared by the test scripts; sourced, never run:
+#     source "$(dirname "$0")/lib.sh"          (tests/lint/: "$(dirname "$0")/../lib.sh")
+# Sourcing sets `tests` (this folder, absolute), `fails=0`, and `py` (pick_python's default).
+#
+#   pick_python [MODULE]   py = Debian's /usr/bin/python3 when it imports MODULE (default h5py),
+#                          else python3 from PATH (the GPU machine)
+#   h5cmp A B [ARGS...]    tests/h5compare.py A B ARGS: byte-identical datasets, or a diff and exit 1
+#   fresh_dir DIR [SUB...] DIR emptied and made again, with the subfolders SUB
+#   tmp_dir                tmp = a new temporary folder, removed when the script exits
+#   skip_without_gpu DPAMR [WHY]  exit 77 (CTest: skipped) unless `DPAMR gpu` finds a usable device
+#   fail MESSAGE...        print "FAIL MESSAGE" and count it in fails
+#   timed_out RC           true when RC is what `timeout -k` leaves for a killed command (124, 137)
+#   finish NAME            the script's end: exit 1 naming the count when anything failed, else "NAME OK"
+tests=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+fails=0
+
+pick_python() {
+    py=/usr/bin/python3
+    "$py" -c "import ${1:-h5py}" 2>/dev/null || py=python3
+}
+pick_python
+
+h5cmp() { "$py" "$tests/h5compare.py" "$@"; }
+
+fresh_dir() {
+    local dir=$1
+    shift
+    rm -rf "$dir" && mkdir -p "$dir" || return 1
+    local sub
+    for sub in "$@"; do mkdir -p "$dir/$sub" || return 1; done
+}
+
+tmp_dir() {
+    tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
+}
+
+skip_without_gpu() {
+    if ! "$1" gpu; then
+        echo "SKIPPED: ${2:-no usable CUDA device}"
+        exit 77
+    fi
+}
+
+fail() {
+    echo "FAIL $*"
+    fails=$((fails + 1))
+}
+
+timed_out() { [ "$1" -eq 124 ] || [ "$1" -eq 137 ]; }
+
+finish() {
+    if [ "$fails" -ne 0 ]; then
+        echo "$1: $fails check(s) failed"
+        exit 1
+    fi
+    echo "$1 OK"
+}
