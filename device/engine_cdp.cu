@@ -244,7 +244,7 @@ static long long pool_bound(const deck_t *d, const mesh_t *m, long long cap, int
 #pragma omp parallel for reduction(+ : a0, c1)
     for (long long b = 0; b < nblocks; ++b) {
         long long kids = 0;
-        for (dp_tidx t = s + b * G; t < e && t < s + (b + 1) * G; ++t) kids += dp_popcount(engine_octant_flags(p, m, t));
+        for (dp_tidx t = s + b * G; t < e && t < s + (b + 1) * G; ++t) kids += dp_popcount(tile_octant_flags(p, m, t));
         a0 += kids > 0;
         c1 += kids;
     }
