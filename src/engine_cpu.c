@@ -78,16 +78,12 @@ int refine_cpu(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
 {
     const double t0 = timer_ms();
     const dp_tidx cap = tile_capacity(d, m, (dp_tidx)1 << 40);
-    r->tile_capacity = cap;
-    r->level_first = m->nlevels;
-    r->level_last = m->nlevels - 1;
     for (int L = m->nlevels - 1; L < d->p.max_level; ++L) {
         const double tl = timer_ms();
         const dp_tidx added = build_level(d, m, L, cap, err, errlen);
         if (added < 0) return -1;
         if (added == 0) break;
         r->level_ms[L + 1] = timer_ms() - tl;
-        r->level_last = L + 1;
         if (!d->quiet) printf("  level %2d: %12lld tiles  %10.2f ms\n", L + 1, (long long)added, r->level_ms[L + 1]);
         fflush(stdout);
     }

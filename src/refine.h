@@ -16,15 +16,12 @@ typedef struct {
     double refine_ms;                     /* the refinement itself (device events on the GPU) */
     double total_ms;                      /* including uploads, sort and downloads */
     double upload_ms, sort_ms, download_ms;
-    int level_first, level_last;          /* levels built: level_first..level_last */
     double level_ms[DP_MAX_LEVELS];       /* time spent building each level (-1: not measurable) */
     long long device_launches;            /* device-side launches issued (cdp), -1 otherwise */
     long long launch_failures;            /* device-side launches that failed */
     long long pool_size;                  /* pending-launch pool set (cdp), -1 otherwise */
     long long pool_bound;                 /* the computed bound on pending launches */
     long long pool_requested;             /* what was asked of the runtime (bound, or the deck's pool) */
-    long long tile_capacity;              /* tile store capacity used */
-    int timeline_n;                       /* kernels stamped on the device timeline (host variant) */
     int ngaps;                            /* PDL transitions measured */
     double gap_ns[DP_MAX_LEVELS];         /* start of the dependent kernel minus end of the primary:
                                              negative = overlap */
