@@ -670,7 +670,6 @@ done:
     return rc;
 }
 
-/** /dpamr/provenance: run information, all attributes (timings must not touch datasets). */
 /** /dpamr/provenance/ranks: the per-rank table, a compound dataset of h5io_rank_t rows. */
 static int w_ranks(wctx *c, hid_t loc, int n, const h5io_rank_t *rows)
 {
@@ -700,6 +699,8 @@ static int w_ranks(wctx *c, hid_t loc, int n, const h5io_rank_t *rows)
     return rc;
 }
 
+/** /dpamr/provenance: run information, all attributes (timings must not touch datasets), and the
+ *  per-rank table. The one writer of it: serial and MPI runs fill h5io_meta_t alike (src/run.c). */
 static int w_provenance(wctx *c, hid_t g, const h5io_meta_t *mt)
 {
     hid_t p = w_group(c, g, "provenance");
