@@ -9,11 +9,11 @@
  * placed level by level into the canonical order and written there; either way through a temporary
  * name renamed at the end. The datasets are the single-rank run's, byte for byte.
  *
- * Failure: every step that can fail on one rank ends in dp_agree() (src/agree.c), a collective that every rank
- * reaches; when any rank failed, all of them stop with the message of the lowest failing rank and
- * no file is written. No rank waits on a message from a rank that has stopped: point-to-point
- * transfers are preceded by a handshake (scatter) or by dp_agree() (gather); the collective write
- * allocates and checks everything before the file is created. */
+ * Failure: every step that can fail on one rank ends in dp_agree() (src/agree.c), a collective
+ * that every rank reaches; when any rank failed, all of them stop with the message of the lowest
+ * failing rank and no file is written. No rank waits on a message from a rank that has stopped:
+ * point-to-point transfers are preceded by a handshake (scatter) or by dp_agree() (gather); the
+ * collective write allocates and checks everything before the file is created. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,11 +23,10 @@
 #include <omp.h>
 #endif
 
-#include "../device/gpu.h"
 #include "../io/h5io.h"
 #include "../validation/valid.h"
-#include "deck.h"
 #include "agree.h"
+#include "deck.h"
 #include "dist.h"
 #include "engine.h"
 #include "mesh.h"
