@@ -1,10 +1,22 @@
 #!/bin/bash
-# layers.sh NM NAME=LIBRARY=ALLOWED,... - the layers' dependencies point down (docs/design.md,
-# "Layers"): no static library references an undefined symbol that only a library outside
-# ALLOWED (the libraries its layer may use) defines. Reads the symbols with nm.
+# layers.sh NM [--main=OBJECT] NAME=LIBRARY=ALLOWED,... - the layers' dependencies point down
+# (docs/design.md, "Layers"): no static library references an undefined symbol that only a library
+# outside ALLOWED (the libraries its layer may use) defines. With --main, the object of src/main.c
+# defines no global symbol but main: nothing calls into main.c. Reads the symbols with nm.
 set -euo pipefail
 nm=$1
 shift
+if [[ ${1:-} == --main=* ]]; then
+    obj=${1#--main=}
+    shift
+    [ -f "$obj" ] || { echo "layers.sh: no object $obj"; exit 1; }
+    extra=$("$nm" -g --defined-only "$obj" | awk 'NF >= 3 && $3 != "main" { print $3 }')
+    if [ -n "$extra" ]; then
+        echo "FAILED: src/main.c defines symbols others may call (nothing may call into main.c): $extra"
+        exit 1
+    fi
+    echo "src/main.c: defines main only"
+fi
 declare -A lib allowed
 names=()
 for spec in "$@"; do
