@@ -253,7 +253,7 @@ static long long pool_bound(const deck_t *d, const mesh_t *m, long long cap, int
 #pragma omp parallel for reduction(+ : a0, c1)
     for (long long b = 0; b < nblocks; ++b) {
         long long kids = 0;
-        for (dp_tidx t = s + b * G; t < e && t < s + (b + 1) * G; ++t) kids += dp_popcount(engine_octant_flags(p, m, t));
+        for (dp_tidx t = s + b * G; t < e && t < s + (b + 1) * G; ++t) kids += dp_popcount(tile_octant_flags(p, m, t));
         a0 += kids > 0;
         c1 += kids;
     }
@@ -319,7 +319,6 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     pool = d->pool > 0 ? d->pool : (bound > 0 ? bound : 1);
     r->pool_bound = bound;
     r->pool_size = pool;
-    r->tile_capacity = cap;
     if (cap < n0) {
         snprintf(err, errlen, "the tile capacity %lld (%s) is below the %lld tiles of the input mesh", cap,
                  d->max_tiles ? "max_tiles" : "computed from device memory", n0);
@@ -455,7 +454,6 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
             if (k + 1 < nslot && stamps[2 * (k + 1) + 1])
                 r->gap_ns[r->ngaps++] = (double)((long long)stamps[2 * (k + 1)] - (long long)stamps[2 * k + 1]);
         }
-        r->timeline_n = nslot;
         if (timeline_write_named(d->trace, level_label, &Lp, stamps, nslot, err, errlen) != 0) goto fail;
     }
     {
@@ -468,8 +466,6 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     /* refine time: from the input tiles on the device to the canonical mesh on the device */
     r->refine_ms = build_ms + sort_ms;
     r->sort_ms = sort_ms;
-    r->level_first = Lp + 1;
-    r->level_last = m->nlevels - 1;
     for (int L = Lp + 1; L < m->nlevels; ++L) {
         if (d->quiet) break;
         printf("  level %2d: %12lld tiles", L, (long long)(m->level_start[L + 1] - m->level_start[L]));

@@ -151,7 +151,6 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     int rc = -1;
     int threads = HOST_THREADS, occ = 0, sms = 0, dev = 0, early = d->pdl_trigger_early;
     unsigned grid;
-    r->tile_capacity = cap;
     if (cap < 0) return -1;
     if (cap < n0) {
         snprintf(err, errlen, "the tile capacity %lld (%s) is below the %lld tiles of the input mesh", cap,
@@ -244,7 +243,6 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
 #define T_END(slot) ((long long)stamps[2 * (slot) + 1])
         for (int k = 0; k < nlev; ++k)
             r->level_ms[Lp + k + 1] = (double)(T_END(SLOTS_PER_LEVEL * k + 2) - T_START(SLOTS_PER_LEVEL * k)) * 1e-6;
-        r->timeline_n = nslot;
         /* the direct PDL pairs: expandChildren -> fillCells within a level step, and fillCells ->
          * flagTiles of the next step (flagTiles -> expandChildren has CUB's scan between) */
         r->ngaps = 0;
@@ -266,8 +264,6 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
         r->download_ms = timer_ms() - td;
     }
     r->refine_ms = build_ms;
-    r->level_first = Lp + 1;
-    r->level_last = m->nlevels - 1;
     for (int L = Lp + 1; L < m->nlevels; ++L)
         if (!d->quiet) printf("  level %2d: %12lld tiles  %10.3f ms (device timeline)\n", L,
                (long long)(m->level_start[L + 1] - m->level_start[L]), r->level_ms[L]);

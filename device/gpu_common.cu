@@ -116,7 +116,7 @@ long long gpu_tile_capacity(const deck_t *d, const mesh_t *m, size_t reserve_byt
     /* leave 10% and what the caller reserves (the launch pool) for the runtime */
     const double usable = (double)fr * 0.9 - (double)reserve_bytes;
     const long long fit = usable > 0 ? (long long)(usable / (double)dmesh_tile_bytes(&d->p)) : 0;
-    return (long long)engine_tile_capacity(d, m, fit > 0 ? fit : 1);
+    return (long long)tile_capacity(d, m, fit > 0 ? fit : 1);
 }
 
 cudaError_t upload_params(const dp_params *p, cudaStream_t s)

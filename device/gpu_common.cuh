@@ -8,7 +8,8 @@
 #include <stdio.h>
 
 #include "../src/core.h"
-#include "../src/engine.h"
+#include "../src/refine.h"
+#include "../src/tile.h"
 
 /* Host-side: check a CUDA call; on failure write a message to err and jump to `fail`. */
 #define CK(call)                                                                                  \

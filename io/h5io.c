@@ -22,6 +22,9 @@
 #include <unistd.h>
 
 #include <hdf5.h>
+#ifdef H5_HAVE_PARALLEL
+#include "../src/agree.h" /* dp_agree: the one agreement helper, shared with src/dist.c */
+#endif
 
 /* HDF5 1.12 renamed two calls (the old names are deprecated there). */
 #if H5_VERSION_GE(1, 12, 0)
@@ -192,27 +195,6 @@ static int w_fail_lost(wctx *c, hid_t loc, const char *name, const char *what)
     return w_lost(c);
 }
 
-#ifdef H5_HAVE_PARALLEL
-/** 0 when every rank is fine; else -1 on every rank with the lowest failing rank's message, which
- *  names it ("rank 1: ...", as the driver's own agreement does) in a run of several ranks. A failure
- *  is agreed on once: after it the writer only cleans up. */
-static int w_agree(MPI_Comm comm, int ok, char *err, size_t errlen)
-{
-    int rank, size, first;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
-    int mine = ok ? size : rank;
-    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
-    if (first == size) return 0;
-    char buf[2048];
-    if (rank == first && size > 1) snprintf(buf, sizeof buf, "rank %d: %s", rank, err);
-    else if (rank == first) snprintf(buf, sizeof buf, "%s", err);
-    MPI_Bcast(buf, (int)sizeof buf, MPI_CHAR, first, comm);
-    seterr(err, errlen, "%s", buf);
-    return -1;
-}
-#endif
-
 /** In a collective write a failure can be one rank's alone (a full disk is seen by the rank whose
  *  MPI-IO aggregator wrote). Every leaf writer (group, attribute, dataset) therefore calls this
  *  before each of its collective HDF5 calls (on its local preparation) and after it (on its result),
@@ -221,7 +203,7 @@ static int w_agree(MPI_Comm comm, int ok, char *err, size_t errlen)
 static int w_sync(wctx *c, int rc)
 {
 #ifdef H5_HAVE_PARALLEL
-    if (c->par) return w_agree(c->comm, rc == 0, c->err, c->errlen);
+    if (c->par) return dp_agree(c->comm, rc == 0, c->err, c->errlen);
 #else
     (void)c;
 #endif
@@ -688,7 +670,6 @@ done:
     return rc;
 }
 
-/** /dpamr/provenance: run information, all attributes (timings must not touch datasets). */
 /** /dpamr/provenance/ranks: the per-rank table, a compound dataset of h5io_rank_t rows. */
 static int w_ranks(wctx *c, hid_t loc, int n, const h5io_rank_t *rows)
 {
@@ -718,6 +699,8 @@ static int w_ranks(wctx *c, hid_t loc, int n, const h5io_rank_t *rows)
     return rc;
 }
 
+/** /dpamr/provenance: run information, all attributes (timings must not touch datasets), and the
+ *  per-rank table. The one writer of it: serial and MPI runs fill h5io_meta_t alike (src/run.c). */
 static int w_provenance(wctx *c, hid_t g, const h5io_meta_t *mt)
 {
     hid_t p = w_group(c, g, "provenance");
@@ -947,7 +930,7 @@ static int w_read_back(wctx *c, const char *tmp, hid_t fapl, const mesh_t *part,
     v.verify = 1;
     v.dxpl = H5Pcreate(H5P_DATASET_XFER); /* independent: each rank reads its own rows */
     if (v.dxpl < 0) seterr(c->err, c->errlen, "cannot write %s: making the read-back's transfer list failed", c->path);
-    int rc = w_agree(c->comm, v.dxpl >= 0, c->err, c->errlen); /* H5Fopen is collective: all or none */
+    int rc = dp_agree(c->comm, v.dxpl >= 0, c->err, c->errlen); /* H5Fopen is collective: all or none */
     hid_t f = -1;
     if (rc == 0) {
         f = H5Fopen(tmp, H5F_ACC_RDONLY, fapl);
@@ -957,7 +940,7 @@ static int w_read_back(wctx *c, const char *tmp, hid_t fapl, const mesh_t *part,
                    h5_reason(why));
             w_lost(c);
         }
-        rc = w_agree(c->comm, f >= 0, c->err, c->errlen);
+        rc = dp_agree(c->comm, f >= 0, c->err, c->errlen);
         if (rc != 0) w_open_all_or_abort(c->comm, f, c->err);
     }
     if (rc == 0) {
@@ -998,7 +981,7 @@ int h5io_write_dist(const char *path, const mesh_t *part, const h5io_dist_t *dis
     if (ok) snprintf(tmp, tl, "%s.tmp.%ld", path, pid);
     if (ok && rank == 0) ok = w_room(path, tmp, w_raw_bytes(part, head.ntiles), err, errlen) == 0;
     /* H5Pset_fapl_mpio duplicates the communicator, a collective: every rank or none gets there */
-    if (w_agree(comm, ok, err, errlen) != 0) {
+    if (dp_agree(comm, ok, err, errlen) != 0) {
         free(tmp);
         w_buf_free(&b);
         return -1;
@@ -1010,9 +993,9 @@ int h5io_write_dist(const char *path, const mesh_t *part, const h5io_dist_t *dis
         H5Pset_all_coll_metadata_ops(fapl, 1) < 0 || H5Pset_coll_metadata_write(fapl, 1) < 0)
         ok = (seterr(err, errlen, "cannot write %s: setting up parallel HDF5 (MPI-IO) failed", path), 0);
     int rc = -1;
-    if (w_agree(comm, ok, err, errlen) == 0) {
+    if (dp_agree(comm, ok, err, errlen) == 0) {
         f = w_create(&c, tmp, fapl); /* collective */
-        if (w_agree(comm, f >= 0, err, errlen) != 0) {
+        if (dp_agree(comm, f >= 0, err, errlen) != 0) {
             if (rank == 0) remove(tmp); /* a create that failed part-way (a full disk) leaves a file */
             w_open_all_or_abort(comm, f, err);
         } else {
@@ -1025,14 +1008,14 @@ int h5io_write_dist(const char *path, const mesh_t *part, const h5io_dist_t *dis
             if (rc == 0) {
                 char why[200];
                 if (!closed) seterr(err, errlen, "cannot write %s: closing %s failed (%s)", path, tmp, h5_reason(why));
-                rc = w_agree(comm, closed, err, errlen);
+                rc = dp_agree(comm, closed, err, errlen);
             }
             if (rc == 0) rc = w_read_back(&c, tmp, fapl, part, meta, &b);
             if (rc == 0) {
                 ok = rank != 0 || rename(tmp, path) == 0;
                 if (!ok)
                     seterr(err, errlen, "cannot write %s: renaming %s onto it failed: %s", path, tmp, strerror(errno));
-                rc = w_agree(comm, ok, err, errlen);
+                rc = dp_agree(comm, ok, err, errlen);
             }
             if (rc != 0 && rank == 0) remove(tmp);
         }

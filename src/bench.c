@@ -18,9 +18,9 @@
 
 #include "../device/gpu.h"
 #include "engine.h"
+#include "run.h"
 #include "timer.h"
 
-#define ERRLEN 2048
 #define MAXREP 1000
 #define MAXROWS (3 + 2 * (2 + DP_MAX_BENCH_GROUPS))
 
@@ -172,7 +172,7 @@ int bench_main(int argc, char **argv)
     deck_t d;
     mesh_t in;
     memset(&in, 0, sizeof in);
-    if (driver_load(&d, &in, argc, argv, err, sizeof err) != 0) {
+    if (run_load(&d, &in, argc, argv, err, sizeof err) != 0) {
         fprintf(stderr, "dpamr: error: %s\n", err);
         return 1;
     }

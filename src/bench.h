@@ -6,6 +6,4 @@
 #include "mesh.h"
 /** Entry point of `dpamr bench DECK [key=value ...]`; returns the exit status. */
 int bench_main(int argc, char **argv);
-/** Load deck + mesh (shared with `dpamr run`, defined in main.c). */
-int driver_load(deck_t *d, mesh_t *m, int argc, char **argv, char *err, size_t n);
 #endif

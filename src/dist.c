@@ -9,11 +9,11 @@
  * placed level by level into the canonical order and written there; either way through a temporary
  * name renamed at the end. The datasets are the single-rank run's, byte for byte.
  *
- * Failure: every step that can fail on one rank ends in agree(), a collective that every rank
- * reaches; when any rank failed, all of them stop with the message of the lowest failing rank and
- * no file is written. No rank waits on a message from a rank that has stopped: point-to-point
- * transfers are preceded by a handshake (scatter) or by agree() (gather); the collective write
- * allocates and checks everything before the file is created. */
+ * Failure: every step that can fail on one rank ends in dp_agree() (src/agree.c), a collective
+ * that every rank reaches; when any rank failed, all of them stop with the message of the lowest
+ * failing rank and no file is written. No rank waits on a message from a rank that has stopped:
+ * point-to-point transfers are preceded by a handshake (scatter) or by dp_agree() (gather); the
+ * collective write allocates and checks everything before the file is created. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,14 +23,15 @@
 #include <omp.h>
 #endif
 
-#include "../device/gpu.h"
 #include "../io/h5io.h"
 #include "../validation/valid.h"
+#include "agree.h"
 #include "deck.h"
-#include "driver.h"
+#include "dist.h"
 #include "engine.h"
 #include "mesh.h"
 #include "partition.h"
+#include "run.h"
 #include "timer.h"
 
 typedef struct {
@@ -43,23 +44,6 @@ enum { TAG_HEAD = 1, TAG_ACK, TAG_DATA };
 
 /* Largest single MPI message (MPI counts are int): larger buffers go in pieces. */
 #define DIST_PIECE ((size_t)1 << 30)
-
-/* 0 when every rank is fine. Otherwise -1 on every rank, err = the lowest failing rank's message
- * (prefixed with its rank when there are several). */
-static int agree(const dctx *c, int ok, char *err, size_t n)
-{
-    int mine = ok ? c->size : c->rank, first = 0;
-    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, c->comm);
-    if (first == c->size) return 0;
-    char buf[ERRLEN];
-    if (c->rank == first) {
-        if (c->size > 1) snprintf(buf, sizeof buf, "rank %d: %s", first, err);
-        else snprintf(buf, sizeof buf, "%s", err);
-    }
-    MPI_Bcast(buf, (int)sizeof buf, MPI_CHAR, first, c->comm);
-    snprintf(err, n, "%s", buf);
-    return -1;
-}
 
 static void xsend(const void *buf, size_t bytes, int dest, MPI_Comm comm)
 {
@@ -111,11 +95,10 @@ static int scatter_parts(const dctx *c, const deck_t *d, mesh_t *part, dp_tidx *
     memset(part, 0, sizeof *part);
     int ok = 1;
     if (c->rank == 0) {
-        ok = h5io_read(d->mesh_file, &m, NULL, err, n) == 0 && driver_mesh_matches_deck(&m, d, d->mesh_file, err, n) == 0 &&
-             driver_mesh_has_frontier(&m, d->mesh_file, err, n) == 0;
+        ok = run_read_mesh(d, &m, err, n) == 0;
         if (ok && m.ntiles == 0) ok = (snprintf(err, n, "%.1000s holds no tiles", d->mesh_file), 0);
     }
-    if (agree(c, ok, err, n) != 0) return -1;
+    if (dp_agree(c->comm, ok, err, n) != 0) return -1;
 
     if (c->rank == 0) {
         const dp_tidx nroots = m.level_start[1];
@@ -127,7 +110,7 @@ static int scatter_parts(const dctx *c, const deck_t *d, mesh_t *part, dp_tidx *
             free(w);
         }
     }
-    if (agree(c, ok, err, n) != 0) {
+    if (dp_agree(c->comm, ok, err, n) != 0) {
         mesh_free(&m);
         return -1;
     }
@@ -170,7 +153,7 @@ static int scatter_parts(const dctx *c, const deck_t *d, mesh_t *part, dp_tidx *
         }
     }
     mesh_free(&m);
-    if (agree(c, ok, err, n) != 0) {
+    if (dp_agree(c->comm, ok, err, n) != 0) {
         mesh_free(part);
         return -1;
     }
@@ -206,7 +189,7 @@ static int validate_global(const dctx *c, const deck_t *d, const mesh_t *part, d
     }
     int ok = bytes <= INT32_MAX;
     if (!ok) snprintf(err, n, "%lld bytes of checksum chunks on one rank exceed one MPI message", bytes);
-    if (agree(c, ok, err, n) != 0) {
+    if (dp_agree(c->comm, ok, err, n) != 0) {
         valid_parts_free(&parts);
         return -1;
     }
@@ -222,7 +205,7 @@ static int validate_global(const dctx *c, const deck_t *d, const mesh_t *part, d
         ok = ok && allnch && counts && displs;
     }
     if (!ok) snprintf(err, n, "out of memory for the checksum chunks");
-    if (agree(c, ok, err, n) != 0) {
+    if (dp_agree(c->comm, ok, err, n) != 0) {
         free(packed), free(allnch), free(counts), free(displs);
         valid_parts_free(&parts);
         return -1;
@@ -244,7 +227,7 @@ static int validate_global(const dctx *c, const deck_t *d, const mesh_t *part, d
         ok = sum <= INT32_MAX && (allpacked = malloc((size_t)sum + 1)) != NULL;
         if (!ok) snprintf(err, n, "%lld bytes of checksum chunks do not fit one gather", sum);
     }
-    if (agree(c, ok, err, n) != 0) {
+    if (dp_agree(c->comm, ok, err, n) != 0) {
         free(packed), free(allnch), free(counts), free(displs), free(allpacked);
         valid_parts_free(&parts);
         return -1;
@@ -285,7 +268,7 @@ static int validate_global(const dctx *c, const deck_t *d, const mesh_t *part, d
     }
     free(packed), free(allnch), free(counts), free(displs), free(allpacked);
     valid_parts_free(&parts);
-    if (agree(c, ok, err, n) != 0) return -1;
+    if (dp_agree(c->comm, ok, err, n) != 0) return -1;
     MPI_Bcast(v, (int)sizeof *v, MPI_BYTE, 0, c->comm);
 
     v->nfail = total;
@@ -341,7 +324,7 @@ static int write_output(const dctx *c, const deck_t *d, const mesh_t *part, dp_t
         ok = mesh_alloc(&g, total) == 0;
         if (!ok) snprintf(err, n, "out of memory gathering %lld tiles on rank 0 for the write", (long long)total);
     }
-    if (agree(c, ok, err, n) != 0) {
+    if (dp_agree(c->comm, ok, err, n) != 0) {
         mesh_free(&g);
         free(pbuf);
         return -1;
@@ -385,24 +368,7 @@ static int write_output(const dctx *c, const deck_t *d, const mesh_t *part, dp_t
         mesh_free(&g);
     }
     *write_ms = timer_ms() - t0;
-    return agree(c, ok, err, n);
-}
-
-/* Variant and device of this rank. -1 with err when the deck's variant cannot run here. */
-static int rank_variant(const dctx *c, const deck_t *d, int *device, char *why, size_t whylen, char *err, size_t n)
-{
-    *device = -1;
-    if (d->variant == DP_VARIANT_CPU) return DP_VARIANT_CPU;
-    const int dev = gpu_select(c->local, why, whylen);
-    const int have = dev >= 0 && gpu_available(why, whylen);
-    if (have) {
-        *device = dev;
-        return d->variant == DP_VARIANT_AUTO ? DP_VARIANT_CDP : d->variant;
-    }
-    if (d->variant == DP_VARIANT_AUTO) return DP_VARIANT_CPU;
-    snprintf(err, n, "variant=%s needs a CUDA device: %s (use variant=cpu or variant=auto)",
-             deck_variant_name(d->variant), why);
-    return -1;
+    return dp_agree(c->comm, ok, err, n);
 }
 
 int dist_run(int argc, char **argv)
@@ -422,8 +388,8 @@ int dist_run(int argc, char **argv)
     /* every rank reads the deck (small); the deck's errors are the same on every rank */
     deck_t d;
     int ok = deck_load(&d, argv[0], argc - 1, argv + 1, err, sizeof err) == 0;
-    if (ok) ok = driver_refuse_overwrite("output", d.output, &d, 1, err, sizeof err) == 0;
-    if (agree(&c, ok, err, sizeof err) != 0) return root ? driver_die(err) : 1;
+    if (ok) ok = run_refuse_overwrite("output", d.output, &d, 1, err, sizeof err) == 0;
+    if (dp_agree(c.comm, ok, err, sizeof err) != 0) return root ? run_die(err) : 1;
 #ifdef _OPENMP
     if (d.threads > 0) omp_set_num_threads(d.threads);
     else if (c.local_size > 1) { /* share the node's cores among its ranks */
@@ -434,15 +400,15 @@ int dist_run(int argc, char **argv)
     if (d.mpi_write == DP_MPI_WRITE_COLLECTIVE && !h5io_parallel()) {
         snprintf(err, sizeof err, "%.1000s: mpi_write = collective, but this dpamr's HDF5 has no parallel I/O (valid here: "
                  "auto, gather; build with a parallel HDF5 such as Debian's libhdf5-openmpi-dev)", d.path);
-        return root ? driver_die(err) : 1;
+        return root ? run_die(err) : 1;
     }
     d.quiet |= c.size > 1; /* per-level lines would be one rank's */
     if (!root) d.trace[0] = '\0'; /* one timeline: rank 0's */
 
     int device = -1;
     char why[512] = "";
-    const int variant = rank_variant(&c, &d, &device, why, sizeof why, err, sizeof err);
-    if (agree(&c, variant >= 0, err, sizeof err) != 0) return root ? driver_die(err) : 1;
+    const int variant = run_variant(&d, c.local, &device, why, sizeof why, err, sizeof err);
+    if (dp_agree(c.comm, variant >= 0, err, sizeof err) != 0) return root ? run_die(err) : 1;
     if (d.variant == DP_VARIANT_AUTO) { /* say where auto fell back to the cpu */
         int mine = variant == DP_VARIANT_CPU, nfell = 0, who = 0;
         MPI_Allreduce(&mine, &nfell, 1, MPI_INT, MPI_SUM, c.comm);
@@ -465,10 +431,10 @@ int dist_run(int argc, char **argv)
     int64_t *leaves = malloc((size_t)c.size * sizeof *leaves);
     ok = first && cnt && gstart && rows && leaves;
     if (!ok) snprintf(err, sizeof err, "out of memory for the tables of %d ranks", c.size);
-    if (agree(&c, ok, err, sizeof err) != 0) return root ? driver_die(err) : 1;
+    if (dp_agree(c.comm, ok, err, sizeof err) != 0) return root ? run_die(err) : 1;
     if (scatter_parts(&c, &d, &part, first, err, sizeof err) != 0) {
         free(first);
-        return root ? driver_die(err) : 1;
+        return root ? run_die(err) : 1;
     }
     const double load_ms = timer_ms() - t0;
     const dp_tidx myroots = first[c.rank + 1] - first[c.rank];
@@ -491,12 +457,13 @@ int dist_run(int argc, char **argv)
     refine_report_t rr;
     memset(&rr, 0, sizeof rr);
     rr.device_launches = rr.launch_failures = rr.pool_size = -1;
+    for (int L = 0; L < DP_MAX_LEVELS; ++L) rr.level_ms[L] = -1.0; /* as engine_refine sets them */
     ok = 1;
     if (part_has_frontier(&part, in_levels)) ok = engine_refine(variant, &d, &part, &rr, err, sizeof err) == 0;
-    if (agree(&c, ok, err, sizeof err) != 0) {
+    if (dp_agree(c.comm, ok, err, sizeof err) != 0) {
         mesh_free(&part);
         free(first);
-        return root ? driver_die(err) : 1;
+        return root ? run_die(err) : 1;
     }
     if (root && rr.note[0]) printf("rank 0: %s\n", rr.note);
 
@@ -535,7 +502,7 @@ int dist_run(int argc, char **argv)
     valid_report_t v;
     if (validate_global(&c, &d, &part, myroots, gstart[c.rank], tiles, gl, &v, err, sizeof err) != 0) {
         mesh_free(&part);
-        return root ? driver_die(err) : 1;
+        return root ? run_die(err) : 1;
     }
     const double validate_ms = timer_ms() - tv;
     if (root) {
@@ -555,26 +522,28 @@ int dist_run(int argc, char **argv)
     MPI_Allgather(&myleaves, 1, MPI_INT64_T, leaves, 1, MPI_INT64_T, c.comm);
 
     /* provenance: the same on every rank (a collective write stores one copy): rank 0's variant,
-     * timings and pool, the slowest refinement, launches summed */
+     * load and validation times and pool, the slowest rank's refinement and level times, launches
+     * summed */
+    run_stats_t st;
+    run_stats_from_report(&st, &rr, gl);
+    MPI_Allreduce(MPI_IN_PLACE, st.level_ms, DP_MAX_LEVELS, MPI_DOUBLE, MPI_MAX, c.comm);
     double t0v[2] = { load_ms, validate_ms };
-    long long pool0 = rr.pool_size;
     int variant0 = variant;
     MPI_Bcast(t0v, 2, MPI_DOUBLE, 0, c.comm);
-    MPI_Bcast(&pool0, 1, MPI_LONG_LONG, 0, c.comm);
+    MPI_Bcast(&st.pool_size, 1, MPI_LONG_LONG, 0, c.comm);
     MPI_Bcast(&variant0, 1, MPI_INT, 0, c.comm);
+    st.load_ms = t0v[0];
+    st.validate_ms = t0v[1];
+    st.refine_ms = refine_max;
+    st.device_launches = lsum[0];
+    st.launch_failures = lsum[1];
     h5io_meta_t meta;
-    driver_fill_meta(&meta, &d, deck_variant_name(variant0), &v);
-    meta.load_ms = t0v[0];
-    meta.refine_ms = refine_max;
-    meta.validate_ms = t0v[1];
-    meta.device_launches = lsum[0];
-    meta.launch_failures = lsum[1];
-    meta.pool_size = pool0;
+    run_provenance(&meta, &d, deck_variant_name(variant0), &v, &st);
     double write_ms = 0.0;
     if (write_output(&c, &d, &part, gstart, (const dp_tidx(*)[DP_MAX_LEVELS])cnt, gl, total, &meta, rows, &myrow,
                      &write_ms, err, sizeof err) != 0) {
         mesh_free(&part);
-        return root ? driver_die(err) : 1;
+        return root ? run_die(err) : 1;
     }
     /* the printed table has the whole write on every rank */
     myrow.write_ms = write_ms;

@@ -1,4 +1,4 @@
-/* engine.c - variant dispatch, tile capacity, and level 0 from the model. */
+/* engine.c - variant dispatch (the CPU engine or the device library) and level 0 from the model. */
 #include "engine.h"
 
 #include <stdio.h>
@@ -6,22 +6,8 @@
 #include <string.h>
 
 #include "../device/gpu.h"
-
-dp_tidx engine_tile_capacity(const deck_t *d, const mesh_t *m, dp_tidx limit)
-{
-    if (d->max_tiles > 0) return (dp_tidx)d->max_tiles;
-    /* Default: the full-domain bound (every tile of every level up to max_level), at most
-     * DP_DEFAULT_MAX_TILES. The same on every variant, so a deck fails or passes alike. */
-    if (limit > DP_DEFAULT_MAX_TILES) limit = DP_DEFAULT_MAX_TILES;
-    const dp_tidx roots = (dp_tidx)m->root[0] * m->root[1] * m->root[2];
-    dp_tidx total = 0, per = roots;
-    for (int L = 0; L <= d->p.max_level; ++L) {
-        total += per;
-        if (total >= limit) return limit;
-        per <<= d->p.dim;
-    }
-    return total < limit ? total : limit;
-}
+#include "engine_cpu.h"
+#include "tile.h"
 
 int engine_refine(int variant, const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen)
 {
@@ -89,7 +75,7 @@ int engine_make_level0(const deck_t *d, mesh_t *m, char *err, size_t errlen)
     free(keys);
     m->ntiles = n;
 #pragma omp parallel for schedule(dynamic, 16)
-    for (dp_tidx i = 0; i < n; ++i) engine_fill_tile(p, m, i, -1, 0);
+    for (dp_tidx i = 0; i < n; ++i) tile_fill(p, m, i, -1, 0);
     mesh_index_levels(m);
     return 0;
 }

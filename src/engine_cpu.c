@@ -5,45 +5,14 @@
  * child counts, then create the children parent by parent, octant by octant. Because a child's
  * Morton key is (parent key << dim) | octant, this order is already the canonical order.
  */
-#include "engine.h"
+#include "engine_cpu.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tile.h"
 #include "timer.h"
-
-unsigned engine_octant_flags(const dp_params *p, const mesh_t *m, dp_tidx t)
-{
-    const int B = p->B, cells = dp_cells(p->dim, B), nz = p->dim == 3 ? B : 1;
-    const float *u = m->field[p->crit_field] + (size_t)t * cells;
-    const double h = dp_spacing(p, m->level[t]);
-    unsigned mask = 0;
-    for (int z = 0; z < nz; ++z)
-        for (int y = 0; y < B; ++y)
-            for (int x = 0; x < B; ++x)
-                if (dp_flag_cell(p, u, x, y, z, h)) mask |= 1u << dp_octant_of(B, x, y, z);
-    return mask;
-}
-
-void engine_fill_tile(const dp_params *p, mesh_t *m, dp_tidx t, dp_tidx parent, int octant)
-{
-    const int B = p->B, cells = dp_cells(p->dim, B), nz = p->dim == 3 ? B : 1;
-    const int32_t *c = m->coord + 3 * t;
-    const int prolong = p->fill == DP_FILL_PROLONG && parent >= 0;
-    for (int z = 0; z < nz; ++z)
-        for (int y = 0; y < B; ++y)
-            for (int x = 0; x < B; ++x) {
-                const size_t i = (size_t)t * cells + (size_t)(x + B * (y + B * z));
-                float v[DP_MAX_FIELDS];
-                if (prolong)
-                    for (int f = 0; f < p->nf; ++f)
-                        v[f] = dp_prolong(p->dim, B, m->field[f] + (size_t)parent * cells, octant, x, y, z);
-                else
-                    dp_model_cells(p, m->level[t], c[0], c[1], c[2], x, y, z, v);
-                for (int f = 0; f < p->nf; ++f) m->field[f][i] = v[f];
-            }
-}
 
 /* Build level L+1 from the tiles of level L. Returns the number of new tiles, or -1. */
 static dp_tidx build_level(const deck_t *d, mesh_t *m, int L, dp_tidx cap, char *err, size_t errlen)
@@ -59,7 +28,7 @@ static dp_tidx build_level(const deck_t *d, mesh_t *m, int L, dp_tidx cap, char 
         return -1;
     }
 #pragma omp parallel for schedule(dynamic, 64)
-    for (dp_tidx i = 0; i < n; ++i) mask[i] = (uint8_t)engine_octant_flags(p, m, s + i);
+    for (dp_tidx i = 0; i < n; ++i) mask[i] = (uint8_t)tile_octant_flags(p, m, s + i);
     off[0] = 0;
     for (dp_tidx i = 0; i < n; ++i) off[i + 1] = off[i] + dp_popcount(mask[i]);
     const dp_tidx total = off[n], first = m->ntiles;
@@ -90,7 +59,7 @@ static dp_tidx build_level(const deck_t *d, mesh_t *m, int L, dp_tidx cap, char 
             m->key[ch] = dp_morton(p->dim, m->coord[3 * ch], m->coord[3 * ch + 1], m->coord[3 * ch + 2]);
             m->parent[ch] = par;
             m->childmask[ch] = 0;
-            engine_fill_tile(p, m, ch, par, o);
+            tile_fill(p, m, ch, par, o);
             ++ch;
         }
         m->childmask[par] = mask[i];
@@ -108,17 +77,13 @@ static dp_tidx build_level(const deck_t *d, mesh_t *m, int L, dp_tidx cap, char 
 int refine_cpu(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen)
 {
     const double t0 = timer_ms();
-    const dp_tidx cap = engine_tile_capacity(d, m, (dp_tidx)1 << 40);
-    r->tile_capacity = cap;
-    r->level_first = m->nlevels;
-    r->level_last = m->nlevels - 1;
+    const dp_tidx cap = tile_capacity(d, m, (dp_tidx)1 << 40);
     for (int L = m->nlevels - 1; L < d->p.max_level; ++L) {
         const double tl = timer_ms();
         const dp_tidx added = build_level(d, m, L, cap, err, errlen);
         if (added < 0) return -1;
         if (added == 0) break;
         r->level_ms[L + 1] = timer_ms() - tl;
-        r->level_last = L + 1;
         if (!d->quiet) printf("  level %2d: %12lld tiles  %10.2f ms\n", L + 1, (long long)added, r->level_ms[L + 1]);
         fflush(stdout);
     }

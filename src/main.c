@@ -1,20 +1,18 @@
-/* main.c - the dpamr driver: deck -> mesh file -> refinement engine -> validation -> file. */
+/* main.c - the dpamr driver (app layer): the subcommands. deck -> mesh file -> refinement engine ->
+ * validation -> file; the pipeline's pieces are in run.c, shared with the MPI run (dist.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "../device/gpu.h"
 #include "../io/h5io.h"
 #include "../validation/valid.h"
 #include "bench.h"
-#include "driver.h"
+#include "dist.h"
 #include "deck.h"
 #include "engine.h"
 #include "mesh.h"
+#include "run.h"
 #include "timer.h"
 
 static void usage(FILE *fp)
@@ -33,111 +31,6 @@ static void usage(FILE *fp)
             DPAMR_VERSION);
 }
 
-int driver_die(const char *msg)
-{
-    fprintf(stderr, "dpamr: error: %s\n", msg);
-    return 1;
-}
-
-/** The mesh file must describe the deck's domain: same dim, tile size, root grid, geometry, fields. */
-int driver_mesh_matches_deck(const mesh_t *m, const deck_t *d, const char *file, char *err, size_t n)
-{
-    const dp_params *p = &d->p;
-    if (m->dim != p->dim || m->B != p->B)
-        return snprintf(err, n, "%.900s has dim %d, tile_size %d but the deck %.900s says dim %d, tile_size %d", file,
-                        m->dim, m->B, d->path, p->dim, p->B), -1;
-    for (int a = 0; a < 3; ++a)
-        if (m->root[a] != d->root[a])
-            return snprintf(err, n, "%.900s has root %d %d %d but the deck %.900s says root %d %d %d", file, m->root[0],
-                            m->root[1], m->root[2], d->path, d->root[0], d->root[1], d->root[2]), -1;
-    for (int a = 0; a < p->dim; ++a)
-        if (m->origin[a] != p->origin[a] || m->h0 != p->h0)
-            return snprintf(err, n, "%.900s has origin/cell_size (%g %g %g / %g) other than the deck %.900s (%g %g %g / %g)",
-                            file, m->origin[0], m->origin[1], m->origin[2], m->h0, d->path, p->origin[0],
-                            p->origin[1], p->origin[2], p->h0), -1;
-    if (m->nf != p->nf)
-        return snprintf(err, n, "%.900s has %d fields but the deck %.900s names %d in 'fields'", file, m->nf, d->path, p->nf),
-               -1;
-    for (int f = 0; f < p->nf; ++f)
-        if (strcmp(m->field_name[f], d->field_name[f]) != 0)
-            return snprintf(err, n, "%.900s field %d is '%s' but the deck %.900s says '%s' (fields must match in order)", file,
-                            f, m->field_name[f], d->path, d->field_name[f]), -1;
-    return 0;
-}
-
-int driver_mesh_has_frontier(const mesh_t *m, const char *file, char *err, size_t n)
-{
-    const int L = m->nlevels - 1;
-    if (L >= 1 && m->level_start[L] == m->level_start[L + 1])
-        return snprintf(err, n, "%.1000s declares %d levels but level %d holds no tiles: dpamr run refines the finest "
-                                "level, and this one is empty (write the mesh without trailing empty levels)",
-                        file, m->nlevels, L), -1;
-    return 0;
-}
-
-/** 1 when paths a and b name the same existing file. */
-static int same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-/** Refuse to write `target` over one of dpamr's inputs (the deck, the mesh file). */
-int driver_refuse_overwrite(const char *key, const char *target, const deck_t *d, int check_mesh, char *err, size_t n)
-{
-    if (same_file(target, d->path))
-        return snprintf(err, n, "%s = %.1000s is the deck itself: dpamr never writes over its input", key, target), -1;
-    if (check_mesh && same_file(target, d->mesh_file))
-        return snprintf(err, n, "%s = %.1000s is the input mesh (mesh_file): dpamr never writes over its input; "
-                                "choose another output", key, target), -1;
-    return 0;
-}
-
-#ifndef DPAMR_MPI /* with MPI, `run` is dist_run (src/dist.c) */
-/** Turn variant=auto into a concrete variant; check that a GPU variant has a device. */
-static int resolve_variant(const deck_t *d, char *err, size_t n)
-{
-    char why[512];
-    if (d->variant == DP_VARIANT_CPU) return DP_VARIANT_CPU;
-    const int have = gpu_available(why, sizeof why);
-    if (d->variant == DP_VARIANT_AUTO) {
-        if (have) return DP_VARIANT_CDP;
-        printf("variant=auto: no usable GPU (%s); falling back to variant=cpu\n", why);
-        return DP_VARIANT_CPU;
-    }
-    if (!have) {
-        snprintf(err, n, "variant=%s needs a CUDA device: %s (use variant=cpu or variant=auto)",
-                 deck_variant_name(d->variant), why);
-        return -1;
-    }
-    return d->variant;
-}
-#endif
-
-void driver_fill_meta(h5io_meta_t *meta, const deck_t *d, const char *variant, const valid_report_t *v)
-{
-    memset(meta, 0, sizeof *meta);
-    meta->deck_text = d->text;
-    meta->variant = variant;
-    meta->version = DPAMR_VERSION;
-    meta->pdl = d->pdl;
-    meta->device_launches = meta->launch_failures = meta->pool_size = -1;
-    meta->valid = v;
-}
-
-/** Load the deck and its mesh and make them agree. 0 or -1 with err. */
-int driver_load(deck_t *d, mesh_t *m, int argc, char **argv, char *err, size_t n)
-{
-    if (deck_load(d, argv[0], argc - 1, argv + 1, err, n) != 0) return -1;
-#ifdef _OPENMP
-    if (d->threads > 0) omp_set_num_threads(d->threads);
-#endif
-    if (h5io_read(d->mesh_file, m, NULL, err, n) != 0) return -1;
-    if (driver_mesh_matches_deck(m, d, d->mesh_file, err, n) != 0) return -1;
-    if (driver_mesh_has_frontier(m, d->mesh_file, err, n) != 0) return -1;
-    return 0;
-}
-
 #ifndef DPAMR_MPI
 static int cmd_run(int argc, char **argv)
 {
@@ -146,11 +39,15 @@ static int cmd_run(int argc, char **argv)
     mesh_t m;
     memset(&m, 0, sizeof m);
     const double t0 = timer_ms();
-    if (driver_load(&d, &m, argc, argv, err, sizeof err) != 0) return driver_die(err);
-    if (driver_refuse_overwrite("output", d.output, &d, 1, err, sizeof err) != 0) return driver_die(err);
+    if (run_load(&d, &m, argc, argv, err, sizeof err) != 0) return run_die(err);
+    if (run_refuse_overwrite("output", d.output, &d, 1, err, sizeof err) != 0) return run_die(err);
     const double load_ms = timer_ms() - t0;
-    const int variant = resolve_variant(&d, err, sizeof err);
-    if (variant < 0) return driver_die(err);
+    int device = -1;
+    char why[512];
+    const int variant = run_variant(&d, -1, &device, why, sizeof why, err, sizeof err);
+    if (variant < 0) return run_die(err);
+    if (d.variant == DP_VARIANT_AUTO && variant == DP_VARIANT_CPU)
+        printf("variant=auto: no usable GPU (%s); falling back to variant=cpu\n", why);
     if (d.trace[0] && variant == DP_VARIANT_CPU)
         printf("trace=%s: not written, the cpu variant has no device timeline\n", d.trace);
 
@@ -159,7 +56,7 @@ static int cmd_run(int argc, char **argv)
            deck_engine_label(&d, variant, label, sizeof label), d.p.dim, d.p.B, d.p.dim, (long long)m.ntiles,
            m.nlevels - 1, d.p.max_level);
     refine_report_t r;
-    if (engine_refine(variant, &d, &m, &r, err, sizeof err) != 0) return driver_die(err);
+    if (engine_refine(variant, &d, &m, &r, err, sizeof err) != 0) return run_die(err);
     if (r.note[0]) printf("%s\n", r.note);
     if (r.pool_size >= 0)
         printf("pending-launch pool: %lld granted (asked %lld; computed bound %lld); device launches: %lld, "
@@ -178,23 +75,19 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "dpamr: error: validation failed; %s not written\n", d.output);
         return 2;
     }
+    run_stats_t st;
+    run_stats_from_report(&st, &r, m.nlevels);
+    st.load_ms = load_ms;
+    st.validate_ms = validate_ms;
     h5io_meta_t meta;
-    driver_fill_meta(&meta, &d, deck_variant_name(variant), &v);
-    meta.load_ms = load_ms;
-    meta.refine_ms = r.refine_ms;
-    meta.validate_ms = validate_ms;
-    meta.nlevels_timed = m.nlevels;
-    for (int L = 0; L < m.nlevels; ++L) meta.level_ms[L] = r.level_ms[L];
-    meta.device_launches = r.device_launches;
-    meta.launch_failures = r.launch_failures;
-    meta.pool_size = r.pool_size;
+    run_provenance(&meta, &d, deck_variant_name(variant), &v, &st);
     /* the rank table of a run without MPI: one row (write_ms: nothing was written before it) */
-    const h5io_rank_t row = { .rank = 0, .device = variant == DP_VARIANT_CPU ? -1 : 0,
+    const h5io_rank_t row = { .rank = 0, .device = device,
                               .root_tiles = m.level_start[1], .tiles = m.ntiles,
                               .cells = (int64_t)m.ntiles * mesh_cells(&m), .refine_ms = r.refine_ms, .write_ms = 0.0 };
     meta.nranks = 1;
     meta.ranks = &row;
-    if (h5io_write(d.output, &m, &meta, err, sizeof err) != 0) return driver_die(err);
+    if (h5io_write(d.output, &m, &meta, err, sizeof err) != 0) return run_die(err);
     printf("wrote %s\n", d.output);
     mesh_free(&m);
     deck_free(&d);
@@ -208,9 +101,9 @@ static int cmd_mesh(int argc, char **argv)
     char err[ERRLEN];
     deck_t d;
     mesh_t m;
-    if (deck_load(&d, argv[0], argc - 1, argv + 1, err, sizeof err) != 0) return driver_die(err);
-    if (driver_refuse_overwrite("mesh_file", d.mesh_file, &d, 0, err, sizeof err) != 0) return driver_die(err);
-    if (engine_make_level0(&d, &m, err, sizeof err) != 0) return driver_die(err);
+    if (deck_load(&d, argv[0], argc - 1, argv + 1, err, sizeof err) != 0) return run_die(err);
+    if (run_refuse_overwrite("mesh_file", d.mesh_file, &d, 0, err, sizeof err) != 0) return run_die(err);
+    if (engine_make_level0(&d, &m, err, sizeof err) != 0) return run_die(err);
     valid_report_t v;
     valid_check_mode(&m, &d.p, 0, &v); /* level 0: not refined yet */
     if (!v.passed) {
@@ -218,8 +111,8 @@ static int cmd_mesh(int argc, char **argv)
         return 2;
     }
     h5io_meta_t meta;
-    driver_fill_meta(&meta, &d, "mesh", &v);
-    if (h5io_write(d.mesh_file, &m, &meta, err, sizeof err) != 0) return driver_die(err);
+    run_provenance(&meta, &d, "mesh", &v, NULL);
+    if (h5io_write(d.mesh_file, &m, &meta, err, sizeof err) != 0) return run_die(err);
     printf("wrote %s: %lld root tiles of %d^%d cells, %d field(s)\n", d.mesh_file, (long long)m.ntiles, d.p.B,
            d.p.dim, d.p.nf);
     mesh_free(&m);
@@ -232,24 +125,24 @@ static int cmd_check(const char *file)
     char err[ERRLEN];
     mesh_t m;
     char *text = NULL;
-    if (h5io_read(file, &m, &text, err, sizeof err) != 0) return driver_die(err);
+    if (h5io_read(file, &m, &text, err, sizeof err) != 0) return run_die(err);
     if (!text) {
         snprintf(err, sizeof err, "%s: no /dpamr/deck in the file: cannot tell the criterion to check against", file);
-        return driver_die(err);
+        return run_die(err);
     }
     deck_t d;
     char origin[4200];
     snprintf(origin, sizeof origin, "%s:/dpamr/deck", file);
-    if (deck_parse_text(&d, origin, text, err, sizeof err) != 0) return driver_die(err);
+    if (deck_parse_text(&d, origin, text, err, sizeof err) != 0) return run_die(err);
     free(text);
-    if (driver_mesh_matches_deck(&m, &d, file, err, sizeof err) != 0) return driver_die(err);
+    if (run_mesh_matches_deck(&m, &d, file, err, sizeof err) != 0) return run_die(err);
     valid_report_t v, rec;
     valid_check(&m, &d.p, &v);
     printf("%s: %lld tiles on %d levels\n", file, (long long)m.ntiles, m.nlevels);
     valid_print(&v, &m);
     /* the checksums recorded when the file was written must still hold: any changed bit shows */
     int present = 0, same = 1;
-    if (h5io_read_recorded(file, &rec, &present, err, sizeof err) != 0) return driver_die(err);
+    if (h5io_read_recorded(file, &rec, &present, err, sizeof err) != 0) return run_die(err);
     if (present) {
         same = rec.nlevels == v.nlevels && rec.nf == v.nf;
         for (int L = 0; same && L < v.nlevels; ++L) {
@@ -274,7 +167,7 @@ static int cmd_check(const char *file)
     return v.passed && same ? 0 : 2;
 }
 
-int driver_main(int argc, char **argv)
+static int driver_main(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);

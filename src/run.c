@@ -1,0 +1,133 @@
+/* run.c - the run pipeline of the app layer (run.h): input checks, variant, provenance. */
+#include "run.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "../device/gpu.h"
+
+int run_die(const char *msg)
+{
+    fprintf(stderr, "dpamr: error: %s\n", msg);
+    return 1;
+}
+
+int run_mesh_matches_deck(const mesh_t *m, const deck_t *d, const char *file, char *err, size_t n)
+{
+    const dp_params *p = &d->p;
+    if (m->dim != p->dim || m->B != p->B)
+        return snprintf(err, n, "%.900s has dim %d, tile_size %d but the deck %.900s says dim %d, tile_size %d", file,
+                        m->dim, m->B, d->path, p->dim, p->B), -1;
+    for (int a = 0; a < 3; ++a)
+        if (m->root[a] != d->root[a])
+            return snprintf(err, n, "%.900s has root %d %d %d but the deck %.900s says root %d %d %d", file, m->root[0],
+                            m->root[1], m->root[2], d->path, d->root[0], d->root[1], d->root[2]), -1;
+    for (int a = 0; a < p->dim; ++a)
+        if (m->origin[a] != p->origin[a] || m->h0 != p->h0)
+            return snprintf(err, n, "%.900s has origin/cell_size (%g %g %g / %g) other than the deck %.900s (%g %g %g / %g)",
+                            file, m->origin[0], m->origin[1], m->origin[2], m->h0, d->path, p->origin[0],
+                            p->origin[1], p->origin[2], p->h0), -1;
+    if (m->nf != p->nf)
+        return snprintf(err, n, "%.900s has %d fields but the deck %.900s names %d in 'fields'", file, m->nf, d->path, p->nf),
+               -1;
+    for (int f = 0; f < p->nf; ++f)
+        if (strcmp(m->field_name[f], d->field_name[f]) != 0)
+            return snprintf(err, n, "%.900s field %d is '%s' but the deck %.900s says '%s' (fields must match in order)", file,
+                            f, m->field_name[f], d->path, d->field_name[f]), -1;
+    return 0;
+}
+
+int run_mesh_has_frontier(const mesh_t *m, const char *file, char *err, size_t n)
+{
+    const int L = m->nlevels - 1;
+    if (L >= 1 && m->level_start[L] == m->level_start[L + 1])
+        return snprintf(err, n, "%.1000s declares %d levels but level %d holds no tiles: dpamr run refines the finest "
+                                "level, and this one is empty (write the mesh without trailing empty levels)",
+                        file, m->nlevels, L), -1;
+    return 0;
+}
+
+/** 1 when paths a and b name the same existing file. */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+int run_refuse_overwrite(const char *key, const char *target, const deck_t *d, int check_mesh, char *err, size_t n)
+{
+    if (same_file(target, d->path))
+        return snprintf(err, n, "%s = %.1000s is the deck itself: dpamr never writes over its input", key, target), -1;
+    if (check_mesh && same_file(target, d->mesh_file))
+        return snprintf(err, n, "%s = %.1000s is the input mesh (mesh_file): dpamr never writes over its input; "
+                                "choose another output", key, target), -1;
+    return 0;
+}
+
+int run_read_mesh(const deck_t *d, mesh_t *m, char *err, size_t n)
+{
+    if (h5io_read(d->mesh_file, m, NULL, err, n) != 0) return -1;
+    if (run_mesh_matches_deck(m, d, d->mesh_file, err, n) != 0) return -1;
+    return run_mesh_has_frontier(m, d->mesh_file, err, n);
+}
+
+int run_load(deck_t *d, mesh_t *m, int argc, char **argv, char *err, size_t n)
+{
+    if (deck_load(d, argv[0], argc - 1, argv + 1, err, n) != 0) return -1;
+#ifdef _OPENMP
+    if (d->threads > 0) omp_set_num_threads(d->threads);
+#endif
+    return run_read_mesh(d, m, err, n);
+}
+
+int run_variant(const deck_t *d, int local, int *device, char *why, size_t whylen, char *err, size_t n)
+{
+    *device = -1;
+    if (whylen) why[0] = '\0';
+    if (d->variant == DP_VARIANT_CPU) return DP_VARIANT_CPU;
+    const int dev = local >= 0 ? gpu_select(local, why, whylen) : 0;
+    if (dev >= 0 && gpu_available(why, whylen)) {
+        *device = dev;
+        return d->variant == DP_VARIANT_AUTO ? DP_VARIANT_CDP : d->variant;
+    }
+    if (d->variant == DP_VARIANT_AUTO) return DP_VARIANT_CPU;
+    snprintf(err, n, "variant=%s needs a CUDA device: %s (use variant=cpu or variant=auto)",
+             deck_variant_name(d->variant), why);
+    return -1;
+}
+
+void run_stats_from_report(run_stats_t *s, const refine_report_t *r, int nlevels)
+{
+    memset(s, 0, sizeof *s);
+    s->refine_ms = r->refine_ms;
+    s->nlevels = nlevels;
+    for (int L = 0; L < DP_MAX_LEVELS; ++L) s->level_ms[L] = r->level_ms[L];
+    s->device_launches = r->device_launches;
+    s->launch_failures = r->launch_failures;
+    s->pool_size = r->pool_size;
+}
+
+void run_provenance(h5io_meta_t *meta, const deck_t *d, const char *variant, const valid_report_t *v,
+                    const run_stats_t *s)
+{
+    memset(meta, 0, sizeof *meta);
+    meta->deck_text = d->text;
+    meta->variant = variant;
+    meta->version = DPAMR_VERSION;
+    meta->pdl = d->pdl;
+    meta->device_launches = meta->launch_failures = meta->pool_size = -1;
+    meta->valid = v;
+    if (!s) return;
+    meta->load_ms = s->load_ms;
+    meta->refine_ms = s->refine_ms;
+    meta->validate_ms = s->validate_ms;
+    meta->nlevels_timed = s->nlevels;
+    for (int L = 0; L < s->nlevels && L < DP_MAX_LEVELS; ++L) meta->level_ms[L] = s->level_ms[L];
+    meta->device_launches = s->device_launches;
+    meta->launch_failures = s->launch_failures;
+    meta->pool_size = s->pool_size;
+}

@@ -1,0 +1,53 @@
+/* run.h - the run pipeline of the app layer, shared by the subcommands (src/main.c), the MPI run
+ * (src/dist.c) and bench (src/bench.c): load and check the inputs, resolve the variant, fill the
+ * provenance. Nothing here calls into main.c; main.c, dist.c and bench.c all call here. */
+#ifndef DPAMR_RUN_H
+#define DPAMR_RUN_H
+
+#include <stddef.h>
+#include "../io/h5io.h"
+#include "../validation/valid.h"
+#include "deck.h"
+#include "mesh.h"
+#include "refine.h"
+
+#define ERRLEN 2048
+
+/** Print "dpamr: error: msg" to stderr; returns 1 (the exit status). */
+int run_die(const char *msg);
+/** The mesh file must describe the deck's domain: same dim, tile size, root grid, geometry, fields. */
+int run_mesh_matches_deck(const mesh_t *m, const deck_t *d, const char *file, char *err, size_t n);
+/** A mesh to refine must have tiles on its finest declared level (the frontier). */
+int run_mesh_has_frontier(const mesh_t *m, const char *file, char *err, size_t n);
+/** Refuse to write `target` over one of dpamr's inputs (the deck, and the mesh file if check_mesh). */
+int run_refuse_overwrite(const char *key, const char *target, const deck_t *d, int check_mesh, char *err, size_t n);
+/** Read the mesh file the deck names and check it against the deck (the two checks above). 0 or -1 with err. */
+int run_read_mesh(const deck_t *d, mesh_t *m, char *err, size_t n);
+/** Load the deck (argv[0], overrides argv[1..]), set its thread count, read its mesh. 0 or -1 with err. */
+int run_load(deck_t *d, mesh_t *m, int argc, char **argv, char *err, size_t n);
+
+/** The variant a run uses. cpu stays cpu; auto becomes cdp with a usable GPU, else cpu (then `why`
+ *  says what is missing); cdp or host without a usable GPU is an error (-1, message in err).
+ *  local >= 0: first make device `local` (modulo the visible devices) current, as an MPI rank does
+ *  with its node-local rank. *device: the device used, -1 on the cpu. */
+int run_variant(const deck_t *d, int local, int *device, char *why, size_t whylen, char *err, size_t n);
+
+/** What a refinement run measured, for /dpamr/provenance. A serial run fills it from its engine's
+ *  report (run_stats_from_report); an MPI run then combines the ranks' (slowest refinement and
+ *  level times, launches summed, rank 0's pool and load and validation times). */
+typedef struct {
+    double load_ms, refine_ms, validate_ms;
+    int nlevels;                    /* levels in the output: level_ms[0..nlevels) are written */
+    double level_ms[DP_MAX_LEVELS]; /* time building each level, -1 where none was built */
+    long long device_launches, launch_failures, pool_size; /* -1: not a cdp run */
+} run_stats_t;
+
+/** Stats of one engine run whose output has nlevels levels (load and validate times left 0). */
+void run_stats_from_report(run_stats_t *s, const refine_report_t *r, int nlevels);
+
+/** The provenance of every file dpamr writes: the deck, the variant, the version, the validation
+ *  report, and the run's stats (NULL for a file that was not refined, e.g. `dpamr mesh`). */
+void run_provenance(h5io_meta_t *meta, const deck_t *d, const char *variant, const valid_report_t *v,
+                    const run_stats_t *s);
+
+#endif

@@ -1,0 +1,50 @@
+/* tile.c - per-tile functions of the core layer (tile.h): octant flags, fill, store capacity. */
+#include "tile.h"
+
+dp_tidx tile_capacity(const deck_t *d, const mesh_t *m, dp_tidx limit)
+{
+    if (d->max_tiles > 0) return (dp_tidx)d->max_tiles;
+    /* Default: the full-domain bound (every tile of every level up to max_level), at most
+     * DP_DEFAULT_MAX_TILES. The same on every variant, so a deck fails or passes alike. */
+    if (limit > DP_DEFAULT_MAX_TILES) limit = DP_DEFAULT_MAX_TILES;
+    const dp_tidx roots = (dp_tidx)m->root[0] * m->root[1] * m->root[2];
+    dp_tidx total = 0, per = roots;
+    for (int L = 0; L <= d->p.max_level; ++L) {
+        total += per;
+        if (total >= limit) return limit;
+        per <<= d->p.dim;
+    }
+    return total < limit ? total : limit;
+}
+
+unsigned tile_octant_flags(const dp_params *p, const mesh_t *m, dp_tidx t)
+{
+    const int B = p->B, cells = dp_cells(p->dim, B), nz = p->dim == 3 ? B : 1;
+    const float *u = m->field[p->crit_field] + (size_t)t * cells;
+    const double h = dp_spacing(p, m->level[t]);
+    unsigned mask = 0;
+    for (int z = 0; z < nz; ++z)
+        for (int y = 0; y < B; ++y)
+            for (int x = 0; x < B; ++x)
+                if (dp_flag_cell(p, u, x, y, z, h)) mask |= 1u << dp_octant_of(B, x, y, z);
+    return mask;
+}
+
+void tile_fill(const dp_params *p, mesh_t *m, dp_tidx t, dp_tidx parent, int octant)
+{
+    const int B = p->B, cells = dp_cells(p->dim, B), nz = p->dim == 3 ? B : 1;
+    const int32_t *c = m->coord + 3 * t;
+    const int prolong = p->fill == DP_FILL_PROLONG && parent >= 0;
+    for (int z = 0; z < nz; ++z)
+        for (int y = 0; y < B; ++y)
+            for (int x = 0; x < B; ++x) {
+                const size_t i = (size_t)t * cells + (size_t)(x + B * (y + B * z));
+                float v[DP_MAX_FIELDS];
+                if (prolong)
+                    for (int f = 0; f < p->nf; ++f)
+                        v[f] = dp_prolong(p->dim, B, m->field[f] + (size_t)parent * cells, octant, x, y, z);
+                else
+                    dp_model_cells(p, m->level[t], c[0], c[1], c[2], x, y, z, v);
+                for (int f = 0; f < p->nf; ++f) m->field[f][i] = v[f];
+            }
+}
