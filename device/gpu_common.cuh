@@ -6,6 +6,7 @@
 
 #include <cuda_runtime.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "../src/core.h"
 #include "../src/refine.h"
@@ -39,11 +40,7 @@ enum {
 
 /* The tile store in device memory: the mesh's arrays, capacity `cap`. Passed by value. */
 typedef struct {
-    int32_t *level;
-    int32_t *coord;
-    uint64_t *key;
-    int64_t *parent;
-    uint8_t *childmask;
+    DP_TILE_ARRAYS(DP_TILE_ARRAY_MEMBER) /* as mesh_t's (mesh.h) */
     float *field[DP_MAX_FIELDS];
     long long cap;
     unsigned long long *stats; /* [ST_COUNT] */
@@ -137,14 +134,7 @@ static __device__ __forceinline__ unsigned block_octant_flags(const dmesh_t &M, 
     const dp_params *p = &c_params;
     const int B = p->B, cells = dp_cells(p->dim, B);
     const float *u = dmesh_field(M, p->crit_field) + (size_t)t * cells;
-    const double h = dp_spacing(p, level);
-    const int lb = dp_log2(B);
-    unsigned mine = 0;
-    for (int i = threadIdx.x; i < cells; i += blockDim.x) {
-        int x, y, z;
-        dp_cell_xyz(i, B, lb, &x, &y, &z);
-        if (dp_flag_cell(p, u, x, y, z, h)) mine |= 1u << dp_octant_of(B, x, y, z);
-    }
+    unsigned mine = dp_tile_flags(p, u, dp_spacing(p, level), threadIdx.x, blockDim.x);
     /* warp reduce, then one shared atomic per warp */
     for (int o = 16; o > 0; o >>= 1) mine |= __shfl_xor_sync(0xffffffffu, mine, o);
     if ((threadIdx.x & 31) == 0 && mine) atomicOr(smask, mine);
@@ -159,14 +149,7 @@ static __device__ __forceinline__ unsigned warp_octant_flags(const dmesh_t &M, l
     const dp_params *p = &c_params;
     const int B = p->B, cells = dp_cells(p->dim, B);
     const float *u = dmesh_field(M, p->crit_field) + (size_t)t * cells;
-    const double h = dp_spacing(p, level);
-    const int lb = dp_log2(B);
-    unsigned mine = 0;
-    for (int i = lane; i < cells; i += 32) {
-        int x, y, z;
-        dp_cell_xyz(i, B, lb, &x, &y, &z);
-        if (dp_flag_cell(p, u, x, y, z, h)) mine |= 1u << dp_octant_of(B, x, y, z);
-    }
+    unsigned mine = dp_tile_flags(p, u, dp_spacing(p, level), lane, 32);
     for (int o = 16; o > 0; o >>= 1) mine |= __shfl_xor_sync(0xffffffffu, mine, o);
     return mine;
 }
@@ -178,8 +161,30 @@ static inline int tile_threads(int dim, int B)
     return c < 32 ? 32 : (c > 256 ? 256 : c);
 }
 
-/* ---- host helpers (gpu_common.cu) ------------------------------------------------------------- */
+/* ---- host helpers: the tile store (tile_store.cu), its sort (tile_sort.cu), launches and the
+ * timeline (launch.cu), the device and its parameters (gpu_device.cu) ----------------------------- */
 
+/** An empty tile store (no allocations): what dmesh_destroy leaves and dmesh_create starts from. */
+static inline void dmesh_zero(dmesh_t *M) { memset(M, 0, sizeof *M); }
+/** Copy tiles [at, at + n) of every tile array and field from src to dst (mesh_t or dmesh_t, any
+ *  direction `kind`), asynchronously on stream st. The one copy loop of the tile store. */
+template <class Dst, class Src>
+static cudaError_t copy_tile_arrays(Dst &dst, const Src &src, size_t at, size_t n, int nf, size_t cells,
+                                    cudaMemcpyKind kind, cudaStream_t st)
+{
+    cudaError_t e = cudaSuccess;
+#define DP_COPY_ARRAY(name, type, per)                                                                    \
+    if (e == cudaSuccess)                                                                                  \
+        e = cudaMemcpyAsync(dst.name + at * (per), src.name + at * (per), n * (per) * sizeof(type), kind, st);
+    DP_TILE_ARRAYS(DP_COPY_ARRAY)
+#undef DP_COPY_ARRAY
+    for (int f = 0; f < nf && e == cudaSuccess; ++f)
+        e = cudaMemcpyAsync(dst.field[f] + at * cells, src.field[f] + at * cells, n * cells * sizeof(float), kind, st);
+    return e;
+}
+/** Allocate every tile array and nf fields of `cells` cells for n tiles (on error some may be set:
+ *  dmesh_destroy frees them). */
+cudaError_t dmesh_alloc_arrays(dmesh_t *M, size_t n, int nf, size_t cells);
 /** Allocate the device tile store for cap tiles and upload tiles [0, m->ntiles). */
 int dmesh_create(dmesh_t *M, const mesh_t *m, long long cap, int timeline_slots, cudaStream_t s, char *err,
                  size_t errlen);

@@ -267,7 +267,7 @@ int bench_main(int argc, char **argv)
 
     /* 3. the table, with the bandwidth floor: the new cells and metadata written once at the
      *    device's copy bandwidth (measured now) */
-    const double bytes_new = (double)rows[0].new_tiles * ((double)cells * 4.0 * d.p.nf + 33.0);
+    const double bytes_new = (double)rows[0].new_tiles * ((double)cells * 4.0 * d.p.nf + (double)DP_TILE_META_BYTES);
     double bw = 0.0, floor_ms = 0.0;
     if (gpu && gpu_copy_bandwidth(&bw, err, sizeof err) == 0 && bw > 0) floor_ms = bytes_new / (bw * 1e9) * 1e3;
     printf("\nmedian of %d runs after %d warm-up; refine = from the input tiles on the device to the canonical mesh on\n"

@@ -168,6 +168,22 @@ static inline DP_HD double dp_spacing(const dp_params *p, int level)
     return h;
 }
 
+/* The octant-flag loop of one tile, the one copy every engine runs: cells first, first + stride,
+ * ... of the tile whose criterion field is u (cells of a tile at spacing h); bit o of the result is
+ * set when a flagged cell lies in octant o. The CPU calls it with (0, 1); a GPU warp with
+ * (lane, 32) and a block with (threadIdx.x, blockDim.x), then OR-reduce. */
+static inline DP_HD unsigned dp_tile_flags(const dp_params *p, const float *u, double h, int first, int stride)
+{
+    const int B = p->B, cells = dp_cells(p->dim, B), lb = dp_log2(B);
+    unsigned mask = 0;
+    for (int i = first; i < cells; i += stride) {
+        int x, y, z;
+        dp_cell_xyz(i, B, lb, &x, &y, &z);
+        if (dp_flag_cell(p, u, x, y, z, h)) mask |= 1u << dp_octant_of(B, x, y, z);
+    }
+    return mask;
+}
+
 /* ---- prolongation ------------------------------------------------------------------------ */
 
 static inline DP_HD float dp_minmod(float a, float b)

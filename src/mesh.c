@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#define NULL_ARRAY(name, type, n) m->name = NULL;
+
 int mesh_reserve(mesh_t *m, dp_tidx cap)
 {
     if (cap <= m->cap) return 0;
@@ -17,11 +19,9 @@ int mesh_reserve(mesh_t *m, dp_tidx cap)
         (ptr) = q;                                                               \
         memset((ptr) + old * (per), 0, (n - old) * (per) * sizeof(*(ptr)));      \
     } while (0)
-    GROW(m->level, 1);
-    GROW(m->coord, 3);
-    GROW(m->key, 1);
-    GROW(m->parent, 1);
-    GROW(m->childmask, 1);
+#define GROW_ARRAY(name, type, per) GROW(m->name, per);
+    DP_TILE_ARRAYS(GROW_ARRAY)
+#undef GROW_ARRAY
     for (int f = 0; f < m->nf; ++f) GROW(m->field[f], cells);
 #undef GROW
     m->cap = cap;
@@ -32,11 +32,7 @@ int mesh_alloc(mesh_t *m, dp_tidx cap)
 {
     m->cap = 0;
     m->ntiles = 0;
-    m->level = NULL;
-    m->coord = NULL;
-    m->key = NULL;
-    m->parent = NULL;
-    m->childmask = NULL;
+    DP_TILE_ARRAYS(NULL_ARRAY)
     for (int f = 0; f < DP_MAX_FIELDS; ++f) m->field[f] = NULL;
     if (mesh_reserve(m, cap < 1 ? 1 : cap) != 0) {
         mesh_free(m);
@@ -47,20 +43,14 @@ int mesh_alloc(mesh_t *m, dp_tidx cap)
 
 void mesh_free(mesh_t *m)
 {
-    free(m->level);
-    free(m->coord);
-    free(m->key);
-    free(m->parent);
-    free(m->childmask);
+#define FREE_ARRAY(name, type, n) free(m->name);
+    DP_TILE_ARRAYS(FREE_ARRAY)
+#undef FREE_ARRAY
+    DP_TILE_ARRAYS(NULL_ARRAY)
     for (int f = 0; f < DP_MAX_FIELDS; ++f) {
         free(m->field[f]);
         m->field[f] = NULL;
     }
-    m->level = NULL;
-    m->coord = NULL;
-    m->key = NULL;
-    m->parent = NULL;
-    m->childmask = NULL;
     m->cap = m->ntiles = 0;
     m->nlevels = 0;
 }
@@ -97,11 +87,9 @@ int mesh_copy(mesh_t *dst, const mesh_t *src)
     *dst = *src;
     if (mesh_alloc(dst, src->ntiles) != 0) return -1;
     const size_t n = (size_t)src->ntiles, cells = (size_t)mesh_cells(src);
-    memcpy(dst->level, src->level, n * sizeof *src->level);
-    memcpy(dst->coord, src->coord, 3 * n * sizeof *src->coord);
-    memcpy(dst->key, src->key, n * sizeof *src->key);
-    memcpy(dst->parent, src->parent, n * sizeof *src->parent);
-    memcpy(dst->childmask, src->childmask, n);
+#define COPY_ARRAY(name, type, per) memcpy(dst->name, src->name, n * (per) * sizeof(type));
+    DP_TILE_ARRAYS(COPY_ARRAY)
+#undef COPY_ARRAY
     for (int f = 0; f < src->nf; ++f) memcpy(dst->field[f], src->field[f], n * cells * sizeof(float));
     dst->ntiles = src->ntiles;
     return 0;
@@ -115,16 +103,12 @@ int mesh_equal(const mesh_t *a, const mesh_t *b, char *why, size_t n)
         return 0;
     }
     const size_t t = (size_t)a->ntiles, cells = (size_t)mesh_cells(a);
-#define SAME(arr, count, name)                                                                                 \
-    if (memcmp(a->arr, b->arr, (count) * sizeof *a->arr) != 0) {                                               \
-        snprintf(why, n, "%s differs", name);                                                                  \
+#define SAME(name, type, per)                                                                                  \
+    if (memcmp(a->name, b->name, t * (per) * sizeof(type)) != 0) {                                             \
+        snprintf(why, n, "%s differs", #name);                                                                 \
         return 0;                                                                                              \
     }
-    SAME(level, t, "level");
-    SAME(coord, 3 * t, "coord");
-    SAME(key, t, "key");
-    SAME(parent, t, "parent");
-    SAME(childmask, t, "childmask");
+    DP_TILE_ARRAYS(SAME)
 #undef SAME
     for (int f = 0; f < a->nf; ++f)
         if (memcmp(a->field[f], b->field[f], t * cells * sizeof(float)) != 0) {

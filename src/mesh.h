@@ -12,6 +12,21 @@ extern "C" {
 
 #define DP_NAME_LEN 64
 
+/** The per-tile metadata arrays, the one list every allocation, copy, transfer and comparison
+ *  goes through: X(name, element type, elements per tile). The field arrays (one per field, cells
+ *  per tile each) come after them. mesh_t and the GPU tile store declare their arrays from it. */
+#define DP_TILE_ARRAYS(X)                                                                          \
+    X(level, int32_t, 1)     /* refinement level */                                               \
+    X(coord, int32_t, 3)     /* i, j, k at its level */                                           \
+    X(key, uint64_t, 1)      /* Morton key */                                                     \
+    X(parent, int64_t, 1)    /* canonical index of the parent, -1 for roots */                    \
+    X(childmask, uint8_t, 1) /* bit o set when octant o has a child */
+/** Declares one array of DP_TILE_ARRAYS as a struct member. */
+#define DP_TILE_ARRAY_MEMBER(name, type, n) type *name;
+#define DP_TILE_ARRAY_BYTES(name, type, n) +sizeof(type) * (n)
+/** Bytes of metadata per tile (33): the sum over DP_TILE_ARRAYS. */
+#define DP_TILE_META_BYTES ((size_t)(0 DP_TILE_ARRAYS(DP_TILE_ARRAY_BYTES)))
+
 /** A tile hierarchy in canonical order (level, then Morton key). Arrays hold `cap` tiles. */
 typedef struct {
     int dim, B, nf;
@@ -22,16 +37,17 @@ typedef struct {
     dp_tidx ntiles, cap;
     int nlevels;                              /* levels 0..nlevels-1 are present */
     dp_tidx level_start[DP_MAX_LEVELS + 1];   /* level L: [level_start[L], level_start[L+1]) */
-    int32_t *level;     /* [cap] */
-    int32_t *coord;     /* [cap*3] i, j, k */
-    uint64_t *key;      /* [cap] Morton key */
-    int64_t *parent;    /* [cap] canonical index of the parent, -1 for roots */
-    uint8_t *childmask; /* [cap] bit o set when octant o has a child */
-    float *field[DP_MAX_FIELDS]; /* [cap * cells] each */
+    DP_TILE_ARRAYS(DP_TILE_ARRAY_MEMBER) /* [cap * elements per tile] each */
+    float *field[DP_MAX_FIELDS];          /* [cap * cells] each */
 } mesh_t;
 
 /** Cells per tile. */
 static inline int mesh_cells(const mesh_t *m) { return dp_cells(m->dim, m->B); }
+/** Bytes per tile in host memory: metadata and every field. */
+static inline size_t mesh_tile_bytes(const mesh_t *m)
+{
+    return DP_TILE_META_BYTES + (size_t)m->nf * (size_t)mesh_cells(m) * sizeof(float);
+}
 
 /** Allocate arrays for cap tiles (contents zeroed). Returns 0 on success, -1 when out of memory. */
 int mesh_alloc(mesh_t *m, dp_tidx cap);

@@ -19,15 +19,8 @@ dp_tidx tile_capacity(const deck_t *d, const mesh_t *m, dp_tidx limit)
 
 unsigned tile_octant_flags(const dp_params *p, const mesh_t *m, dp_tidx t)
 {
-    const int B = p->B, cells = dp_cells(p->dim, B), nz = p->dim == 3 ? B : 1;
-    const float *u = m->field[p->crit_field] + (size_t)t * cells;
-    const double h = dp_spacing(p, m->level[t]);
-    unsigned mask = 0;
-    for (int z = 0; z < nz; ++z)
-        for (int y = 0; y < B; ++y)
-            for (int x = 0; x < B; ++x)
-                if (dp_flag_cell(p, u, x, y, z, h)) mask |= 1u << dp_octant_of(B, x, y, z);
-    return mask;
+    const float *u = m->field[p->crit_field] + (size_t)t * dp_cells(p->dim, p->B);
+    return dp_tile_flags(p, u, dp_spacing(p, m->level[t]), 0, 1);
 }
 
 void tile_fill(const dp_params *p, mesh_t *m, dp_tidx t, dp_tidx parent, int octant)

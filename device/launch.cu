@@ -1,0 +1,89 @@
+/* launch.cu - the one host-side launch helper (PDL bit on or off) and the device timeline's trace
+ * writer. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gpu.h"
+#include "gpu_common.cuh"
+
+cudaError_t launch_pdl(const void *kernel, dim3 grid, dim3 block, cudaStream_t s, int pdl, void **args)
+{
+    return launch_pdl_smem(kernel, grid, block, 0, s, pdl, args);
+}
+
+cudaError_t launch_pdl_smem(const void *kernel, dim3 grid, dim3 block, size_t smem, cudaStream_t s, int pdl,
+                            void **args)
+{
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = pdl ? 1 : 0;
+    cudaLaunchConfig_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = s;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    return cudaLaunchKernelExC(&cfg, kernel, args);
+}
+
+int timeline_write(const char *path, const char *const *names, const unsigned long long *stamps, int n, char *err,
+                   size_t errlen)
+{
+    if (!path || !path[0]) return 0;
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%.4000s.tmp.%ld", path, (long)getpid());
+    FILE *fp = fopen(tmp, "w");
+    if (!fp) {
+        snprintf(err, errlen, "trace %s: cannot write", path);
+        return -1;
+    }
+    unsigned long long t0 = ~0ull;
+    for (int i = 0; i < n; ++i)
+        if (stamps[2 * i + 1] && stamps[2 * i] < t0) t0 = stamps[2 * i];
+    fprintf(fp, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+    int prev = -1;
+    for (int i = 0; i < n; ++i) {
+        if (!stamps[2 * i + 1]) continue; /* kernel did not run */
+        /* gap to the previous kernel in stream order: negative = the two overlapped */
+        char args[96] = "";
+        if (prev >= 0)
+            snprintf(args, sizeof args, ",\"args\":{\"gap_from_previous_ns\":%lld}",
+                     (long long)stamps[2 * i] - (long long)stamps[2 * prev + 1]);
+        fprintf(fp, "%s{\"name\":\"%s\",\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f%s}",
+                prev < 0 ? "" : ",\n", names[i], i % 2, (stamps[2 * i] - t0) / 1e3,
+                (stamps[2 * i + 1] - stamps[2 * i]) / 1e3, args);
+        prev = i;
+    }
+    fprintf(fp, "\n]}\n");
+    const int bad = ferror(fp);
+    if (fclose(fp) != 0 || bad || rename(tmp, path) != 0) {
+        remove(tmp);
+        snprintf(err, errlen, "trace %s: write failed", path);
+        return -1;
+    }
+    return 0;
+}
+
+int timeline_write_named(const char *path, void (*name)(int i, char *buf, size_t n, const void *ctx), const void *ctx,
+                         const unsigned long long *stamps, int n, char *err, size_t errlen)
+{
+    if (!path || !path[0]) return 0;
+    const char **names = (const char **)malloc((size_t)n * sizeof *names);
+    char(*buf)[64] = (char(*)[64])malloc((size_t)n * 64);
+    int rc = -1;
+    if (names && buf) {
+        for (int i = 0; i < n; ++i) {
+            name(i, buf[i], 64, ctx);
+            names[i] = buf[i];
+        }
+        rc = timeline_write(path, names, stamps, n, err, errlen);
+    } else {
+        snprintf(err, errlen, "out of host memory for the trace");
+    }
+    free(names);
+    free(buf);
+    return rc;
+}
