@@ -7,6 +7,7 @@
  */
 #include "engine_cpu.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@ static dp_tidx build_level(const deck_t *d, mesh_t *m, int L, dp_tidx cap, char 
 {
     const dp_params *p = &d->p;
     const dp_tidx s = m->level_start[L], n = m->level_start[L + 1] - s;
+    assert(L == m->nlevels - 1 && m->level_start[L + 1] == m->ntiles); /* L is the finest level */
     uint8_t *mask = malloc((size_t)(n > 0 ? n : 1));
     dp_tidx *off = malloc((size_t)(n + 1) * sizeof *off);
     if (!mask || !off) {
@@ -59,9 +61,12 @@ static dp_tidx build_level(const deck_t *d, mesh_t *m, int L, dp_tidx cap, char 
             m->key[ch] = dp_morton(p->dim, m->coord[3 * ch], m->coord[3 * ch + 1], m->coord[3 * ch + 2]);
             m->parent[ch] = par;
             m->childmask[ch] = 0;
+            /* canonical order: a child's key is its parent's, shifted, with its octant below */
+            assert(m->key[ch] == ((m->key[par] << p->dim) | (uint64_t)o));
             tile_fill(p, m, ch, par, o);
             ++ch;
         }
+        assert(ch == first + off[i + 1]);
         m->childmask[par] = mask[i];
     }
     m->ntiles = first + total;

@@ -1,6 +1,8 @@
 /* tile.c - per-tile functions of the core layer (tile.h): octant flags, fill, store capacity. */
 #include "tile.h"
 
+#include <assert.h>
+
 dp_tidx tile_capacity(const deck_t *d, const mesh_t *m, dp_tidx limit)
 {
     if (d->max_tiles > 0) return (dp_tidx)d->max_tiles;
@@ -28,6 +30,7 @@ void tile_fill(const dp_params *p, mesh_t *m, dp_tidx t, dp_tidx parent, int oct
     const int B = p->B, cells = dp_cells(p->dim, B), nz = p->dim == 3 ? B : 1;
     const int32_t *c = m->coord + 3 * t;
     const int prolong = p->fill == DP_FILL_PROLONG && parent >= 0;
+    assert(parent < t); /* parents come first in canonical order: their cells are final */
     for (int z = 0; z < nz; ++z)
         for (int y = 0; y < B; ++y)
             for (int x = 0; x < B; ++x) {
