@@ -1640,3 +1640,24 @@ int h5io_read_recorded(const char *path, valid_report_t *rec, int *present, char
     H5Fclose(f);
     return rc;
 }
+
+double h5io_raw_bytes(const mesh_t *m, dp_tidx ntiles) { return w_raw_bytes(m, ntiles); }
+
+/* ---- ownership: did dpamr write this file? ------------------------------------------------- */
+
+int h5io_is_dpamr_output(const char *path)
+{
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    if (DP_H5_IS_HDF5(path) <= 0) return 0;
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return 0;
+    /* what every h5io_write with provenance writes and no other tool does: /dpamr/provenance with
+     * its version and variant attributes, next to /dpamr/deck (tools/mesh_from_numpy.py writes neither) */
+    int own = H5Lexists(f, "dpamr", H5P_DEFAULT) > 0 && H5Lexists(f, "dpamr/provenance", H5P_DEFAULT) > 0 &&
+              H5Lexists(f, "dpamr/deck", H5P_DEFAULT) > 0 &&
+              H5Aexists_by_name(f, "dpamr/provenance", "version", H5P_DEFAULT) > 0 &&
+              H5Aexists_by_name(f, "dpamr/provenance", "variant", H5P_DEFAULT) > 0;
+    H5Fclose(f);
+    H5Eclear2(H5E_DEFAULT);
+    return own;
+}

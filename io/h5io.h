@@ -72,6 +72,14 @@ int h5io_read(const char *path, mesh_t *m, char **deck_text, char *err, size_t e
  *  Returns 0, or -1 with a message naming the file and object. */
 int h5io_read_recorded(const char *path, valid_report_t *rec, int *present, char *err, size_t errlen);
 
+/** The raw data bytes of a file of ntiles tiles shaped like m: a lower bound on its size (the free
+ *  space h5io_write asks for). */
+double h5io_raw_bytes(const mesh_t *m, dp_tidx ntiles);
+
+/** 1 when path is an HDF5 file dpamr wrote (`dpamr run` or `dpamr mesh`: /dpamr/provenance with its
+ *  version and variant, and /dpamr/deck); 0 for anything else (absent, not HDF5, another tool's). */
+int h5io_is_dpamr_output(const char *path);
+
 #ifdef __cplusplus
 }
 #endif

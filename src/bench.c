@@ -93,11 +93,11 @@ static int finish_file(FILE *fp, const char *tmp, const char *path, char *err)
 static int write_results(const deck_t *d, const row_t *rows, int nrows, int base, int cells, int Lfirst, int nlevels,
                          const char *device, double floor_ms, char *err)
 {
-    char path[2][4200], tmp[2][4300];
+    char path[2][8300], tmp[2][8400];
     FILE *fp[2];
     for (int k = 0; k < 2; ++k) {
         snprintf(path[k], sizeof path[k], "%s.%s", d->bench_out, k ? "json" : "csv");
-        snprintf(tmp[k], sizeof tmp[k], "%.4100s.tmp.%ld", path[k], (long)getpid());
+        snprintf(tmp[k], sizeof tmp[k], "%.8200s.tmp.%ld", path[k], (long)getpid());
         fp[k] = fopen(tmp[k], "w");
         if (!fp[k]) {
             snprintf(err, ERRLEN, "cannot write %.1000s: %s", path[k], strerror(errno));

@@ -221,6 +221,24 @@ static int get_string(kv_t *kv, const char *key, char *out, size_t outlen)
     return 1;
 }
 
+/* A path key: from the deck file, a relative path resolves from the deck's folder `dir`; from the
+ * command line (or the default) it stays as given, relative to the current directory. Returns 1 when
+ * set, 0 when absent, -1 on error. */
+static int get_path(kv_t *kv, const char *key, char *out, size_t outlen, const char *dir)
+{
+    char given[4096] = "";
+    const int r = get_string(kv, key, given, sizeof given);
+    if (r <= 0) return r;
+    const entry_t *e = find(kv, key);
+    if (e->line > 0 && given[0] != '/' && dir[0]) {
+        if ((size_t)snprintf(out, outlen, "%s/%s", dir, given) >= outlen)
+            return fail(kv, e, "longer than %zu characters once joined to the deck's folder %s", outlen - 1, dir);
+    } else {
+        snprintf(out, outlen, "%s", given);
+    }
+    return 1;
+}
+
 /* A list of names (identifiers) of length nmin..nmax, unique. Returns the count (0: absent) or -1. */
 static int get_names(kv_t *kv, const char *key, char (*out)[64], int nmin, int nmax)
 {
@@ -300,7 +318,7 @@ static int parse_objects(kv_t *kv, deck_t *d)
 
 static const char *const k_keys_help =
     "dim, root, tile_size, max_level, origin, cell_size, fields, fill, criterion, criterion_field, "
-    "threshold, model.objects, model.NAME.{type,center,radius,inside,outside}, mesh_file, output, variant, "
+    "threshold, model.objects, model.NAME.{type,center,radius,inside,outside}, mesh_file, output, overwrite, variant, "
     "pdl, pdl_trigger, max_tiles, pool, cdp_grain, cdp_group, trace, threads, mpi_write, bench_repeats, bench_warmup, bench_cpu, "
     "bench_out, bench_groups";
 
@@ -386,22 +404,24 @@ static int schema(kv_t *kv, deck_t *d, const char *deck_path)
 
     if (parse_objects(kv, d) < 0) return -1;
 
-    /* mesh_file: relative to the deck's directory. Default: the deck's name with .mesh.hdf. */
-    char mf[4096] = "";
-    if (get_string(kv, "mesh_file", mf, sizeof mf) < 0) return -1;
-    if (!mf[0]) {
+    /* Paths: set in the deck file, relative to the deck's folder; on the command line, relative to
+     * the current directory (get_path). mesh_file's default, the deck's name with .mesh.hdf, lies
+     * beside the deck; output's default in the current directory. */
+    if ((r = get_path(kv, "mesh_file", d->mesh_file, sizeof d->mesh_file, d->dir)) < 0) return -1;
+    if (r == 0) {
+        char mf[4096];
         const char *base = strrchr(deck_path, '/');
         base = base ? base + 1 : deck_path;
         snprintf(mf, sizeof mf, "%s", base);
         char *dot = strrchr(mf, '.');
         if (dot && dot != mf) *dot = '\0';
         strncat(mf, ".mesh.hdf", sizeof mf - strlen(mf) - 1);
+        if (!d->dir[0]) snprintf(d->mesh_file, sizeof d->mesh_file, "%s", mf);
+        else snprintf(d->mesh_file, sizeof d->mesh_file, "%s/%s", d->dir, mf);
     }
-    if (mf[0] == '/' || !d->dir[0]) snprintf(d->mesh_file, sizeof d->mesh_file, "%s", mf);
-    else snprintf(d->mesh_file, sizeof d->mesh_file, "%s/%s", d->dir, mf);
 
     snprintf(d->output, sizeof d->output, "dpamr_out.hdf");
-    if (get_string(kv, "output", d->output, sizeof d->output) < 0) return -1;
+    if (get_path(kv, "output", d->output, sizeof d->output, d->dir) < 0) return -1;
     size_t ol = strlen(d->output);
     if (ol < 5 || strcmp(d->output + ol - 4, ".hdf") != 0)
         return fail(kv, find(kv, "output"), "must end in .hdf (the extension ParaView 5.11 opens as VTKHDF)");
@@ -436,7 +456,7 @@ static int schema(kv_t *kv, deck_t *d, const char *deck_path)
         return -1;
     if (r) d->cdp_group = (int)v[0];
     d->trace[0] = '\0';
-    if (get_string(kv, "trace", d->trace, sizeof d->trace) < 0) return -1;
+    if (get_path(kv, "trace", d->trace, sizeof d->trace, d->dir) < 0) return -1;
     d->threads = 0;
     if ((r = get_ints(kv, "threads", v, 1, 1, 0, 4096, "0 (OpenMP default) or a thread count")) < 0) return -1;
     if (r) d->threads = (int)v[0];
@@ -462,7 +482,11 @@ static int schema(kv_t *kv, deck_t *d, const char *deck_path)
         }
     }
     snprintf(d->bench_out, sizeof d->bench_out, "bench");
-    if (get_string(kv, "bench_out", d->bench_out, sizeof d->bench_out) < 0) return -1;
+    if (get_path(kv, "bench_out", d->bench_out, sizeof d->bench_out, d->dir) < 0) return -1;
+
+    static const char *const overwrites[] = { "own", "never" };
+    d->overwrite = DP_OVERWRITE_OWN;
+    if (get_choice(kv, "overwrite", overwrites, 2, &d->overwrite) == -2) return -1;
 
     for (int i = 0; i < kv->n; ++i)
         if (!kv->e[i].used) return fail(kv, &kv->e[i], "unknown key (valid keys: %s)", k_keys_help);

@@ -388,7 +388,10 @@ int dist_run(int argc, char **argv)
     /* every rank reads the deck (small); the deck's errors are the same on every rank */
     deck_t d;
     int ok = deck_load(&d, argv[0], argc - 1, argv + 1, err, sizeof err) == 0;
-    if (ok) ok = run_refuse_overwrite("output", d.output, &d, 1, err, sizeof err) == 0;
+    int replacing = 0;
+    if (ok) ok = (replacing = run_refuse_overwrite("output", d.output, &d, 1, err, sizeof err)) >= 0;
+    /* the output's folder before any work (its free space: h5io, once the size is known) */
+    if (ok && root) ok = run_check_output("output", d.output, 0.0, err, sizeof err) == 0;
     if (dp_agree(c.comm, ok, err, sizeof err) != 0) return root ? run_die(err) : 1;
 #ifdef _OPENMP
     if (d.threads > 0) omp_set_num_threads(d.threads);
@@ -447,6 +450,8 @@ int dist_run(int argc, char **argv)
                "max_level %d\n",
                d.path, c.size, c.size > 1 ? "s" : "", deck_engine_label(&d, variant, label, sizeof label), d.p.dim, d.p.B,
                d.p.dim, (long long)nroots, in_levels - 1, d.p.max_level);
+        printf("reads %s, writes %s\n", d.mesh_file, d.output);
+        if (replacing) run_say_replacing("output", d.output);
         printf("partition: root tiles along the Morton curve, by work estimate (frontier tiles, flagged cells):");
         for (int r = 0; r < c.size; ++r) printf(" [%lld,%lld)", (long long)first[r], (long long)first[r + 1]);
         printf("\n");

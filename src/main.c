@@ -13,6 +13,7 @@
 #include "engine.h"
 #include "mesh.h"
 #include "run.h"
+#include "tile.h"
 #include "timer.h"
 
 static void usage(FILE *fp)
@@ -40,7 +41,12 @@ static int cmd_run(int argc, char **argv)
     memset(&m, 0, sizeof m);
     const double t0 = timer_ms();
     if (run_load(&d, &m, argc, argv, err, sizeof err) != 0) return run_die(err);
-    if (run_refuse_overwrite("output", d.output, &d, 1, err, sizeof err) != 0) return run_die(err);
+    const int replacing = run_refuse_overwrite("output", d.output, &d, 1, err, sizeof err);
+    if (replacing < 0) return run_die(err);
+    /* the output location before any refinement: at least the loaded levels are written */
+    const dp_tidx cap = tile_capacity(&d, &m, (dp_tidx)1 << 40);
+    const double file_lo = h5io_raw_bytes(&m, m.ntiles), file_hi = h5io_raw_bytes(&m, cap > m.ntiles ? cap : m.ntiles);
+    if (run_check_output("output", d.output, file_lo, err, sizeof err) != 0) return run_die(err);
     const double load_ms = timer_ms() - t0;
     int device = -1;
     char why[512];
@@ -55,6 +61,12 @@ static int cmd_run(int argc, char **argv)
     printf("dpamr run %s: variant=%s, %dD, tile %d^%d, %lld tiles on levels 0..%d, max_level %d\n", d.path,
            deck_engine_label(&d, variant, label, sizeof label), d.p.dim, d.p.B, d.p.dim, (long long)m.ntiles,
            m.nlevels - 1, d.p.max_level);
+    char lo[32], hi[32], mem[32];
+    printf("reads %s, writes %s (estimated %s to %s; memory up to %s for %lld tiles)\n", d.mesh_file, d.output,
+           run_bytes_text(file_lo, lo, sizeof lo), run_bytes_text(file_hi, hi, sizeof hi),
+           run_bytes_text(run_memory_bytes(&m, cap > m.ntiles ? cap : m.ntiles), mem, sizeof mem),
+           (long long)(cap > m.ntiles ? cap : m.ntiles));
+    if (replacing) run_say_replacing("output", d.output);
     refine_report_t r;
     if (engine_refine(variant, &d, &m, &r, err, sizeof err) != 0) return run_die(err);
     if (r.note[0]) printf("%s\n", r.note);
@@ -102,7 +114,10 @@ static int cmd_mesh(int argc, char **argv)
     deck_t d;
     mesh_t m;
     if (deck_load(&d, argv[0], argc - 1, argv + 1, err, sizeof err) != 0) return run_die(err);
-    if (run_refuse_overwrite("mesh_file", d.mesh_file, &d, 0, err, sizeof err) != 0) return run_die(err);
+    const int replacing = run_refuse_overwrite("mesh_file", d.mesh_file, &d, 0, err, sizeof err);
+    if (replacing < 0) return run_die(err);
+    if (run_check_output("mesh_file", d.mesh_file, 0.0, err, sizeof err) != 0) return run_die(err);
+    if (replacing) run_say_replacing("mesh_file", d.mesh_file);
     if (engine_make_level0(&d, &m, err, sizeof err) != 0) return run_die(err);
     valid_report_t v;
     valid_check_mode(&m, &d.p, 0, &v); /* level 0: not refined yet */

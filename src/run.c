@@ -1,9 +1,12 @@
 /* run.c - the run pipeline of the app layer (run.h): input checks, variant, provenance. */
 #include "run.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -65,11 +68,77 @@ int run_refuse_overwrite(const char *key, const char *target, const deck_t *d, i
     if (check_mesh && same_file(target, d->mesh_file))
         return snprintf(err, n, "%s = %.1000s is the input mesh (mesh_file): dpamr never writes over its input; "
                                 "choose another output", key, target), -1;
+    struct stat st;
+    if (lstat(target, &st) != 0) return 0; /* a new file */
+    if (!S_ISREG(st.st_mode))
+        return snprintf(err, n, "%s = %.1000s exists and is not a regular file: dpamr writes only new files or "
+                                "replaces its own; choose another %s", key, target, key), -1;
+    if (!h5io_is_dpamr_output(target))
+        return snprintf(err, n, "%s = %.1000s exists and was not written by dpamr (no /dpamr/provenance): dpamr "
+                                "never writes over a file it did not write; move it away or choose another %s",
+                        key, target, key), -1;
+    if (d->overwrite == DP_OVERWRITE_NEVER)
+        return snprintf(err, n, "%s = %.1000s exists (an earlier dpamr output) and overwrite = never: move it away, "
+                                "choose another %s, or set overwrite=own", key, target, key), -1;
+    return 1;
+}
+
+void run_say_replacing(const char *key, const char *target)
+{
+    printf("%s = %s exists, written by dpamr earlier: it will be replaced (overwrite=never keeps it)\n", key, target);
+}
+
+/** The folder of path ("." for a bare name) into dir. */
+static void dir_of(const char *path, char *dir, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(dir, n, ".");
+    else if (slash == path) snprintf(dir, n, "/");
+    else snprintf(dir, n, "%.*s", (int)(slash - path), path);
+}
+
+int run_check_output(const char *key, const char *target, double bytes, char *err, size_t n)
+{
+    char dir[8192];
+    dir_of(target, dir, sizeof dir);
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return snprintf(err, n, "%s = %.1000s: its folder %.1000s does not exist (%s); make it first", key, target, dir,
+                        strerror(errno)), -1;
+    if (!S_ISDIR(st.st_mode))
+        return snprintf(err, n, "%s = %.1000s: %.1000s is not a folder", key, target, dir), -1;
+    if (access(dir, W_OK | X_OK) != 0)
+        return snprintf(err, n, "%s = %.1000s: cannot write in the folder %.1000s (%s)", key, target, dir,
+                        strerror(errno)), -1;
+    struct statvfs sv;
+    if (statvfs(dir, &sv) == 0 && (double)sv.f_bavail * (double)sv.f_frsize < bytes)
+        return snprintf(err, n, "%s = %.1000s: the file needs at least %.1f MB and the file system of %.1000s has "
+                                "%.1f MB free", key, target, bytes / 1e6, dir,
+                        (double)sv.f_bavail * (double)sv.f_frsize / 1e6), -1;
     return 0;
+}
+
+const char *run_bytes_text(double bytes, char *buf, size_t n)
+{
+    if (bytes < 1e6) snprintf(buf, n, "%.1f kB", bytes / 1e3);
+    else if (bytes < 1e9) snprintf(buf, n, "%.1f MB", bytes / 1e6);
+    else snprintf(buf, n, "%.2f GB", bytes / 1e9);
+    return buf;
+}
+
+double run_memory_bytes(const mesh_t *m, dp_tidx cap)
+{
+    /* the tile store: level 4, coord 12, key 8, parent 8, childmask 1, and the fields (float32) */
+    return (double)cap * (33.0 + 4.0 * (double)mesh_cells(m) * m->nf);
 }
 
 int run_read_mesh(const deck_t *d, mesh_t *m, char *err, size_t n)
 {
+    struct stat st;
+    if (stat(d->mesh_file, &st) != 0 && errno == ENOENT)
+        return snprintf(err, n, "mesh_file = %.1000s does not exist: make it from the deck's model.objects with "
+                                "`dpamr mesh %.1000s`, or set mesh_file to an existing mesh (tools/mesh_from_numpy.py "
+                                "writes one from numpy arrays)", d->mesh_file, d->path), -1;
     if (h5io_read(d->mesh_file, m, NULL, err, n) != 0) return -1;
     if (run_mesh_matches_deck(m, d, d->mesh_file, err, n) != 0) return -1;
     return run_mesh_has_frontier(m, d->mesh_file, err, n);

@@ -19,8 +19,20 @@ int run_die(const char *msg);
 int run_mesh_matches_deck(const mesh_t *m, const deck_t *d, const char *file, char *err, size_t n);
 /** A mesh to refine must have tiles on its finest declared level (the frontier). */
 int run_mesh_has_frontier(const mesh_t *m, const char *file, char *err, size_t n);
-/** Refuse to write `target` over one of dpamr's inputs (the deck, and the mesh file if check_mesh). */
+/** Refuse to write `target` over one of dpamr's inputs (the deck, and the mesh file if check_mesh), over
+ *  anything that is not a file dpamr wrote (h5io_is_dpamr_output), and over dpamr's own earlier
+ *  output when the deck says overwrite = never. -1 with err; 0 for a new file; 1 when target is an
+ *  earlier dpamr output that will be replaced (say so: run_say_replacing). */
 int run_refuse_overwrite(const char *key, const char *target, const deck_t *d, int check_mesh, char *err, size_t n);
+/** The one line saying that key = target, an earlier dpamr output, will be replaced. */
+void run_say_replacing(const char *key, const char *target);
+/** Before any work: the folder of target exists and takes new files, and its file system has bytes
+ *  free. 0, or -1 with err naming the key, the path and what is wrong. */
+int run_check_output(const char *key, const char *target, double bytes, char *err, size_t n);
+/** "12.3 kB", "4.5 MB", "1.23 GB" into buf. */
+const char *run_bytes_text(double bytes, char *buf, size_t n);
+/** Host memory of a tile store of cap tiles shaped like m. */
+double run_memory_bytes(const mesh_t *m, dp_tidx cap);
 /** Read the mesh file the deck names and check it against the deck (the two checks above). 0 or -1 with err. */
 int run_read_mesh(const deck_t *d, mesh_t *m, char *err, size_t n);
 /** Load the deck (argv[0], overrides argv[1..]), set its thread count, read its mesh. 0 or -1 with err. */
