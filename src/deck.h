@@ -3,6 +3,7 @@
 #define DPAMR_DECK_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include "core.h"
 
 #ifdef __cplusplus
@@ -50,6 +51,29 @@ typedef struct {
     char bench_out[8192];   /* prefix of the bench CSV and JSON files */
     int quiet;              /* not a key: engines print no per-level lines (bench) */
 } deck_t;
+
+/** One row of the key table in deck.c: the one source of a key's type, default and valid values, used
+ *  to validate decks, by `dpamr help KEY` and by the man page. */
+typedef struct {
+    const char *key;          /* model.NAME.x for the keys of every model object */
+    const char *type, *def;   /* as documented */
+    const char *range;        /* what the numbers below cannot say, or NULL */
+    const char *meaning;
+    char kind;                /* i ints, f floats, c choice, n names, s a field name, p path */
+    int nmin, nmax;           /* value count; -1: one per dimension, -2: one per field */
+    long long lo, hi;         /* ints: the valid range */
+    const char *what;         /* what is valid, as the error messages say it */
+    const char *choices[6];   /* a choice's values, NULL-terminated */
+} deck_key_t;
+
+int deck_key_count(void);
+const deck_key_t *deck_key_at(int i);
+/** The row of key (model.disc.radius finds model.NAME.radius), or NULL. */
+const deck_key_t *deck_key_find(const char *key);
+/** The valid values as text ("a, b", "lo..hi" and the row's range note) into buf. */
+const char *deck_key_valid(const deck_key_t *k, char *buf, size_t n);
+/** `dpamr help KEY`: the key, type, default, valid values and meaning. */
+void deck_key_help(FILE *fp, const deck_key_t *k);
 
 /** Parse a deck file plus overrides ("key=value" strings). On error writes one message naming the
  *  file, line, key, value and what is valid into err and returns -1. */

@@ -27,9 +27,124 @@ static void usage(FILE *fp)
             "  dpamr check FILE                  re-validate a file written by dpamr\n"
             "  dpamr bench DECK [key=value ...]  check that the variants agree, then time them\n"
             "  dpamr gpu                         say whether a usable CUDA device is present (exit 0/1)\n"
-            "  dpamr --help | --version\n\n"
+            "  dpamr help KEY                    a deck key's type, default and valid values\n"
+            "  dpamr SUBCOMMAND --help | dpamr --help | --version | --man\n\n"
             "Deck keys: docs/decks.md; file layout: docs/format.md.\n",
             DPAMR_VERSION);
+}
+
+/* The subcommands' own help: `dpamr SUBCOMMAND --help` (or -h), `dpamr help SUBCOMMAND`. */
+static const struct {
+    const char *name, *text;
+} k_sub_help[] = {
+    { "run", "usage: dpamr run DECK [key=value ...]\n"
+             "  Load the deck's mesh_file, refine it with `variant` up to max_level, validate the result and write\n"
+             "  `output` (VTKHDF OverlappingAMR plus dpamr's /dpamr group).\n"
+             "  Paths set in the deck are relative to the deck's folder; paths given as key=value on the command\n"
+             "  line are relative to the current directory. The header prints the resolved paths, the estimated\n"
+             "  file size and memory. An existing output written by dpamr is replaced (and the run says so;\n"
+             "  overwrite=never refuses); any other existing file is never written over.\n"
+             "  A missing mesh_file: make it with `dpamr mesh DECK`.\n"
+             "  Exit 0; 1 on bad input or a failed run; 2 when validation fails (nothing is written then).\n"
+             "  Keys: `dpamr help KEY`, docs/decks.md.\n" },
+    { "mesh", "usage: dpamr mesh DECK [key=value ...]\n"
+              "  Sample level 0 from the deck's model.objects and write it to mesh_file (default: the deck's name\n"
+              "  with .mesh.hdf, beside the deck). A mesh_file dpamr did not write (e.g. one from\n"
+              "  tools/mesh_from_numpy.py) is never written over; an earlier `dpamr mesh` output is replaced and\n"
+              "  the command says so (overwrite=never refuses).\n" },
+    { "check", "usage: dpamr check FILE\n"
+               "  Re-validate a file written by dpamr with the deck stored in it and compare its checksums with the\n"
+               "  ones recorded when it was written. Exit 0 when it passes, 2 with the first failure, 1 when the\n"
+               "  file cannot be read.\n" },
+    { "bench", "usage: dpamr bench DECK [key=value ...]\n"
+               "  Build the mesh once with every variant and require identical bytes, then time bench_warmup\n"
+               "  untimed and bench_repeats timed runs of each (cpu, host, cdp at every grain, pdl off and on).\n"
+               "  Writes BENCH_OUT.csv and BENCH_OUT.json (bench_out, default `bench`). Exit 3 on a mismatch.\n" },
+    { "gpu", "usage: dpamr gpu\n"
+             "  Say whether a usable CUDA device is present (exit 0) or why not (exit 1).\n" },
+    { "help", "usage: dpamr help [KEY | SUBCOMMAND]\n"
+              "  A deck key's type, default, valid values and meaning (model.NAME.type and model.disc.type alike),\n"
+              "  or a subcommand's help. Without an argument: the overview. `dpamr --man` prints the man page.\n" },
+};
+
+static const char *sub_help(const char *name)
+{
+    for (size_t i = 0; i < sizeof k_sub_help / sizeof k_sub_help[0]; ++i)
+        if (!strcmp(k_sub_help[i].name, name)) return k_sub_help[i].text;
+    return NULL;
+}
+
+static int is_help_flag(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h"); }
+
+/** `dpamr help KEY|SUBCOMMAND`. */
+static int cmd_help(const char *what)
+{
+    const char *text = sub_help(what);
+    if (text) return fputs(text, stdout), 0;
+    const deck_key_t *k = deck_key_find(what);
+    if (k) return deck_key_help(stdout, k), 0;
+    fprintf(stderr, "dpamr: error: help: '%s' is neither a deck key nor a subcommand (keys:", what);
+    for (int i = 0; i < deck_key_count(); ++i) fprintf(stderr, "%s %s", i ? "," : "", deck_key_at(i)->key);
+    fprintf(stderr, "; subcommands: run, mesh, check, bench, gpu, help)\n");
+    return 1;
+}
+
+/** Roff text: backslashes and leading dots/quotes escaped. */
+static void man_text(const char *s)
+{
+    if (*s == '.' || *s == '\'') fputs("\\&", stdout);
+    for (; *s; ++s) {
+        if (*s == '\\') fputs("\\e", stdout);
+        else if (*s == '-') fputs("\\-", stdout);
+        else putchar(*s);
+    }
+}
+
+/** `dpamr --man`: the man page, its KEYS section from the deck key table. */
+static int cmd_man(void)
+{
+    printf(".TH DPAMR 1 \"\" \"dpamr %s\" \"User Commands\"\n.SH NAME\ndpamr \\- adaptive mesh refinement with CUDA "
+           "dynamic parallelism, a host-launched GPU variant and a CPU reference\n.SH SYNOPSIS\n", DPAMR_VERSION);
+    for (size_t i = 0; i < sizeof k_sub_help / sizeof k_sub_help[0]; ++i) {
+        const char *t = k_sub_help[i].text + strlen("usage: ");
+        printf(".B %.*s\n.br\n", (int)(strchr(t, '\n') - t), t);
+    }
+    printf(".SH SUBCOMMANDS\n");
+    for (size_t i = 0; i < sizeof k_sub_help / sizeof k_sub_help[0]; ++i) {
+        const char *t = strchr(k_sub_help[i].text, '\n') + 1;
+        while (*t == ' ') ++t;
+        printf(".TP\n.B %s\n", k_sub_help[i].name);
+        for (; *t; ++t) { /* the lines joined: roff fills the paragraph */
+            if (*t == '\n') {
+                putchar(' ');
+                while (t[1] == ' ') ++t;
+            } else {
+                putchar(*t);
+            }
+        }
+        putchar('\n');
+    }
+    printf(".SH DECK KEYS\nA deck is key = value lines; # starts a comment; lists are whitespace-separated. "
+           "key=value arguments after the deck override it.\n");
+    for (int i = 0; i < deck_key_count(); ++i) {
+        const deck_key_t *k = deck_key_at(i);
+        char valid[512];
+        printf(".TP\n.B ");
+        man_text(k->key);
+        printf("\n");
+        man_text(k->type);
+        printf(", default ");
+        man_text(k->def);
+        if (deck_key_valid(k, valid, sizeof valid)[0]) {
+            printf("; valid: ");
+            man_text(valid);
+        }
+        printf(".\n");
+        man_text(k->meaning);
+        printf(".\n");
+    }
+    printf(".SH SEE ALSO\nREADME.md, docs/decks.md, docs/format.md (installed under share/doc/dpamr)\n");
+    return 0;
 }
 
 #ifndef DPAMR_MPI
@@ -189,10 +304,21 @@ static int driver_main(int argc, char **argv)
         return 1;
     }
     const char *cmd = argv[1];
-    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+    if (is_help_flag(cmd) || (!strcmp(cmd, "help") && argc == 2)) {
         usage(stdout);
         return 0;
     }
+    /* `dpamr SUBCOMMAND --help` (or -h) anywhere after the subcommand */
+    for (int i = 2; i < argc && sub_help(cmd); ++i)
+        if (is_help_flag(argv[i])) return fputs(sub_help(cmd), stdout), 0;
+    if (!strcmp(cmd, "help")) {
+        if (argc > 3) {
+            fprintf(stderr, "dpamr: error: 'help' takes one KEY or SUBCOMMAND (got %d arguments)\n", argc - 2);
+            return 1;
+        }
+        return cmd_help(argv[2]);
+    }
+    if (!strcmp(cmd, "--man")) return cmd_man();
     if (!strcmp(cmd, "--version")) {
 #ifdef DPAMR_MPI
         const char *mpi = "yes";
