@@ -471,6 +471,7 @@ int dist_run(int argc, char **argv)
         return root ? run_die(err) : 1;
     }
     if (root && rr.note[0]) printf("rank 0: %s\n", rr.note);
+    if (root && d.p.fill == DP_FILL_MODEL) run_warn_model(&d);
 
     /* level counts of every rank -> where each rank's levels go in the canonical order */
     dp_tidx mycnt[DP_MAX_LEVELS] = { 0 };
@@ -500,6 +501,7 @@ int dist_run(int argc, char **argv)
                    "failed: %lld\n",
                    rr.pool_size, rr.pool_bound, lsum[0], lsum[1]);
         printf("refined in %.3f ms (slowest rank): %lld tiles on %d levels\n", refine_max, (long long)total, gl);
+        run_warn_depth(&d, gl);
     }
 
     /* validation: each rank its part, checksums folded in root order */

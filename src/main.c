@@ -163,6 +163,7 @@ static int cmd_run(int argc, char **argv)
     const double file_lo = h5io_raw_bytes(&m, m.ntiles), file_hi = h5io_raw_bytes(&m, cap > m.ntiles ? cap : m.ntiles);
     if (run_check_output("output", d.output, file_lo, err, sizeof err) != 0) return run_die(err);
     const double load_ms = timer_ms() - t0;
+    if (d.p.fill == DP_FILL_MODEL) run_warn_model(&d);
     int device = -1;
     char why[512];
     const int variant = run_variant(&d, -1, &device, why, sizeof why, err, sizeof err);
@@ -192,6 +193,7 @@ static int cmd_run(int argc, char **argv)
                r.device_launches, r.launch_failures);
     printf("refined in %.3f ms (engine total %.3f ms): %lld tiles on %d levels\n", r.refine_ms, r.total_ms,
            (long long)m.ntiles, m.nlevels);
+    run_warn_depth(&d, m.nlevels);
 
     const double tv = timer_ms();
     valid_report_t v;
@@ -233,6 +235,7 @@ static int cmd_mesh(int argc, char **argv)
     if (replacing < 0) return run_die(err);
     if (run_check_output("mesh_file", d.mesh_file, 0.0, err, sizeof err) != 0) return run_die(err);
     if (replacing) run_say_replacing("mesh_file", d.mesh_file);
+    run_warn_model(&d);
     if (engine_make_level0(&d, &m, err, sizeof err) != 0) return run_die(err);
     valid_report_t v;
     valid_check_mode(&m, &d.p, 0, &v); /* level 0: not refined yet */

@@ -200,3 +200,43 @@ void run_provenance(h5io_meta_t *meta, const deck_t *d, const char *variant, con
     meta->launch_failures = s->launch_failures;
     meta->pool_size = s->pool_size;
 }
+
+int run_warn_model(const deck_t *d)
+{
+    const dp_params *p = &d->p;
+    int n = 0;
+    for (int o = 0; o < p->nobj; ++o) {
+        const dp_object *ob = &p->obj[o];
+        /* the object's reach: its semi-axes or half-widths; a gaussian's 3 widths (exp(-9) ~ 1e-4) */
+        const double reach = ob->kind == DP_OBJ_GAUSSIAN ? 3.0 : 1.0;
+        int axis = -1;
+        for (int a = 0; a < p->dim && axis < 0; ++a) {
+            const double lo = p->origin[a], hi = lo + (double)d->root[a] * p->B * p->h0;
+            if (ob->center[a] + reach * ob->radius[a] < lo || ob->center[a] - reach * ob->radius[a] > hi) axis = a;
+        }
+        if (axis < 0) continue;
+        fflush(stdout);
+        const double lo = p->origin[axis], hi = lo + (double)d->root[axis] * p->B * p->h0;
+        fprintf(stderr, "dpamr: warning: %s: model object '%s' lies entirely outside the domain (axis %c: centre %g, "
+                        "%s %g; the domain spans %g..%g): it adds only its outside value\n",
+                d->path, d->object_name[o], "xyz"[axis], ob->center[axis],
+                ob->kind == DP_OBJ_GAUSSIAN ? "3 widths" : "radius", reach * ob->radius[axis], lo, hi);
+        ++n;
+    }
+    return n;
+}
+
+void run_warn_depth(const deck_t *d, int nlevels)
+{
+    const dp_params *p = &d->p;
+    if (nlevels - 1 >= p->max_level) return;
+    fflush(stdout); /* after the lines before it, in a log of both */
+    fprintf(stderr, "dpamr: warning: refinement stopped at level %d, below max_level %d: no cell of level %d is "
+                    "flagged (criterion %s, threshold %g on field %s)%s\n",
+            nlevels - 1, p->max_level, nlevels - 1, p->crit == DP_CRIT_JUMP ? "jump" : "gradient", p->threshold,
+            d->field_name[p->crit_field],
+            p->fill == DP_FILL_PROLONG && p->crit == DP_CRIT_JUMP
+                ? "; with fill=prolong a jump is spread over more cells at every level, so a lower threshold, "
+                  "criterion=gradient or fill=model refines deeper"
+                : "; a lower threshold refines deeper");
+}

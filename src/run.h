@@ -38,6 +38,11 @@ int run_read_mesh(const deck_t *d, mesh_t *m, char *err, size_t n);
 /** Load the deck (argv[0], overrides argv[1..]), set its thread count, read its mesh. 0 or -1 with err. */
 int run_load(deck_t *d, mesh_t *m, int argc, char **argv, char *err, size_t n);
 
+/** Warn (stderr) about model objects entirely outside the domain; returns how many. */
+int run_warn_model(const deck_t *d);
+/** Warn (stderr) when a refinement output of nlevels levels stops below max_level, with the reason. */
+void run_warn_depth(const deck_t *d, int nlevels);
+
 /** The variant a run uses. cpu stays cpu; auto becomes cdp with a usable GPU, else cpu (then `why`
  *  says what is missing); cdp or host without a usable GPU is an error (-1, message in err).
  *  local >= 0: first make device `local` (modulo the visible devices) current, as an MPI rank does
