@@ -11,20 +11,29 @@
 
 __constant__ dp_params c_params;
 
+extern "C" void gpu_versions(int *runtime, int *driver)
+{
+    *runtime = *driver = 0;
+    cudaRuntimeGetVersion(runtime);
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL); /* not through the runtime: no driver, no error */
+    if (!lib) return;
+    typedef int (*get_version_t)(int *);
+    get_version_t get = (get_version_t)dlsym(lib, "cuDriverGetVersion");
+    if (get) get(driver);
+    dlclose(lib);
+}
+
 /** Why cudaGetDeviceCount found no device, in the user's terms: no NVIDIA driver at all, a driver
  *  older than this build's CUDA runtime, or a driver without a visible device are different fixes. */
 static void why_no_device(cudaError_t e, char *why, size_t whylen)
 {
     int rt = 0, drv = 0;
-    cudaRuntimeGetVersion(&rt);
+    gpu_versions(&rt, &drv);
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
         snprintf(why, whylen, "no NVIDIA driver is installed (libcuda.so.1 not found)");
         return;
     }
-    typedef int (*get_version_t)(int *);
-    get_version_t get = (get_version_t)dlsym(lib, "cuDriverGetVersion");
-    if (get) get(&drv);
     dlclose(lib);
     if (e == cudaErrorInsufficientDriver || (drv > 0 && drv < rt))
         snprintf(why, whylen, "the NVIDIA driver supports CUDA %d.%d, older than this build's CUDA runtime %d.%d: "

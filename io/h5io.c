@@ -718,6 +718,16 @@ static int w_provenance(wctx *c, hid_t g, const h5io_meta_t *mt)
         w_attr_i64(c, p, "launch_failures", mt->launch_failures) || w_attr_i64(c, p, "pool_size", mt->pool_size))
         goto done;
     if (mt->nranks > 0 && (w_attr_i32(c, p, "nranks", mt->nranks) || w_ranks(c, p, mt->nranks, mt->ranks))) goto done;
+    if (w_attr_f64(c, p, "upload_ms", mt->upload_ms) || w_attr_f64(c, p, "download_ms", mt->download_ms) ||
+        w_attr_f64(c, p, "total_ms", mt->total_ms))
+        goto done;
+    { /* the build and the machine (issue 16), where known */
+        const char *names[] = { "commit", "build", "compiler", "cuda", "device", "host", "date" };
+        const char *vals[] = { mt->commit, mt->build, mt->compiler, mt->cuda, mt->device_name, mt->host, mt->date };
+        for (int i = 0; i < 7; ++i)
+            if (vals[i] && w_attr_str(c, p, names[i], vals[i])) goto done;
+        if (mt->threads > 0 && w_attr_i32(c, p, "threads", mt->threads)) goto done;
+    }
     rc = 0;
 done:
     H5Gclose(p);

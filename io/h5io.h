@@ -34,6 +34,10 @@ typedef struct {
     double level_ms[DP_MAX_LEVELS];
     long long device_launches, launch_failures, pool_size; /* -1 where not applicable */
     const valid_report_t *valid; /* may be NULL (then no /dpamr/validation group) */
+    double upload_ms, download_ms; /* GPU transfers (0 on the cpu) */
+    double total_ms;             /* the run from start until the write began */
+    const char *commit, *build, *compiler, *cuda, *device_name, *host, *date; /* NULL: not written */
+    int threads;                 /* OpenMP threads (0: not written) */
     int nranks;                  /* rows of ranks (0: no /dpamr/provenance/ranks table) */
     const h5io_rank_t *ranks;
 } h5io_meta_t;

@@ -313,6 +313,10 @@ static const deck_key_t k_keys[] = {
     { "overwrite", "word", "own", NULL,
       "own: replace a file dpamr wrote earlier (and say so); never: refuse any existing file. A file dpamr did not "
       "write is never replaced", 'c', 1, 1, 0, 0, NULL, { "own", "never", NULL } },
+    { "verbosity", "word", "normal", NULL,
+      "what dpamr run prints: quiet = warnings, errors and the written file only; normal = the run's lines and "
+      "the summary of phases; verbose = also the build and machine", 'c', 1, 1, 0, 0, NULL,
+      { "quiet", "normal", "verbose", NULL } },
     { "variant", "word", "auto", NULL, "engine; auto takes cdp when a GPU is usable, else cpu (and says so)", 'c', 1, 1, 0,
       0, NULL, { "auto", "cpu", "cdp", "host", NULL } },
     { "pdl", "word", "on", NULL, "the PDL launch attribute of the GPU variants' chained kernels", 'c', 1, 1, 0, 0, NULL,
@@ -660,6 +664,8 @@ static int schema(kv_t *kv, deck_t *d, const char *deck_path)
 
     d->overwrite = DP_OVERWRITE_OWN;
     if (get_choice_k(kv, "overwrite", &d->overwrite) == -2) return -1;
+    d->verbosity = DP_VERBOSITY_NORMAL;
+    if (get_choice_k(kv, "verbosity", &d->verbosity) == -2) return -1;
 
     for (int i = 0; i < kv->n; ++i)
         if (!kv->e[i].used) {

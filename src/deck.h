@@ -20,6 +20,7 @@ enum { DP_MPI_WRITE_AUTO = 0, DP_MPI_WRITE_COLLECTIVE, DP_MPI_WRITE_GATHER };
 /* overwrite: own = replace a file dpamr wrote earlier (saying so), never = refuse any existing file.
  * A file dpamr did not write is never replaced. */
 enum { DP_OVERWRITE_OWN = 0, DP_OVERWRITE_NEVER };
+enum { DP_VERBOSITY_QUIET = 0, DP_VERBOSITY_NORMAL, DP_VERBOSITY_VERBOSE };
 
 /** A parsed, checked deck. Keys, defaults and valid values are documented in docs/decks.md. */
 typedef struct {
@@ -33,6 +34,7 @@ typedef struct {
     char mesh_file[8192];   /* resolved path */
     char output[8192];      /* resolved path */
     int overwrite;          /* DP_OVERWRITE_* */
+    int verbosity;          /* DP_VERBOSITY_*: what dpamr run prints */
     int variant;            /* DP_VARIANT_* */
     int pdl;                /* 1 on, 0 off */
     int mpi_write;          /* DP_MPI_WRITE_*: how an MPI run writes its file */

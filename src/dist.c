@@ -534,13 +534,21 @@ int dist_run(int argc, char **argv)
     run_stats_t st;
     run_stats_from_report(&st, &rr, gl);
     MPI_Allreduce(MPI_IN_PLACE, st.level_ms, DP_MAX_LEVELS, MPI_DOUBLE, MPI_MAX, c.comm);
-    double t0v[2] = { load_ms, validate_ms };
+    double t0v[5] = { load_ms, validate_ms, rr.upload_ms, rr.download_ms, timer_ms() - t0 };
     int variant0 = variant;
-    MPI_Bcast(t0v, 2, MPI_DOUBLE, 0, c.comm);
+    MPI_Bcast(t0v, 5, MPI_DOUBLE, 0, c.comm);
+    /* the build and machine: rank 0's (host, date and device differ among ranks) */
+    if (device >= 0) run_info_device(why);
+    run_info_t ri = *run_info();
+    MPI_Bcast(&ri, (int)sizeof ri, MPI_BYTE, 0, c.comm);
+    run_info_set(&ri);
     MPI_Bcast(&st.pool_size, 1, MPI_LONG_LONG, 0, c.comm);
     MPI_Bcast(&variant0, 1, MPI_INT, 0, c.comm);
     st.load_ms = t0v[0];
     st.validate_ms = t0v[1];
+    st.upload_ms = t0v[2];
+    st.download_ms = t0v[3];
+    st.total_ms = t0v[4];
     st.refine_ms = refine_max;
     st.device_launches = lsum[0];
     st.launch_failures = lsum[1];

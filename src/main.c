@@ -156,6 +156,8 @@ static int cmd_run(int argc, char **argv)
     memset(&m, 0, sizeof m);
     const double t0 = timer_ms();
     if (run_load(&d, &m, argc, argv, err, sizeof err) != 0) return run_die(err);
+    const int say = d.verbosity != DP_VERBOSITY_QUIET; /* quiet: warnings, errors and "wrote" only */
+    d.quiet |= !say;
     const int replacing = run_refuse_overwrite("output", d.output, &d, 1, err, sizeof err);
     if (replacing < 0) return run_die(err);
     /* the output location before any refinement: at least the loaded levels are written */
@@ -168,30 +170,35 @@ static int cmd_run(int argc, char **argv)
     char why[512];
     const int variant = run_variant(&d, -1, &device, why, sizeof why, err, sizeof err);
     if (variant < 0) return run_die(err);
-    if (d.variant == DP_VARIANT_AUTO && variant == DP_VARIANT_CPU)
+    if (device >= 0) run_info_device(why);
+    if (say && d.variant == DP_VARIANT_AUTO && variant == DP_VARIANT_CPU)
         printf("variant=auto: no usable GPU (%s); falling back to variant=cpu\n", why);
-    if (d.trace[0] && variant == DP_VARIANT_CPU)
+    if (say && d.trace[0] && variant == DP_VARIANT_CPU)
         printf("trace=%s: not written, the cpu variant has no device timeline\n", d.trace);
 
     char label[128];
-    printf("dpamr run %s: variant=%s, %dD, tile %d^%d, %lld tiles on levels 0..%d, max_level %d\n", d.path,
+    if (say)
+        printf("dpamr run %s: variant=%s, %dD, tile %d^%d, %lld tiles on levels 0..%d, max_level %d\n", d.path,
            deck_engine_label(&d, variant, label, sizeof label), d.p.dim, d.p.B, d.p.dim, (long long)m.ntiles,
            m.nlevels - 1, d.p.max_level);
     char lo[32], hi[32], mem[32];
-    printf("reads %s, writes %s (estimated %s to %s; memory up to %s for %lld tiles)\n", d.mesh_file, d.output,
+    if (say)
+        printf("reads %s, writes %s (estimated %s to %s; memory up to %s for %lld tiles)\n", d.mesh_file, d.output,
            run_bytes_text(file_lo, lo, sizeof lo), run_bytes_text(file_hi, hi, sizeof hi),
            run_bytes_text(run_memory_bytes(&m, cap > m.ntiles ? cap : m.ntiles), mem, sizeof mem),
            (long long)(cap > m.ntiles ? cap : m.ntiles));
     if (replacing) run_say_replacing("output", d.output);
+    if (d.verbosity == DP_VERBOSITY_VERBOSE) run_print_info(stdout);
     refine_report_t r;
     if (engine_refine(variant, &d, &m, &r, err, sizeof err) != 0) return run_die(err);
-    if (r.note[0]) printf("%s\n", r.note);
-    if (r.pool_size >= 0)
+    if (say && r.note[0]) printf("%s\n", r.note);
+    if (say && r.pool_size >= 0)
         printf("pending-launch pool: %lld granted (asked %lld; computed bound %lld); device launches: %lld, "
                "failed: %lld\n",
                r.pool_size, r.pool_requested, r.pool_bound,
                r.device_launches, r.launch_failures);
-    printf("refined in %.3f ms (engine total %.3f ms): %lld tiles on %d levels\n", r.refine_ms, r.total_ms,
+    if (say)
+        printf("refined in %.3f ms (engine total %.3f ms): %lld tiles on %d levels\n", r.refine_ms, r.total_ms,
            (long long)m.ntiles, m.nlevels);
     run_warn_depth(&d, m.nlevels);
 
@@ -199,7 +206,7 @@ static int cmd_run(int argc, char **argv)
     valid_report_t v;
     valid_check_mode(&m, &d.p, 1, &v); /* a refinement output: complete to max_level */
     const double validate_ms = timer_ms() - tv;
-    valid_print(&v, &m);
+    if (say || !v.passed) valid_print(&v, &m);
     if (!v.passed) {
         fprintf(stderr, "dpamr: error: validation failed; %s not written\n", d.output);
         return 2;
@@ -208,6 +215,7 @@ static int cmd_run(int argc, char **argv)
     run_stats_from_report(&st, &r, m.nlevels);
     st.load_ms = load_ms;
     st.validate_ms = validate_ms;
+    st.total_ms = timer_ms() - t0;
     h5io_meta_t meta;
     run_provenance(&meta, &d, deck_variant_name(variant), &v, &st);
     /* the rank table of a run without MPI: one row (write_ms: nothing was written before it) */
@@ -216,8 +224,19 @@ static int cmd_run(int argc, char **argv)
                               .cells = (int64_t)m.ntiles * mesh_cells(&m), .refine_ms = r.refine_ms, .write_ms = 0.0 };
     meta.nranks = 1;
     meta.ranks = &row;
+    const double tw = timer_ms();
     if (h5io_write(d.output, &m, &meta, err, sizeof err) != 0) return run_die(err);
+    const double write_ms = timer_ms() - tw;
     printf("wrote %s\n", d.output);
+    if (say) {
+        char up[32] = "-", down[32] = "-";
+        if (variant != DP_VARIANT_CPU) {
+            snprintf(up, sizeof up, "%.3f ms", r.upload_ms);
+            snprintf(down, sizeof down, "%.3f ms", r.download_ms);
+        }
+        printf("phases: load %.3f ms, upload %s, refine %.3f ms, download %s, validate %.3f ms, write %.3f ms, "
+               "total %.3f ms\n", load_ms, up, r.refine_ms, down, validate_ms, write_ms, timer_ms() - t0);
+    }
     mesh_free(&m);
     deck_free(&d);
     return 0;
@@ -329,6 +348,9 @@ static int driver_main(int argc, char **argv)
         const char *mpi = "no";
 #endif
         printf("dpamr %s (MPI: %s, parallel HDF5: %s)\n", DPAMR_VERSION, mpi, h5io_parallel() ? "yes" : "no");
+        char why[512];
+        if (gpu_available(why, sizeof why)) run_info_device(why);
+        run_print_info(stdout);
         return 0;
     }
     if (!strcmp(cmd, "gpu")) {

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -169,10 +170,70 @@ int run_variant(const deck_t *d, int local, int *device, char *why, size_t whyle
     return -1;
 }
 
+#ifndef DPAMR_COMMIT
+#define DPAMR_COMMIT "unknown"
+#endif
+#ifndef DPAMR_BUILD_TYPE
+#define DPAMR_BUILD_TYPE "unknown"
+#endif
+#ifndef DPAMR_COMPILER
+#define DPAMR_COMPILER "unknown"
+#endif
+
+static run_info_t g_info;
+static int g_info_set;
+
+const run_info_t *run_info(void)
+{
+    if (g_info_set) return &g_info;
+    g_info_set = 1;
+    snprintf(g_info.commit, sizeof g_info.commit, "%s", DPAMR_COMMIT);
+    snprintf(g_info.build, sizeof g_info.build, "%s", DPAMR_BUILD_TYPE);
+    snprintf(g_info.compiler, sizeof g_info.compiler, "%s", DPAMR_COMPILER);
+    int rt = 0, drv = 0;
+    gpu_versions(&rt, &drv);
+    if (rt == 0) snprintf(g_info.cuda, sizeof g_info.cuda, "none (built without CUDA)");
+    else if (drv == 0) snprintf(g_info.cuda, sizeof g_info.cuda, "runtime %d.%d, no driver", rt / 1000, rt % 1000 / 10);
+    else snprintf(g_info.cuda, sizeof g_info.cuda, "runtime %d.%d, driver %d.%d", rt / 1000, rt % 1000 / 10,
+                  drv / 1000, drv % 1000 / 10);
+    snprintf(g_info.device, sizeof g_info.device, "cpu");
+    if (gethostname(g_info.host, sizeof g_info.host - 1) != 0) snprintf(g_info.host, sizeof g_info.host, "unknown");
+    const time_t now = time(NULL);
+    struct tm tm;
+    if (gmtime_r(&now, &tm)) strftime(g_info.date, sizeof g_info.date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+#ifdef _OPENMP
+    g_info.threads = omp_get_max_threads();
+#else
+    g_info.threads = 1;
+#endif
+    return &g_info;
+}
+
+void run_info_set(const run_info_t *ri)
+{
+    g_info = *ri;
+    g_info_set = 1;
+}
+
+void run_info_device(const char *name)
+{
+    run_info();
+    snprintf(g_info.device, sizeof g_info.device, "%s", name);
+}
+
+void run_print_info(FILE *fp)
+{
+    const run_info_t *ri = run_info();
+    fprintf(fp, "build: commit %s, %s, %s; CUDA: %s; device: %s; host %s, %d thread%s, %s\n", ri->commit, ri->build,
+            ri->compiler, ri->cuda, ri->device, ri->host, ri->threads, ri->threads == 1 ? "" : "s", ri->date);
+}
+
 void run_stats_from_report(run_stats_t *s, const refine_report_t *r, int nlevels)
 {
     memset(s, 0, sizeof *s);
     s->refine_ms = r->refine_ms;
+    s->upload_ms = r->upload_ms;
+    s->download_ms = r->download_ms;
     s->nlevels = nlevels;
     for (int L = 0; L < DP_MAX_LEVELS; ++L) s->level_ms[L] = r->level_ms[L];
     s->device_launches = r->device_launches;
@@ -190,7 +251,19 @@ void run_provenance(h5io_meta_t *meta, const deck_t *d, const char *variant, con
     meta->pdl = d->pdl;
     meta->device_launches = meta->launch_failures = meta->pool_size = -1;
     meta->valid = v;
+    const run_info_t *ri = run_info();
+    meta->commit = ri->commit;
+    meta->build = ri->build;
+    meta->compiler = ri->compiler;
+    meta->cuda = ri->cuda;
+    meta->device_name = ri->device;
+    meta->host = ri->host;
+    meta->date = ri->date;
+    meta->threads = ri->threads;
     if (!s) return;
+    meta->upload_ms = s->upload_ms;
+    meta->download_ms = s->download_ms;
+    meta->total_ms = s->total_ms;
     meta->load_ms = s->load_ms;
     meta->refine_ms = s->refine_ms;
     meta->validate_ms = s->validate_ms;

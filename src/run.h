@@ -5,6 +5,7 @@
 #define DPAMR_RUN_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include "../io/h5io.h"
 #include "../validation/valid.h"
 #include "deck.h"
@@ -54,10 +55,27 @@ int run_variant(const deck_t *d, int local, int *device, char *why, size_t whyle
  *  level times, launches summed, rank 0's pool and load and validation times). */
 typedef struct {
     double load_ms, refine_ms, validate_ms;
+    double upload_ms, download_ms; /* GPU transfers, 0 on the cpu */
+    double total_ms;               /* from the start until the write began */
     int nlevels;                    /* levels in the output: level_ms[0..nlevels) are written */
     double level_ms[DP_MAX_LEVELS]; /* time building each level, -1 where none was built */
     long long device_launches, launch_failures, pool_size; /* -1: not a cdp run */
 } run_stats_t;
+
+/** The build and the machine, for /dpamr/provenance and --version. */
+typedef struct {
+    char commit[64], build[64], compiler[128], cuda[128], device[256], host[256], date[64];
+    int threads;
+} run_info_t;
+
+/** This process's build and machine (filled on the first call; device "cpu" until run_info_device). */
+const run_info_t *run_info(void);
+/** Replace it (an MPI run records rank 0's on every rank: collective attributes must agree). */
+void run_info_set(const run_info_t *ri);
+/** One line: commit, build type, compiler, CUDA runtime and driver, device, host, threads, date. */
+void run_print_info(FILE *fp);
+/** The device a run used (the name gpu_available gave), recorded in the provenance. */
+void run_info_device(const char *name);
 
 /** Stats of one engine run whose output has nlevels levels (load and validate times left 0). */
 void run_stats_from_report(run_stats_t *s, const refine_report_t *r, int nlevels);
