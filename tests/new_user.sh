@@ -56,6 +56,27 @@ expect "command-line paths from the current directory" 0 "reads local.mesh.hdf, 
     "$dpamr" run ../decks/my.inp mesh_file=local.mesh.hdf output=here.hdf
 [ -f here.hdf ] || fail "output= on the command line did not write ./here.hdf"
 
+echo "== what a run prints, and what it records"
+expect "the summary of phases" 0 "^phases: load .* upload .* refine .* download .* validate .* write .* total" \
+    "$dpamr" run ../decks/my.inp output=phases.hdf
+"$dpamr" run ../decks/my.inp output=quiet.hdf verbosity=quiet >quiet.log 2>&1 || fail "verbosity=quiet: the run"
+[ "$(cat quiet.log)" = "wrote quiet.hdf" ] || { fail "verbosity=quiet printed more than the written file:"; head -5 quiet.log; }
+expect "verbosity=verbose: the build and machine" 0 "^build: commit .*; CUDA: .*; device: .*; host .* thread" \
+    "$dpamr" run ../decks/my.inp output=verbose.hdf verbosity=verbose
+expect "--version: the build" 0 "^build: commit .*, .*; CUDA: " "$dpamr" --version
+"$dpamr" run ../decks/my.inp variant=cpu output=cpu.hdf >cpu.log 2>&1
+grep -q "pdl=" cpu.log && fail "the cpu run's header speaks of pdl"
+pick_python h5py
+if $py -c "import h5py" 2>/dev/null; then
+    $py -c "
+import h5py, sys
+a = h5py.File('phases.hdf', 'r')['dpamr/provenance'].attrs
+want = ['load_ms', 'upload_ms', 'refine_ms', 'download_ms', 'validate_ms', 'total_ms', 'commit', 'build', 'compiler',
+        'cuda', 'device', 'host', 'date', 'threads']
+missing = [k for k in want if k not in a]
+sys.exit('provenance lacks ' + ', '.join(missing) if missing else 0)" || fail "provenance"
+fi
+
 echo "== nothing dpamr did not write is written over"
 expect "own output replaced, in one line" 0 "written by dpamr earlier: it will be replaced" \
     "$dpamr" run ../decks/my.inp mesh_file=local.mesh.hdf output=here.hdf
