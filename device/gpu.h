@@ -21,6 +21,10 @@ int gpu_select(int index, char *why, size_t whylen);
 /** Refine m on the GPU with variant DP_VARIANT_CDP or DP_VARIANT_HOST. 0, or -1 with err. */
 int gpu_refine(int variant, const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen);
 
+/** The CUDA runtime this build uses and the driver's CUDA version (1000 x major + 10 x minor; 0 when
+ *  absent or built without CUDA). */
+void gpu_versions(int *runtime, int *driver);
+
 /** Device-to-device copy bandwidth in GB/s (bytes read plus written), measured now. 0 or -1. */
 int gpu_copy_bandwidth(double *gbps, char *err, size_t errlen);
 

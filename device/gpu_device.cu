@@ -1,5 +1,6 @@
 /* gpu_device.cu - the device: availability and selection, the engine dispatch (gpu_refine), the
  * copy-bandwidth probe, and the deck's parameters in constant memory (c_params). */
+#include <dlfcn.h>
 #include <nvtx3/nvToolsExt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,12 +10,46 @@
 
 __constant__ dp_params c_params;
 
+extern "C" void gpu_versions(int *runtime, int *driver)
+{
+    *runtime = *driver = 0;
+    cudaRuntimeGetVersion(runtime);
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL); /* not through the runtime: no driver, no error */
+    if (!lib) return;
+    typedef int (*get_version_t)(int *);
+    get_version_t get = (get_version_t)dlsym(lib, "cuDriverGetVersion");
+    if (get) get(driver);
+    dlclose(lib);
+}
+
+/** Why cudaGetDeviceCount found no device, in the user's terms: no NVIDIA driver at all, a driver
+ *  older than this build's CUDA runtime, or a driver without a visible device are different fixes. */
+static void why_no_device(cudaError_t e, char *why, size_t whylen)
+{
+    int rt = 0, drv = 0;
+    gpu_versions(&rt, &drv);
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        snprintf(why, whylen, "no NVIDIA driver is installed (libcuda.so.1 not found)");
+        return;
+    }
+    dlclose(lib);
+    if (e == cudaErrorInsufficientDriver || (drv > 0 && drv < rt))
+        snprintf(why, whylen, "the NVIDIA driver supports CUDA %d.%d, older than this build's CUDA runtime %d.%d: "
+                 "update the driver", drv / 1000, drv % 1000 / 10, rt / 1000, rt % 1000 / 10);
+    else if (e == cudaSuccess || e == cudaErrorNoDevice)
+        snprintf(why, whylen, "the NVIDIA driver (CUDA %d.%d) sees no device (check CUDA_VISIBLE_DEVICES and "
+                 "nvidia-smi)", drv / 1000, drv % 1000 / 10);
+    else
+        snprintf(why, whylen, "the CUDA runtime cannot use the driver: %s", cudaGetErrorString(e));
+}
+
 extern "C" int gpu_available(char *why, size_t whylen)
 {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess || n == 0) {
-        snprintf(why, whylen, "no CUDA device (%s)", e != cudaSuccess ? cudaGetErrorString(e) : "device count 0");
+        why_no_device(e, why, whylen);
         return 0;
     }
     int dev = 0;
@@ -37,7 +72,7 @@ extern "C" int gpu_select(int index, char *why, size_t whylen)
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess || n == 0) {
-        snprintf(why, whylen, "no CUDA device (%s)", e != cudaSuccess ? cudaGetErrorString(e) : "device count 0");
+        why_no_device(e, why, whylen);
         return -1;
     }
     const int dev = (index % n + n) % n;

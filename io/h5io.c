@@ -718,6 +718,16 @@ static int w_provenance(wctx *c, hid_t g, const h5io_meta_t *mt)
         w_attr_i64(c, p, "launch_failures", mt->launch_failures) || w_attr_i64(c, p, "pool_size", mt->pool_size))
         goto done;
     if (mt->nranks > 0 && (w_attr_i32(c, p, "nranks", mt->nranks) || w_ranks(c, p, mt->nranks, mt->ranks))) goto done;
+    if (w_attr_f64(c, p, "upload_ms", mt->upload_ms) || w_attr_f64(c, p, "download_ms", mt->download_ms) ||
+        w_attr_f64(c, p, "total_ms", mt->total_ms))
+        goto done;
+    { /* the build and the machine (issue 16), where known */
+        const char *names[] = { "commit", "build", "compiler", "cuda", "device", "host", "date" };
+        const char *vals[] = { mt->commit, mt->build, mt->compiler, mt->cuda, mt->device_name, mt->host, mt->date };
+        for (int i = 0; i < 7; ++i)
+            if (vals[i] && w_attr_str(c, p, names[i], vals[i])) goto done;
+        if (mt->threads > 0 && w_attr_i32(c, p, "threads", mt->threads)) goto done;
+    }
     rc = 0;
 done:
     H5Gclose(p);
@@ -1639,4 +1649,25 @@ int h5io_read_recorded(const char *path, valid_report_t *rec, int *present, char
     h5close(c.g);
     H5Fclose(f);
     return rc;
+}
+
+double h5io_raw_bytes(const mesh_t *m, dp_tidx ntiles) { return w_raw_bytes(m, ntiles); }
+
+/* ---- ownership: did dpamr write this file? ------------------------------------------------- */
+
+int h5io_is_dpamr_output(const char *path)
+{
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    if (DP_H5_IS_HDF5(path) <= 0) return 0;
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return 0;
+    /* what every h5io_write with provenance writes and no other tool does: /dpamr/provenance with
+     * its version and variant attributes, next to /dpamr/deck (tools/mesh_from_numpy.py writes neither) */
+    int own = H5Lexists(f, "dpamr", H5P_DEFAULT) > 0 && H5Lexists(f, "dpamr/provenance", H5P_DEFAULT) > 0 &&
+              H5Lexists(f, "dpamr/deck", H5P_DEFAULT) > 0 &&
+              H5Aexists_by_name(f, "dpamr/provenance", "version", H5P_DEFAULT) > 0 &&
+              H5Aexists_by_name(f, "dpamr/provenance", "variant", H5P_DEFAULT) > 0;
+    H5Fclose(f);
+    H5Eclear2(H5E_DEFAULT);
+    return own;
 }

@@ -34,6 +34,10 @@ typedef struct {
     double level_ms[DP_MAX_LEVELS];
     long long device_launches, launch_failures, pool_size; /* -1 where not applicable */
     const valid_report_t *valid; /* may be NULL (then no /dpamr/validation group) */
+    double upload_ms, download_ms; /* GPU transfers (0 on the cpu) */
+    double total_ms;             /* the run from start until the write began */
+    const char *commit, *build, *compiler, *cuda, *device_name, *host, *date; /* NULL: not written */
+    int threads;                 /* OpenMP threads (0: not written) */
     int nranks;                  /* rows of ranks (0: no /dpamr/provenance/ranks table) */
     const h5io_rank_t *ranks;
 } h5io_meta_t;
@@ -71,6 +75,14 @@ int h5io_read(const char *path, mesh_t *m, char **deck_text, char *err, size_t e
  *  written (rec->nlevels, nf, tiles, hash). *present = 0 when the file has no such record.
  *  Returns 0, or -1 with a message naming the file and object. */
 int h5io_read_recorded(const char *path, valid_report_t *rec, int *present, char *err, size_t errlen);
+
+/** The raw data bytes of a file of ntiles tiles shaped like m: a lower bound on its size (the free
+ *  space h5io_write asks for). */
+double h5io_raw_bytes(const mesh_t *m, dp_tidx ntiles);
+
+/** 1 when path is an HDF5 file dpamr wrote (`dpamr run` or `dpamr mesh`: /dpamr/provenance with its
+ *  version and variant, and /dpamr/deck); 0 for anything else (absent, not HDF5, another tool's). */
+int h5io_is_dpamr_output(const char *path);
 
 #ifdef __cplusplus
 }

@@ -93,11 +93,11 @@ static int finish_file(FILE *fp, const char *tmp, const char *path, char *err)
 static int write_results(const deck_t *d, const row_t *rows, int nrows, int base, int cells, int Lfirst, int nlevels,
                          const char *device, double floor_ms, char *err)
 {
-    char path[2][4200], tmp[2][4300];
+    char path[2][8300], tmp[2][8400];
     FILE *fp[2];
     for (int k = 0; k < 2; ++k) {
         snprintf(path[k], sizeof path[k], "%s.%s", d->bench_out, k ? "json" : "csv");
-        snprintf(tmp[k], sizeof tmp[k], "%.4100s.tmp.%ld", path[k], (long)getpid());
+        snprintf(tmp[k], sizeof tmp[k], "%.8200s.tmp.%ld", path[k], (long)getpid());
         fp[k] = fopen(tmp[k], "w");
         if (!fp[k]) {
             snprintf(err, ERRLEN, "cannot write %.1000s: %s", path[k], strerror(errno));
@@ -110,13 +110,27 @@ static int write_results(const deck_t *d, const row_t *rows, int nrows, int base
     }
     FILE *csv = fp[0], *js = fp[1];
     fprintf(csv, "deck,variant,grain,group,pdl,refine_ms,end_to_end_ms,tiles_per_s,cells_per_s,ratio,x_floor,gap_ns,"
-                 "new_tiles,launches,pool\n");
+                 "new_tiles,launches,pool,refine_min_ms,refine_max_ms,refine_samples_ms,host,commit,date\n");
+    const run_info_t *ri = run_info();
     fprintf(js, "{\"deck\":");
     json_str(js, d->path);
     fprintf(js, ",\"device\":");
     json_str(js, device);
     fprintf(js, ",\"commit\":");
     json_str(js, DPAMR_COMMIT);
+    fprintf(js, ",\"date\":");
+    json_str(js, ri->date);
+    fprintf(js, ",\"machine\":{\"host\":");
+    json_str(js, ri->host);
+    fprintf(js, ",\"device\":");
+    json_str(js, ri->device);
+    fprintf(js, ",\"cuda\":");
+    json_str(js, ri->cuda);
+    fprintf(js, ",\"compiler\":");
+    json_str(js, ri->compiler);
+    fprintf(js, ",\"build\":");
+    json_str(js, ri->build);
+    fprintf(js, ",\"threads\":%d}", ri->threads);
     fprintf(js, ",\"floor_ms\":%.6f", floor_ms);
     fprintf(js, ",\"repeats\":%d,\"baseline\":\"%s\",\"rows\":[\n", d->bench_repeats,
             rows[base].variant == DP_VARIANT_CPU ? "cpu" : "host pdl=off");
@@ -128,10 +142,17 @@ static int write_results(const deck_t *d, const row_t *rows, int nrows, int base
         const char *variant = deck_variant_name(w->variant), *grain = cdp ? deck_grain_name(w->grain) : "";
         const int group = cdp && w->grain != DP_GRAIN_LEVEL ? w->group : 0;
         const double xf = floor_ms > 0 ? w->med_refine / floor_ms : 0.0;
-        fprintf(csv, "\"%s\",%s,%s,%d,%s,%.6f,%.6f,%.6g,%.6g,%.6f,%.3f,%.1f,%lld,%lld,%lld\n", d->path, variant, grain,
-                group, pdl, w->med_refine, w->med_total, w->new_tiles / sec, w->new_tiles * (double)cells / sec,
+        double lo = w->refine[0], hi = w->refine[0];
+        for (int k = 1; k < w->nrep; ++k) {
+            lo = w->refine[k] < lo ? w->refine[k] : lo;
+            hi = w->refine[k] > hi ? w->refine[k] : hi;
+        }
+        fprintf(csv, "\"%s\",%s,%s,%d,%s,%.6f,%.6f,%.6g,%.6g,%.6f,%.3f,%.1f,%lld,%lld,%lld,%.6f,%.6f,", d->path, variant,
+                grain, group, pdl, w->med_refine, w->med_total, w->new_tiles / sec, w->new_tiles * (double)cells / sec,
                 w->med_refine / rows[base].med_refine, xf, w->have_gap ? w->med_gap : 0.0, w->new_tiles,
-                cdp ? w->launches : -1, cdp ? w->pool : -1);
+                cdp ? w->launches : -1, cdp ? w->pool : -1, lo, hi);
+        for (int k = 0; k < w->nrep; ++k) fprintf(csv, "%s%.6f", k ? ";" : "", w->refine[k]);
+        fprintf(csv, ",\"%s\",%s,%s\n", ri->host, ri->commit, ri->date);
         char gapj[32] = "null", grainj[16] = "null", groupj[16] = "null", xfj[32] = "null";
         if (w->have_gap) snprintf(gapj, sizeof gapj, "%.1f", w->med_gap);
         if (cdp) snprintf(grainj, sizeof grainj, "\"%s\"", grain);
@@ -145,6 +166,10 @@ static int write_results(const deck_t *d, const row_t *rows, int nrows, int base
                 w->med_refine / rows[base].med_refine, xfj, gapj, w->new_tiles, cdp ? w->launches : -1,
                 cdp ? w->pool : -1);
         for (int L = Lfirst; L < nlevels; ++L) fprintf(js, "%s%.6f", L > Lfirst ? "," : "", w->med_level[L]);
+        fprintf(js, "],\"refine_min_ms\":%.6f,\"refine_max_ms\":%.6f,\"refine_samples_ms\":[", lo, hi);
+        for (int k = 0; k < w->nrep; ++k) fprintf(js, "%s%.6f", k ? "," : "", w->refine[k]);
+        fprintf(js, "],\"end_to_end_samples_ms\":[");
+        for (int k = 0; k < w->nrep; ++k) fprintf(js, "%s%.6f", k ? "," : "", w->total[k]);
         fprintf(js, "]}");
     }
     fprintf(js, "\n]}\n");
@@ -204,6 +229,7 @@ int bench_main(int argc, char **argv)
            d.p.B, d.p.dim, d.p.nf, d.p.max_level, d.p.fill == DP_FILL_PROLONG ? "prolong" : "model",
            (long long)in.ntiles);
     if (gpu) printf("device: %s\n", why);
+    if (gpu) run_info_device(why);
 
     /* 1. the byte-for-byte gate */
     mesh_t ref;

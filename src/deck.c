@@ -221,6 +221,24 @@ static int get_string(kv_t *kv, const char *key, char *out, size_t outlen)
     return 1;
 }
 
+/* A path key: from the deck file, a relative path resolves from the deck's folder `dir`; from the
+ * command line (or the default) it stays as given, relative to the current directory. Returns 1 when
+ * set, 0 when absent, -1 on error. */
+static int get_path(kv_t *kv, const char *key, char *out, size_t outlen, const char *dir)
+{
+    char given[4096] = "";
+    const int r = get_string(kv, key, given, sizeof given);
+    if (r <= 0) return r;
+    const entry_t *e = find(kv, key);
+    if (e->line > 0 && given[0] != '/' && dir[0]) {
+        if ((size_t)snprintf(out, outlen, "%s/%s", dir, given) >= outlen)
+            return fail(kv, e, "longer than %zu characters once joined to the deck's folder %s", outlen - 1, dir);
+    } else {
+        snprintf(out, outlen, "%s", given);
+    }
+    return 1;
+}
+
 /* A list of names (identifiers) of length nmin..nmax, unique. Returns the count (0: absent) or -1. */
 static int get_names(kv_t *kv, const char *key, char (*out)[64], int nmin, int nmax)
 {
@@ -244,6 +262,199 @@ static int get_names(kv_t *kv, const char *key, char (*out)[64], int nmin, int n
     return rc;
 }
 
+/* ---- the key table: the one source of the keys' types, defaults and valid values ---------------
+ * The schema below validates with these rows (get_*_k), `dpamr help KEY` and `dpamr --man` print
+ * them, and the unknown-key message lists them. Counts: DK_DIM = one per dimension, DK_NF = one per
+ * field. `note` adds what the row's numbers cannot say (checked in the schema). */
+#define DK_DIM (-1)
+#define DK_NF (-2)
+#define LL(x) ((long long)(x))
+static const deck_key_t k_keys[] = {
+    { "dim", "int", "2", NULL, "dimension", 'i', 1, 1, 2, 3, "2 or 3", { NULL } },
+    { "root", "dim ints", "4 per axis", NULL, "root tiles per axis (level 0)", 'i', DK_DIM, DK_DIM, 1, 65536,
+      "root tiles per axis, 1 to 65536 each", { NULL } },
+    { "tile_size", "int", "8", "a power of two: 4, 8, 16, 32", "B: cells per tile side; a tile has B^dim cells", 'i', 1,
+      1, 4, 32, "a power of two from 4 to 32", { NULL } },
+    { "max_level", "int", "4", "and root x 2^max_level <= 2^29 (2D) / 2^19 (3D) tiles per axis, and < 2^31 / tile_size",
+      "the depth cap: no tile beyond it", 'i', 1, 1, 0, DP_MAX_LEVELS - 1, "0 to 23", { NULL } },
+    { "origin", "dim floats", "0", "finite", "domain corner", 'f', DK_DIM, DK_DIM, 0, 0,
+      "domain corner, one per dimension", { NULL } },
+    { "cell_size", "float", "1 / (B x max root)", "> 0",
+      "level-0 cell spacing h0 (level L: h0 / 2^L); the default makes the longest side 1", 'f', 1, 1, 0, 0,
+      "level-0 cell spacing", { NULL } },
+    { "fields", "1-8 names", "rho", "identifiers, unique", "cell-centred float32 fields", 'n', 1, DP_MAX_FIELDS, 0, 0,
+      NULL, { NULL } },
+    { "fill", "word", "prolong", NULL, "how a new tile's cells are made: prolongation from the parent, or the model",
+      'c', 1, 1, 0, 0, NULL, { "prolong", "model", NULL } },
+    { "criterion", "word", "jump", NULL, "refinement criterion: |u_c - u_n| > threshold (jump) or > threshold x h (gradient)",
+      'c', 1, 1, 0, 0, NULL, { "jump", "gradient", NULL } },
+    { "criterion_field", "name", "first field", "one of fields", "the field the criterion reads", 's', 1, 1, 0, 0, NULL,
+      { NULL } },
+    { "threshold", "float", "0.1", "> 0", "criterion threshold", 'f', 1, 1, 0, 0, "a number > 0", { NULL } },
+    { "model.objects", "names", "none", "identifiers, unique, up to 16",
+      "analytic objects, each with the model.NAME.* keys", 'n', 0, DP_MAX_OBJECTS, 0, 0, NULL, { NULL } },
+    { "model.NAME.type", "word", "required", NULL, "shape of object NAME", 'c', 1, 1, 0, 0, NULL,
+      { "ellipsoid", "box", "gaussian", "sphere", NULL } },
+    { "model.NAME.center", "dim floats", "required", "finite", "centre of object NAME", 'f', DK_DIM, DK_DIM, 0, 0,
+      "one coordinate per dimension", { NULL } },
+    { "model.NAME.radius", "1 or dim floats", "required", "> 0 (sphere: one)",
+      "semi-axes, half-widths, or gaussian width of object NAME", 'f', 1, DK_DIM, 0, 0,
+      "one radius for all axes, or one per axis", { NULL } },
+    { "model.NAME.inside", "1 or nf floats", "1", "finite", "value inside (gaussian: at the peak), per field", 'f', 1,
+      DK_NF, 0, 0, "one value for all fields, or one per field", { NULL } },
+    { "model.NAME.outside", "1 or nf floats", "0", "finite", "value outside, per field", 'f', 1, DK_NF, 0, 0,
+      "one value for all fields, or one per field", { NULL } },
+    { "mesh_file", "path", "deck name with .mesh.hdf, beside the deck", "an HDF5 mesh (docs/format.md)",
+      "what run loads and mesh writes; in the deck relative to the deck's folder, on the command line to the "
+      "current directory", 'p', 1, 1, 0, 0, NULL, { NULL } },
+    { "output", "path", "dpamr_out.hdf", "must end in .hdf",
+      "what run writes; in the deck relative to the deck's folder, on the command line to the current directory",
+      'p', 1, 1, 0, 0, NULL, { NULL } },
+    { "overwrite", "word", "own", NULL,
+      "own: replace a file dpamr wrote earlier (and say so); never: refuse any existing file. A file dpamr did not "
+      "write is never replaced", 'c', 1, 1, 0, 0, NULL, { "own", "never", NULL } },
+    { "verbosity", "word", "normal", NULL,
+      "what dpamr run prints: quiet = warnings, errors and the written file only; normal = the run's lines and "
+      "the summary of phases; verbose = also the build and machine", 'c', 1, 1, 0, 0, NULL,
+      { "quiet", "normal", "verbose", NULL } },
+    { "variant", "word", "auto", NULL, "engine; auto takes cdp when a GPU is usable, else cpu (and says so)", 'c', 1, 1, 0,
+      0, NULL, { "auto", "cpu", "cdp", "host", NULL } },
+    { "pdl", "word", "on", NULL, "the PDL launch attribute of the GPU variants' chained kernels", 'c', 1, 1, 0, 0, NULL,
+      { "off", "on", NULL } },
+    { "pdl_trigger", "word", "late", NULL,
+      "where PDL primaries trigger: after their work, or right after their own wait", 'c', 1, 1, 0, 0, NULL,
+      { "late", "early", NULL } },
+    { "max_tiles", "int", "0 (computed)", NULL,
+      "tile store capacity; 0: every tile the domain can hold up to max_level, at most 2^21 (and, on the GPU, what "
+      "fits in device memory)", 'i', 1, 1, 0, LL(1) << 40, "0 (computed) or a tile count", { NULL } },
+    { "pool", "int", "0 (computed)", NULL, "force the CDP pending-launch pool size", 'i', 1, 1, 0, LL(1) << 26,
+      "0 (computed bound) or a pending-launch count", { NULL } },
+    { "cdp_grain", "word", "level", NULL,
+      "what one device-side launch of the cdp variant covers: one tile's children, a block of cdp_group tiles', or "
+      "a whole level's", 'c', 1, 1, 0, 0, NULL, { "tile", "group", "level", NULL } },
+    { "cdp_group", "int", "32", NULL, "tiles per launching block (and per child block) of cdp_grain=group", 'i', 1, 1, 1,
+      DP_MAX_GROUP, "parent tiles per child grid, 1 to 1024", { NULL } },
+    { "trace", "path", "none", NULL,
+      "write the GPU kernels' device timeline as a Chrome/Perfetto trace JSON (GPU variants)", 'p', 1, 1, 0, 0, NULL,
+      { NULL } },
+    { "threads", "int", "0 (OpenMP default)", NULL, "OpenMP threads of the cpu engine", 'i', 1, 1, 0, 4096,
+      "0 (OpenMP default) or a thread count", { NULL } },
+    { "mpi_write", "word", "auto", NULL,
+      "how an MPI run writes its file: collective (parallel HDF5), gather (to rank 0); auto = collective when "
+      "possible. Without MPI: ignored", 'c', 1, 1, 0, 0, NULL, { "auto", "collective", "gather", NULL } },
+    { "bench_repeats", "int", "5", NULL, "timed runs per variant (medians reported)", 'i', 1, 1, 1, 1000, "1 to 1000",
+      { NULL } },
+    { "bench_warmup", "int", "1", NULL, "untimed runs per variant first", 'i', 1, 1, 0, 100, "0 to 100", { NULL } },
+    { "bench_cpu", "word", "on", NULL, "time the cpu variant too (off for large decks)", 'c', 1, 1, 0, 0, NULL,
+      { "off", "on", NULL } },
+    { "bench_out", "path prefix", "bench", NULL, "dpamr bench writes PREFIX.csv and PREFIX.json", 'p', 1, 1, 0, 0, NULL,
+      { NULL } },
+    { "bench_groups", "ints", "8 64 512", NULL,
+      "the cdp_group sizes dpamr bench sweeps between cdp_grain=tile and level", 'i', 1, DP_MAX_BENCH_GROUPS, 1,
+      DP_MAX_GROUP, "1 to 8 group sizes for the cdp grain sweep, each 1 to 1024", { NULL } },
+};
+#define NKEYS ((int)(sizeof k_keys / sizeof k_keys[0]))
+
+int deck_key_count(void) { return NKEYS; }
+const deck_key_t *deck_key_at(int i) { return i >= 0 && i < NKEYS ? &k_keys[i] : NULL; }
+
+const deck_key_t *deck_key_find(const char *key)
+{
+    char generic[96];
+    /* model.disc.radius -> model.NAME.radius */
+    if (!strncmp(key, "model.", 6) && strcmp(key, "model.objects") != 0) {
+        const char *last = strrchr(key, '.');
+        if (last && last > key + 5) {
+            snprintf(generic, sizeof generic, "model.NAME%.80s", last);
+            key = generic;
+        }
+    }
+    for (int i = 0; i < NKEYS; ++i)
+        if (!strcmp(k_keys[i].key, key)) return &k_keys[i];
+    return NULL;
+}
+
+/** The table row of key; every caller names a key of the table. */
+static const deck_key_t *row(const char *key)
+{
+    const deck_key_t *k = deck_key_find(key);
+    if (!k) abort(); /* a schema key missing from the table: a programming error */
+    return k;
+}
+
+static int count_of(int c, int dim, int nf) { return c == DK_DIM ? dim : c == DK_NF ? nf : c; }
+
+/** The valid values of a row as text: "a, b, c" for a choice, "lo..hi[ each]" for ints. */
+const char *deck_key_valid(const deck_key_t *k, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    if (k->kind == 'c') {
+        for (int i = 0; k->choices[i]; ++i) {
+            strncat(buf, i ? ", " : "", n - strlen(buf) - 1);
+            strncat(buf, k->choices[i], n - strlen(buf) - 1);
+        }
+    } else if (k->kind == 'i') {
+        snprintf(buf, n, "%lld..%lld%s", k->lo, k->hi, k->nmax != 1 ? " each" : "");
+    }
+    if (k->range) {
+        const size_t l = strlen(buf);
+        snprintf(buf + l, n - l, "%s%s", l ? "; " : "", k->range);
+    }
+    return buf;
+}
+
+void deck_key_help(FILE *fp, const deck_key_t *k)
+{
+    char valid[512];
+    fprintf(fp, "%s\n  type:    %s\n  default: %s\n", k->key, k->type, k->def);
+    deck_key_valid(k, valid, sizeof valid);
+    if (valid[0]) fprintf(fp, "  valid:   %s\n", valid);
+    fprintf(fp, "  %s\n", k->meaning);
+}
+
+/** The unknown-key message's list: the table's keys, the model.NAME.* rows as one. */
+static const char *keys_help(char *buf, size_t n)
+{
+    buf[0] = '\0';
+    for (int i = 0; i < NKEYS; ++i) {
+        const char *k = k_keys[i].key;
+        if (!strncmp(k, "model.NAME.", 11)) {
+            if (strcmp(k, "model.NAME.type") != 0) continue;
+            k = "model.NAME.{type,center,radius,inside,outside}";
+        }
+        strncat(buf, i ? ", " : "", n - strlen(buf) - 1);
+        strncat(buf, k, n - strlen(buf) - 1);
+    }
+    return buf;
+}
+
+/* typed getters by the table row */
+static int get_ints_k(kv_t *kv, const char *key, long long *out, int dim)
+{
+    const deck_key_t *k = row(key);
+    return get_ints(kv, key, out, count_of(k->nmin, dim, 0), count_of(k->nmax, dim, 0), k->lo, k->hi, k->what);
+}
+
+static int get_doubles_k(kv_t *kv, const char *key, double *out, int dim, int nf)
+{
+    const deck_key_t *k = row(key);
+    return get_doubles(kv, key, out, count_of(k->nmin, dim, nf), count_of(k->nmax, dim, nf), k->what);
+}
+
+static int get_choice_k(kv_t *kv, const char *key, int *out)
+{
+    const deck_key_t *k = row(key);
+    int n = 0;
+    while (k->choices[n]) ++n;
+    return get_choice(kv, key, k->choices, n, out);
+}
+
+static int get_names_k(kv_t *kv, const char *key, char (*out)[64])
+{
+    const deck_key_t *k = row(key);
+    return get_names(kv, key, out, k->nmin, k->nmax);
+}
+
 /* ---- the schema ------------------------------------------------------------------------------ */
 
 static int is_pow2(long long x) { return x > 0 && (x & (x - 1)) == 0; }
@@ -252,27 +463,26 @@ static int parse_objects(kv_t *kv, deck_t *d)
 {
     dp_params *p = &d->p;
     p->nobj = 0;
-    int n = get_names(kv, "model.objects", d->object_name, 0, DP_MAX_OBJECTS);
+    int n = get_names_k(kv, "model.objects", d->object_name);
     if (n < 0) return -1;
     p->nobj = n;
-    static const char *const kinds[] = { "ellipsoid", "box", "gaussian", "sphere" };
     for (int o = 0; o < n; ++o) {
         dp_object *ob = &p->obj[o];
         char key[160];
         const char *nm = d->object_name[o];
         int kind = 0;
         snprintf(key, sizeof key, "model.%s.type", nm);
-        int r = get_choice(kv, key, kinds, 4, &kind);
+        int r = get_choice_k(kv, key, &kind);
         if (r == -2) return -1;
         if (r == -1) return fail(kv, NULL, "object '%s' needs '%s' (ellipsoid, sphere, box or gaussian)", nm, key);
         ob->kind = kind == 3 ? DP_OBJ_ELLIPSOID : kind;
         snprintf(key, sizeof key, "model.%s.center", nm);
-        r = get_doubles(kv, key, ob->center, p->dim, p->dim, "one coordinate per dimension");
+        r = get_doubles_k(kv, key, ob->center, p->dim, p->nf);
         if (r < 0) return -1;
         if (r == 0) return fail(kv, NULL, "object '%s' needs '%s' (%d numbers)", nm, key, p->dim);
         snprintf(key, sizeof key, "model.%s.radius", nm);
         double rad[3];
-        r = get_doubles(kv, key, rad, 1, p->dim, "one radius for all axes, or one per axis");
+        r = get_doubles_k(kv, key, rad, p->dim, p->nf);
         if (r < 0) return -1;
         if (r == 0) return fail(kv, NULL, "object '%s' needs '%s' (1 or %d positive numbers)", nm, key, p->dim);
         if (r != 1 && r != p->dim)
@@ -287,7 +497,7 @@ static int parse_objects(kv_t *kv, deck_t *d)
             double v[DP_MAX_FIELDS];
             double *dst = side ? ob->outside : ob->inside;
             snprintf(key, sizeof key, "model.%s.%s", nm, side ? "outside" : "inside");
-            r = get_doubles(kv, key, v, 1, p->nf, "one value for all fields, or one per field");
+            r = get_doubles_k(kv, key, v, p->dim, p->nf);
             if (r < 0) return -1;
             if (r > 1 && r != p->nf)
                 return fail(kv, find(kv, key), "expected 1 or %d numbers (one value for all fields, or one per field)",
@@ -298,12 +508,6 @@ static int parse_objects(kv_t *kv, deck_t *d)
     return 0;
 }
 
-static const char *const k_keys_help =
-    "dim, root, tile_size, max_level, origin, cell_size, fields, fill, criterion, criterion_field, "
-    "threshold, model.objects, model.NAME.{type,center,radius,inside,outside}, mesh_file, output, variant, "
-    "pdl, pdl_trigger, max_tiles, pool, cdp_grain, cdp_group, trace, threads, mpi_write, bench_repeats, bench_warmup, bench_cpu, "
-    "bench_out, bench_groups";
-
 static int schema(kv_t *kv, deck_t *d, const char *deck_path)
 {
     dp_params *p = &d->p;
@@ -311,23 +515,23 @@ static int schema(kv_t *kv, deck_t *d, const char *deck_path)
     int r;
 
     p->dim = 2;
-    if ((r = get_ints(kv, "dim", v, 1, 1, 2, 3, "2 or 3")) < 0) return -1;
+    if ((r = get_ints_k(kv, "dim", v, 0)) < 0) return -1;
     if (r) p->dim = (int)v[0];
 
     d->root[0] = d->root[1] = d->root[2] = 1;
     for (int a = 0; a < p->dim; ++a) d->root[a] = 4;
-    if ((r = get_ints(kv, "root", v, p->dim, p->dim, 1, 65536, "root tiles per axis, 1 to 65536 each")) < 0) return -1;
+    if ((r = get_ints_k(kv, "root", v, p->dim)) < 0) return -1;
     for (int a = 0; a < r; ++a) d->root[a] = (int)v[a];
 
     p->B = 8;
-    if ((r = get_ints(kv, "tile_size", v, 1, 1, 4, 32, "a power of two from 4 to 32")) < 0) return -1;
+    if ((r = get_ints_k(kv, "tile_size", v, p->dim)) < 0) return -1;
     if (r) {
         if (!is_pow2(v[0])) return fail(kv, find(kv, "tile_size"), "not a power of two (valid: 4, 8, 16, 32)");
         p->B = (int)v[0];
     }
 
     p->max_level = 4;
-    if ((r = get_ints(kv, "max_level", v, 1, 1, 0, DP_MAX_LEVELS - 1, "0 to 23")) < 0) return -1;
+    if ((r = get_ints_k(kv, "max_level", v, p->dim)) < 0) return -1;
     if (r) p->max_level = (int)v[0];
     /* Tile coordinates at the finest level must fit the sort key (dim * bits + 5 <= 64) and cell
      * indices an int32: root x 2^max_level <= 2^29 (2D) or 2^19 (3D) and x tile_size < 2^31. */
@@ -347,26 +551,24 @@ static int schema(kv_t *kv, deck_t *d, const char *deck_path)
     }
 
     for (int a = 0; a < 3; ++a) p->origin[a] = 0.0;
-    if ((r = get_doubles(kv, "origin", p->origin, p->dim, p->dim, "domain corner, one per dimension")) < 0) return -1;
+    if ((r = get_doubles_k(kv, "origin", p->origin, p->dim, 0)) < 0) return -1;
 
     int rmax = 0;
     for (int a = 0; a < p->dim; ++a) rmax = d->root[a] > rmax ? d->root[a] : rmax;
     p->h0 = 1.0 / ((double)rmax * p->B);
-    if ((r = get_doubles(kv, "cell_size", &p->h0, 1, 1, "level-0 cell spacing")) < 0) return -1;
+    if ((r = get_doubles_k(kv, "cell_size", &p->h0, p->dim, 0)) < 0) return -1;
     if (!(p->h0 > 0)) return fail(kv, find(kv, "cell_size"), "must be > 0");
 
     p->nf = 1;
     strcpy(d->field_name[0], "rho");
-    if ((r = get_names(kv, "fields", d->field_name, 1, DP_MAX_FIELDS)) < 0) return -1;
+    if ((r = get_names_k(kv, "fields", d->field_name)) < 0) return -1;
     if (r > 0) p->nf = r;
 
-    static const char *const fills[] = { "prolong", "model" };
     p->fill = DP_FILL_PROLONG;
-    if (get_choice(kv, "fill", fills, 2, &p->fill) == -2) return -1;
+    if (get_choice_k(kv, "fill", &p->fill) == -2) return -1;
 
-    static const char *const crits[] = { "jump", "gradient" };
     p->crit = DP_CRIT_JUMP;
-    if (get_choice(kv, "criterion", crits, 2, &p->crit) == -2) return -1;
+    if (get_choice_k(kv, "criterion", &p->crit) == -2) return -1;
 
     p->crit_field = 0;
     entry_t *cf = find(kv, "criterion_field");
@@ -380,81 +582,77 @@ static int schema(kv_t *kv, deck_t *d, const char *deck_path)
     }
 
     p->threshold = 0.1;
-    if ((r = get_doubles(kv, "threshold", &p->threshold, 1, 1, "a number > 0")) < 0) return -1;
+    if ((r = get_doubles_k(kv, "threshold", &p->threshold, p->dim, 0)) < 0) return -1;
     if (!(p->threshold > 0)) return fail(kv, find(kv, "threshold"), "must be > 0");
     p->threshold_f = (float)p->threshold;
 
     if (parse_objects(kv, d) < 0) return -1;
 
-    /* mesh_file: relative to the deck's directory. Default: the deck's name with .mesh.hdf. */
-    char mf[4096] = "";
-    if (get_string(kv, "mesh_file", mf, sizeof mf) < 0) return -1;
-    if (!mf[0]) {
+    /* Paths: set in the deck file, relative to the deck's folder; on the command line, relative to
+     * the current directory (get_path). mesh_file's default, the deck's name with .mesh.hdf, lies
+     * beside the deck; output's default in the current directory. */
+    if ((r = get_path(kv, "mesh_file", d->mesh_file, sizeof d->mesh_file, d->dir)) < 0) return -1;
+    if (r == 0) {
+        char mf[4096];
         const char *base = strrchr(deck_path, '/');
         base = base ? base + 1 : deck_path;
         snprintf(mf, sizeof mf, "%s", base);
         char *dot = strrchr(mf, '.');
         if (dot && dot != mf) *dot = '\0';
         strncat(mf, ".mesh.hdf", sizeof mf - strlen(mf) - 1);
+        if (!d->dir[0]) snprintf(d->mesh_file, sizeof d->mesh_file, "%s", mf);
+        else snprintf(d->mesh_file, sizeof d->mesh_file, "%s/%s", d->dir, mf);
     }
-    if (mf[0] == '/' || !d->dir[0]) snprintf(d->mesh_file, sizeof d->mesh_file, "%s", mf);
-    else snprintf(d->mesh_file, sizeof d->mesh_file, "%s/%s", d->dir, mf);
 
     snprintf(d->output, sizeof d->output, "dpamr_out.hdf");
-    if (get_string(kv, "output", d->output, sizeof d->output) < 0) return -1;
+    if (get_path(kv, "output", d->output, sizeof d->output, d->dir) < 0) return -1;
     size_t ol = strlen(d->output);
     if (ol < 5 || strcmp(d->output + ol - 4, ".hdf") != 0)
         return fail(kv, find(kv, "output"), "must end in .hdf (the extension ParaView 5.11 opens as VTKHDF)");
 
-    static const char *const variants[] = { "auto", "cpu", "cdp", "host" };
     d->variant = DP_VARIANT_AUTO;
-    if (get_choice(kv, "variant", variants, 4, &d->variant) == -2) return -1;
+    if (get_choice_k(kv, "variant", &d->variant) == -2) return -1;
 
-    static const char *const onoff[] = { "off", "on" };
     d->pdl = 1;
-    if (get_choice(kv, "pdl", onoff, 2, &d->pdl) == -2) return -1;
+    if (get_choice_k(kv, "pdl", &d->pdl) == -2) return -1;
 
-    static const char *const triggers[] = { "late", "early" };
     d->pdl_trigger_early = 0;
-    if (get_choice(kv, "pdl_trigger", triggers, 2, &d->pdl_trigger_early) == -2) return -1;
+    if (get_choice_k(kv, "pdl_trigger", &d->pdl_trigger_early) == -2) return -1;
 
-    static const char *const writes[] = { "auto", "collective", "gather" };
     d->mpi_write = DP_MPI_WRITE_AUTO;
-    if (get_choice(kv, "mpi_write", writes, 3, &d->mpi_write) == -2) return -1;
+    if (get_choice_k(kv, "mpi_write", &d->mpi_write) == -2) return -1;
 
     d->max_tiles = 0;
-    if ((r = get_ints(kv, "max_tiles", v, 1, 1, 0, 1ll << 40, "0 (computed) or a tile count")) < 0) return -1;
+    if ((r = get_ints_k(kv, "max_tiles", v, p->dim)) < 0) return -1;
     if (r) d->max_tiles = v[0];
     d->pool = 0;
-    if ((r = get_ints(kv, "pool", v, 1, 1, 0, 1ll << 26, "0 (computed bound) or a pending-launch count")) < 0) return -1;
+    if ((r = get_ints_k(kv, "pool", v, p->dim)) < 0) return -1;
     if (r) d->pool = v[0];
-    static const char *const grains[] = { "tile", "group", "level" };
     d->cdp_grain = DP_GRAIN_LEVEL;
-    if (get_choice(kv, "cdp_grain", grains, 3, &d->cdp_grain) == -2) return -1;
+    if (get_choice_k(kv, "cdp_grain", &d->cdp_grain) == -2) return -1;
     d->cdp_group = 32;
-    if ((r = get_ints(kv, "cdp_group", v, 1, 1, 1, DP_MAX_GROUP, "parent tiles per child grid, 1 to 1024")) < 0)
+    if ((r = get_ints_k(kv, "cdp_group", v, p->dim)) < 0)
         return -1;
     if (r) d->cdp_group = (int)v[0];
     d->trace[0] = '\0';
-    if (get_string(kv, "trace", d->trace, sizeof d->trace) < 0) return -1;
+    if (get_path(kv, "trace", d->trace, sizeof d->trace, d->dir) < 0) return -1;
     d->threads = 0;
-    if ((r = get_ints(kv, "threads", v, 1, 1, 0, 4096, "0 (OpenMP default) or a thread count")) < 0) return -1;
+    if ((r = get_ints_k(kv, "threads", v, p->dim)) < 0) return -1;
     if (r) d->threads = (int)v[0];
 
     d->bench_repeats = 5;
-    if ((r = get_ints(kv, "bench_repeats", v, 1, 1, 1, 1000, "1 to 1000")) < 0) return -1;
+    if ((r = get_ints_k(kv, "bench_repeats", v, p->dim)) < 0) return -1;
     if (r) d->bench_repeats = (int)v[0];
     d->bench_warmup = 1;
-    if ((r = get_ints(kv, "bench_warmup", v, 1, 1, 0, 100, "0 to 100")) < 0) return -1;
+    if ((r = get_ints_k(kv, "bench_warmup", v, p->dim)) < 0) return -1;
     if (r) d->bench_warmup = (int)v[0];
     d->bench_cpu = 1;
-    if (get_choice(kv, "bench_cpu", onoff, 2, &d->bench_cpu) == -2) return -1;
+    if (get_choice_k(kv, "bench_cpu", &d->bench_cpu) == -2) return -1;
     {
         static const int def[] = { 8, 64, 512 };
         d->nbench_groups = 3;
         for (int i = 0; i < 3; ++i) d->bench_groups[i] = def[i];
-        if ((r = get_ints(kv, "bench_groups", v, 1, DP_MAX_BENCH_GROUPS, 1, DP_MAX_GROUP,
-                          "1 to 8 group sizes for the cdp grain sweep, each 1 to 1024")) < 0)
+        if ((r = get_ints_k(kv, "bench_groups", v, p->dim)) < 0)
             return -1;
         if (r) {
             d->nbench_groups = r;
@@ -462,10 +660,18 @@ static int schema(kv_t *kv, deck_t *d, const char *deck_path)
         }
     }
     snprintf(d->bench_out, sizeof d->bench_out, "bench");
-    if (get_string(kv, "bench_out", d->bench_out, sizeof d->bench_out) < 0) return -1;
+    if (get_path(kv, "bench_out", d->bench_out, sizeof d->bench_out, d->dir) < 0) return -1;
+
+    d->overwrite = DP_OVERWRITE_OWN;
+    if (get_choice_k(kv, "overwrite", &d->overwrite) == -2) return -1;
+    d->verbosity = DP_VERBOSITY_NORMAL;
+    if (get_choice_k(kv, "verbosity", &d->verbosity) == -2) return -1;
 
     for (int i = 0; i < kv->n; ++i)
-        if (!kv->e[i].used) return fail(kv, &kv->e[i], "unknown key (valid keys: %s)", k_keys_help);
+        if (!kv->e[i].used) {
+            char list[1024];
+            return fail(kv, &kv->e[i], "unknown key (valid keys: %s)", keys_help(list, sizeof list));
+        }
     return 0;
 }
 

@@ -3,6 +3,7 @@
 #define DPAMR_DECK_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include "core.h"
 
 #ifdef __cplusplus
@@ -16,18 +17,24 @@ enum { DP_GRAIN_TILE = 0, DP_GRAIN_GROUP, DP_GRAIN_LEVEL };
 #define DP_MAX_BENCH_GROUPS 8
 /* mpi_write: auto = collective when HDF5 has parallel I/O, else gather to rank 0 */
 enum { DP_MPI_WRITE_AUTO = 0, DP_MPI_WRITE_COLLECTIVE, DP_MPI_WRITE_GATHER };
+/* overwrite: own = replace a file dpamr wrote earlier (saying so), never = refuse any existing file.
+ * A file dpamr did not write is never replaced. */
+enum { DP_OVERWRITE_OWN = 0, DP_OVERWRITE_NEVER };
+enum { DP_VERBOSITY_QUIET = 0, DP_VERBOSITY_NORMAL, DP_VERBOSITY_VERBOSE };
 
 /** A parsed, checked deck. Keys, defaults and valid values are documented in docs/decks.md. */
 typedef struct {
     char path[4096];        /* the deck file as given */
-    char dir[4096];         /* its directory: relative mesh_file paths resolve from here */
+    char dir[4096];         /* its directory: relative paths set in the deck file resolve from here */
     char *text;             /* the deck text plus overrides, as stored in output files */
     dp_params p;            /* numerics shared with the kernels */
     int root[3];
     char field_name[DP_MAX_FIELDS][64];
     char object_name[DP_MAX_OBJECTS][64];
     char mesh_file[8192];   /* resolved path */
-    char output[4096];
+    char output[8192];      /* resolved path */
+    int overwrite;          /* DP_OVERWRITE_* */
+    int verbosity;          /* DP_VERBOSITY_*: what dpamr run prints */
     int variant;            /* DP_VARIANT_* */
     int pdl;                /* 1 on, 0 off */
     int mpi_write;          /* DP_MPI_WRITE_*: how an MPI run writes its file */
@@ -38,14 +45,37 @@ typedef struct {
     int cdp_group;          /* grain group: parent tiles per block, one child grid per block */
     int bench_groups[DP_MAX_BENCH_GROUPS]; /* the group sizes `dpamr bench` sweeps */
     int nbench_groups;
-    char trace[4096];       /* Chrome trace output path ("" = none) */
+    char trace[8192];       /* Chrome trace output path ("" = none) */
     int threads;            /* OpenMP threads for the cpu engine, 0 = default */
     int bench_repeats;      /* timed repeats per variant (median reported) */
     int bench_warmup;       /* untimed runs per variant before timing */
     int bench_cpu;          /* 1: time the cpu variant too */
-    char bench_out[4096];   /* prefix of the bench CSV and JSON files */
+    char bench_out[8192];   /* prefix of the bench CSV and JSON files */
     int quiet;              /* not a key: engines print no per-level lines (bench) */
 } deck_t;
+
+/** One row of the key table in deck.c: the one source of a key's type, default and valid values, used
+ *  to validate decks, by `dpamr help KEY` and by the man page. */
+typedef struct {
+    const char *key;          /* model.NAME.x for the keys of every model object */
+    const char *type, *def;   /* as documented */
+    const char *range;        /* what the numbers below cannot say, or NULL */
+    const char *meaning;
+    char kind;                /* i ints, f floats, c choice, n names, s a field name, p path */
+    int nmin, nmax;           /* value count; -1: one per dimension, -2: one per field */
+    long long lo, hi;         /* ints: the valid range */
+    const char *what;         /* what is valid, as the error messages say it */
+    const char *choices[6];   /* a choice's values, NULL-terminated */
+} deck_key_t;
+
+int deck_key_count(void);
+const deck_key_t *deck_key_at(int i);
+/** The row of key (model.disc.radius finds model.NAME.radius), or NULL. */
+const deck_key_t *deck_key_find(const char *key);
+/** The valid values as text ("a, b", "lo..hi" and the row's range note) into buf. */
+const char *deck_key_valid(const deck_key_t *k, char *buf, size_t n);
+/** `dpamr help KEY`: the key, type, default, valid values and meaning. */
+void deck_key_help(FILE *fp, const deck_key_t *k);
 
 /** Parse a deck file plus overrides ("key=value" strings). On error writes one message naming the
  *  file, line, key, value and what is valid into err and returns -1. */

@@ -32,6 +32,7 @@
 #include "mesh.h"
 #include "partition.h"
 #include "run.h"
+#include "tile.h"
 #include "timer.h"
 
 typedef struct {
@@ -388,7 +389,10 @@ int dist_run(int argc, char **argv)
     /* every rank reads the deck (small); the deck's errors are the same on every rank */
     deck_t d;
     int ok = deck_load(&d, argv[0], argc - 1, argv + 1, err, sizeof err) == 0;
-    if (ok) ok = run_refuse_overwrite("output", d.output, &d, 1, err, sizeof err) == 0;
+    int replacing = 0;
+    if (ok) ok = (replacing = run_refuse_overwrite("output", d.output, &d, 1, err, sizeof err)) >= 0;
+    /* the output's folder before any work (its free space: h5io, once the size is known) */
+    if (ok && root) ok = run_check_output("output", d.output, 0.0, err, sizeof err) == 0;
     if (dp_agree(c.comm, ok, err, sizeof err) != 0) return root ? run_die(err) : 1;
 #ifdef _OPENMP
     if (d.threads > 0) omp_set_num_threads(d.threads);
@@ -402,7 +406,8 @@ int dist_run(int argc, char **argv)
                  "auto, gather; build with a parallel HDF5 such as Debian's libhdf5-openmpi-dev)", d.path);
         return root ? run_die(err) : 1;
     }
-    d.quiet |= c.size > 1; /* per-level lines would be one rank's */
+    const int say = d.verbosity != DP_VERBOSITY_QUIET; /* quiet: warnings, errors and "wrote" only */
+    d.quiet |= c.size > 1 || !say; /* per-level lines would be one rank's */
     if (!root) d.trace[0] = '\0'; /* one timeline: rank 0's */
 
     int device = -1;
@@ -416,7 +421,7 @@ int dist_run(int argc, char **argv)
         MPI_Allreduce(&cand, &who, 1, MPI_INT, MPI_MIN, c.comm);
         if (nfell > 0) {
             MPI_Bcast(why, (int)sizeof why, MPI_CHAR, who, c.comm);
-            if (root)
+            if (root && say)
                 printf("variant=auto: no usable GPU on %d of %d rank(s) (rank %d: %s); falling back to variant=cpu "
                        "there\n", nfell, c.size, who, why);
         }
@@ -441,17 +446,35 @@ int dist_run(int argc, char **argv)
     const dp_tidx nroots = first[c.size];
     int in_levels = part.nlevels;
     MPI_Allreduce(MPI_IN_PLACE, &in_levels, 1, MPI_INT, MPI_MAX, c.comm);
-    if (root) {
+    /* the estimates and the output's room before any refinement: at least the loaded levels */
+    long long in_tiles = part.ntiles;
+    MPI_Allreduce(MPI_IN_PLACE, &in_tiles, 1, MPI_LONG_LONG, MPI_SUM, c.comm);
+    const dp_tidx cap0 = tile_capacity(&d, &part, (dp_tidx)1 << 40), cap = cap0 > in_tiles ? cap0 : in_tiles;
+    const double file_lo = h5io_raw_bytes(&part, in_tiles), file_hi = h5io_raw_bytes(&part, cap);
+    ok = !root || run_check_output("output", d.output, file_lo, err, sizeof err) == 0;
+    if (dp_agree(c.comm, ok, err, sizeof err) != 0) {
+        mesh_free(&part);
+        free(first);
+        return root ? run_die(err) : 1;
+    }
+    if (root && say) {
         char label[128];
         printf("dpamr run %s: %d rank%s, variant=%s, %dD, tile %d^%d, %lld root tiles on levels 0..%d, "
                "max_level %d\n",
                d.path, c.size, c.size > 1 ? "s" : "", deck_engine_label(&d, variant, label, sizeof label), d.p.dim, d.p.B,
                d.p.dim, (long long)nroots, in_levels - 1, d.p.max_level);
+        char lo[32], hi[32], mem[32];
+        printf("reads %s, writes %s (estimated %s to %s; memory up to %s for %lld tiles, all ranks)\n", d.mesh_file,
+               d.output, run_bytes_text(file_lo, lo, sizeof lo), run_bytes_text(file_hi, hi, sizeof hi),
+               run_bytes_text(run_memory_bytes(&part, cap), mem, sizeof mem), (long long)cap);
+        if (d.verbosity == DP_VERBOSITY_VERBOSE) run_print_info(stdout);
         printf("partition: root tiles along the Morton curve, by work estimate (frontier tiles, flagged cells):");
         for (int r = 0; r < c.size; ++r) printf(" [%lld,%lld)", (long long)first[r], (long long)first[r + 1]);
         printf("\n");
         fflush(stdout);
     }
+
+    if (root && replacing) run_say_replacing("output", d.output);
 
     /* refine: a part without tiles on the global frontier has nothing to refine */
     refine_report_t rr;
@@ -465,7 +488,8 @@ int dist_run(int argc, char **argv)
         free(first);
         return root ? run_die(err) : 1;
     }
-    if (root && rr.note[0]) printf("rank 0: %s\n", rr.note);
+    if (root && say && rr.note[0]) printf("rank 0: %s\n", rr.note);
+    if (root && d.p.fill == DP_FILL_MODEL) run_warn_model(&d);
 
     /* level counts of every rank -> where each rank's levels go in the canonical order */
     dp_tidx mycnt[DP_MAX_LEVELS] = { 0 };
@@ -489,13 +513,14 @@ int dist_run(int argc, char **argv)
     if (lsum[2] == 0) lsum[0] = -1; /* no rank launched from the device (as a single-rank run says) */
     double refine_max = rr.refine_ms;
     MPI_Allreduce(MPI_IN_PLACE, &refine_max, 1, MPI_DOUBLE, MPI_MAX, c.comm);
-    if (root) {
+    if (root && say) {
         if (rr.pool_size >= 0)
             printf("pending-launch pool (rank 0): %lld (computed bound %lld); device launches, all ranks: %lld, "
                    "failed: %lld\n",
                    rr.pool_size, rr.pool_bound, lsum[0], lsum[1]);
         printf("refined in %.3f ms (slowest rank): %lld tiles on %d levels\n", refine_max, (long long)total, gl);
     }
+    if (root) run_warn_depth(&d, gl);
 
     /* validation: each rank its part, checksums folded in root order */
     const double tv = timer_ms();
@@ -505,7 +530,7 @@ int dist_run(int argc, char **argv)
         return root ? run_die(err) : 1;
     }
     const double validate_ms = timer_ms() - tv;
-    if (root) {
+    if (root && (say || !v.passed)) {
         mesh_t head = part; /* valid_print reads the header only */
         valid_print(&v, &head);
     }
@@ -527,13 +552,21 @@ int dist_run(int argc, char **argv)
     run_stats_t st;
     run_stats_from_report(&st, &rr, gl);
     MPI_Allreduce(MPI_IN_PLACE, st.level_ms, DP_MAX_LEVELS, MPI_DOUBLE, MPI_MAX, c.comm);
-    double t0v[2] = { load_ms, validate_ms };
+    double t0v[5] = { load_ms, validate_ms, rr.upload_ms, rr.download_ms, timer_ms() - t0 };
     int variant0 = variant;
-    MPI_Bcast(t0v, 2, MPI_DOUBLE, 0, c.comm);
+    MPI_Bcast(t0v, 5, MPI_DOUBLE, 0, c.comm);
+    /* the build and machine: rank 0's (host, date and device differ among ranks) */
+    if (device >= 0) run_info_device(why);
+    run_info_t ri = *run_info();
+    MPI_Bcast(&ri, (int)sizeof ri, MPI_BYTE, 0, c.comm);
+    run_info_set(&ri);
     MPI_Bcast(&st.pool_size, 1, MPI_LONG_LONG, 0, c.comm);
     MPI_Bcast(&variant0, 1, MPI_INT, 0, c.comm);
     st.load_ms = t0v[0];
     st.validate_ms = t0v[1];
+    st.upload_ms = t0v[2];
+    st.download_ms = t0v[3];
+    st.total_ms = t0v[4];
     st.refine_ms = refine_max;
     st.device_launches = lsum[0];
     st.launch_failures = lsum[1];
@@ -553,6 +586,8 @@ int dist_run(int argc, char **argv)
                d.mpi_write == DP_MPI_WRITE_COLLECTIVE || (d.mpi_write == DP_MPI_WRITE_AUTO && h5io_parallel())
                    ? "collectively, parallel HDF5"
                    : "gathered to rank 0");
+    }
+    if (root && say) {
         printf("%5s %7s %11s %12s %14s %11s %10s\n", "rank", "device", "root tiles", "tiles", "cells", "refine ms",
                "write ms");
         int64_t tmax = 0, lall = 0, moved = 0, lo_own = 0;
@@ -576,6 +611,13 @@ int dist_run(int argc, char **argv)
         printf("load: tiles max/mean %.3f; a count balance of the %lld leaves (p4est's partition) would move %lld; "
                "no later pass needs it: validation and the write are linear in each rank's tiles\n",
                c.size ? (double)tmax * c.size / (double)(total ? total : 1) : 0.0, (long long)lall, (long long)moved);
+        char up[32] = "-", down[32] = "-";
+        if (variant0 != DP_VARIANT_CPU) { /* rank 0's transfers */
+            snprintf(up, sizeof up, "%.3f ms", rr.upload_ms);
+            snprintf(down, sizeof down, "%.3f ms", rr.download_ms);
+        }
+        printf("phases: load %.3f ms, upload %s, refine %.3f ms, download %s, validate %.3f ms, write %.3f ms, "
+               "total %.3f ms\n", load_ms, up, refine_max, down, validate_ms, write_ms, timer_ms() - t0);
     }
     free(leaves);
     free(cnt);

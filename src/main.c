@@ -13,6 +13,7 @@
 #include "engine.h"
 #include "mesh.h"
 #include "run.h"
+#include "tile.h"
 #include "timer.h"
 
 static void usage(FILE *fp)
@@ -26,9 +27,124 @@ static void usage(FILE *fp)
             "  dpamr check FILE                  re-validate a file written by dpamr\n"
             "  dpamr bench DECK [key=value ...]  check that the variants agree, then time them\n"
             "  dpamr gpu                         say whether a usable CUDA device is present (exit 0/1)\n"
-            "  dpamr --help | --version\n\n"
+            "  dpamr help KEY                    a deck key's type, default and valid values\n"
+            "  dpamr SUBCOMMAND --help | dpamr --help | --version | --man\n\n"
             "Deck keys: docs/decks.md; file layout: docs/format.md.\n",
             DPAMR_VERSION);
+}
+
+/* The subcommands' own help: `dpamr SUBCOMMAND --help` (or -h), `dpamr help SUBCOMMAND`. */
+static const struct {
+    const char *name, *text;
+} k_sub_help[] = {
+    { "run", "usage: dpamr run DECK [key=value ...]\n"
+             "  Load the deck's mesh_file, refine it with `variant` up to max_level, validate the result and write\n"
+             "  `output` (VTKHDF OverlappingAMR plus dpamr's /dpamr group).\n"
+             "  Paths set in the deck are relative to the deck's folder; paths given as key=value on the command\n"
+             "  line are relative to the current directory. The header prints the resolved paths, the estimated\n"
+             "  file size and memory. An existing output written by dpamr is replaced (and the run says so;\n"
+             "  overwrite=never refuses); any other existing file is never written over.\n"
+             "  A missing mesh_file: make it with `dpamr mesh DECK`.\n"
+             "  Exit 0; 1 on bad input or a failed run; 2 when validation fails (nothing is written then).\n"
+             "  Keys: `dpamr help KEY`, docs/decks.md.\n" },
+    { "mesh", "usage: dpamr mesh DECK [key=value ...]\n"
+              "  Sample level 0 from the deck's model.objects and write it to mesh_file (default: the deck's name\n"
+              "  with .mesh.hdf, beside the deck). A mesh_file dpamr did not write (e.g. one from\n"
+              "  tools/mesh_from_numpy.py) is never written over; an earlier `dpamr mesh` output is replaced and\n"
+              "  the command says so (overwrite=never refuses).\n" },
+    { "check", "usage: dpamr check FILE\n"
+               "  Re-validate a file written by dpamr with the deck stored in it and compare its checksums with the\n"
+               "  ones recorded when it was written. Exit 0 when it passes, 2 with the first failure, 1 when the\n"
+               "  file cannot be read.\n" },
+    { "bench", "usage: dpamr bench DECK [key=value ...]\n"
+               "  Build the mesh once with every variant and require identical bytes, then time bench_warmup\n"
+               "  untimed and bench_repeats timed runs of each (cpu, host, cdp at every grain, pdl off and on).\n"
+               "  Writes BENCH_OUT.csv and BENCH_OUT.json (bench_out, default `bench`). Exit 3 on a mismatch.\n" },
+    { "gpu", "usage: dpamr gpu\n"
+             "  Say whether a usable CUDA device is present (exit 0) or why not (exit 1).\n" },
+    { "help", "usage: dpamr help [KEY | SUBCOMMAND]\n"
+              "  A deck key's type, default, valid values and meaning (model.NAME.type and model.disc.type alike),\n"
+              "  or a subcommand's help. Without an argument: the overview. `dpamr --man` prints the man page.\n" },
+};
+
+static const char *sub_help(const char *name)
+{
+    for (size_t i = 0; i < sizeof k_sub_help / sizeof k_sub_help[0]; ++i)
+        if (!strcmp(k_sub_help[i].name, name)) return k_sub_help[i].text;
+    return NULL;
+}
+
+static int is_help_flag(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h"); }
+
+/** `dpamr help KEY|SUBCOMMAND`. */
+static int cmd_help(const char *what)
+{
+    const char *text = sub_help(what);
+    if (text) return fputs(text, stdout), 0;
+    const deck_key_t *k = deck_key_find(what);
+    if (k) return deck_key_help(stdout, k), 0;
+    fprintf(stderr, "dpamr: error: help: '%s' is neither a deck key nor a subcommand (keys:", what);
+    for (int i = 0; i < deck_key_count(); ++i) fprintf(stderr, "%s %s", i ? "," : "", deck_key_at(i)->key);
+    fprintf(stderr, "; subcommands: run, mesh, check, bench, gpu, help)\n");
+    return 1;
+}
+
+/** Roff text: backslashes and leading dots/quotes escaped. */
+static void man_text(const char *s)
+{
+    if (*s == '.' || *s == '\'') fputs("\\&", stdout);
+    for (; *s; ++s) {
+        if (*s == '\\') fputs("\\e", stdout);
+        else if (*s == '-') fputs("\\-", stdout);
+        else putchar(*s);
+    }
+}
+
+/** `dpamr --man`: the man page, its KEYS section from the deck key table. */
+static int cmd_man(void)
+{
+    printf(".TH DPAMR 1 \"\" \"dpamr %s\" \"User Commands\"\n.SH NAME\ndpamr \\- adaptive mesh refinement with CUDA "
+           "dynamic parallelism, a host-launched GPU variant and a CPU reference\n.SH SYNOPSIS\n", DPAMR_VERSION);
+    for (size_t i = 0; i < sizeof k_sub_help / sizeof k_sub_help[0]; ++i) {
+        const char *t = k_sub_help[i].text + strlen("usage: ");
+        printf(".B %.*s\n.br\n", (int)(strchr(t, '\n') - t), t);
+    }
+    printf(".SH SUBCOMMANDS\n");
+    for (size_t i = 0; i < sizeof k_sub_help / sizeof k_sub_help[0]; ++i) {
+        const char *t = strchr(k_sub_help[i].text, '\n') + 1;
+        while (*t == ' ') ++t;
+        printf(".TP\n.B %s\n", k_sub_help[i].name);
+        for (; *t; ++t) { /* the lines joined: roff fills the paragraph */
+            if (*t == '\n') {
+                putchar(' ');
+                while (t[1] == ' ') ++t;
+            } else {
+                putchar(*t);
+            }
+        }
+        putchar('\n');
+    }
+    printf(".SH DECK KEYS\nA deck is key = value lines; # starts a comment; lists are whitespace-separated. "
+           "key=value arguments after the deck override it.\n");
+    for (int i = 0; i < deck_key_count(); ++i) {
+        const deck_key_t *k = deck_key_at(i);
+        char valid[512];
+        printf(".TP\n.B ");
+        man_text(k->key);
+        printf("\n");
+        man_text(k->type);
+        printf(", default ");
+        man_text(k->def);
+        if (deck_key_valid(k, valid, sizeof valid)[0]) {
+            printf("; valid: ");
+            man_text(valid);
+        }
+        printf(".\n");
+        man_text(k->meaning);
+        printf(".\n");
+    }
+    printf(".SH SEE ALSO\nREADME.md, docs/decks.md, docs/format.md (installed under share/doc/dpamr)\n");
+    return 0;
 }
 
 #ifndef DPAMR_MPI
@@ -40,37 +156,57 @@ static int cmd_run(int argc, char **argv)
     memset(&m, 0, sizeof m);
     const double t0 = timer_ms();
     if (run_load(&d, &m, argc, argv, err, sizeof err) != 0) return run_die(err);
-    if (run_refuse_overwrite("output", d.output, &d, 1, err, sizeof err) != 0) return run_die(err);
+    const int say = d.verbosity != DP_VERBOSITY_QUIET; /* quiet: warnings, errors and "wrote" only */
+    d.quiet |= !say;
+    const int replacing = run_refuse_overwrite("output", d.output, &d, 1, err, sizeof err);
+    if (replacing < 0) return run_die(err);
+    /* the output location before any refinement: at least the loaded levels are written */
+    const dp_tidx cap = tile_capacity(&d, &m, (dp_tidx)1 << 40);
+    const double file_lo = h5io_raw_bytes(&m, m.ntiles), file_hi = h5io_raw_bytes(&m, cap > m.ntiles ? cap : m.ntiles);
+    if (run_check_output("output", d.output, file_lo, err, sizeof err) != 0) return run_die(err);
     const double load_ms = timer_ms() - t0;
+    if (d.p.fill == DP_FILL_MODEL) run_warn_model(&d);
     int device = -1;
     char why[512];
     const int variant = run_variant(&d, -1, &device, why, sizeof why, err, sizeof err);
     if (variant < 0) return run_die(err);
-    if (d.variant == DP_VARIANT_AUTO && variant == DP_VARIANT_CPU)
+    if (device >= 0) run_info_device(why);
+    if (say && d.variant == DP_VARIANT_AUTO && variant == DP_VARIANT_CPU)
         printf("variant=auto: no usable GPU (%s); falling back to variant=cpu\n", why);
-    if (d.trace[0] && variant == DP_VARIANT_CPU)
+    if (say && d.trace[0] && variant == DP_VARIANT_CPU)
         printf("trace=%s: not written, the cpu variant has no device timeline\n", d.trace);
 
     char label[128];
-    printf("dpamr run %s: variant=%s, %dD, tile %d^%d, %lld tiles on levels 0..%d, max_level %d\n", d.path,
+    if (say)
+        printf("dpamr run %s: variant=%s, %dD, tile %d^%d, %lld tiles on levels 0..%d, max_level %d\n", d.path,
            deck_engine_label(&d, variant, label, sizeof label), d.p.dim, d.p.B, d.p.dim, (long long)m.ntiles,
            m.nlevels - 1, d.p.max_level);
+    char lo[32], hi[32], mem[32];
+    if (say)
+        printf("reads %s, writes %s (estimated %s to %s; memory up to %s for %lld tiles)\n", d.mesh_file, d.output,
+           run_bytes_text(file_lo, lo, sizeof lo), run_bytes_text(file_hi, hi, sizeof hi),
+           run_bytes_text(run_memory_bytes(&m, cap > m.ntiles ? cap : m.ntiles), mem, sizeof mem),
+           (long long)(cap > m.ntiles ? cap : m.ntiles));
+    if (replacing) run_say_replacing("output", d.output);
+    if (d.verbosity == DP_VERBOSITY_VERBOSE) run_print_info(stdout);
     refine_report_t r;
     if (engine_refine(variant, &d, &m, &r, err, sizeof err) != 0) return run_die(err);
-    if (r.note[0]) printf("%s\n", r.note);
-    if (r.pool_size >= 0)
+    if (say && r.note[0]) printf("%s\n", r.note);
+    if (say && r.pool_size >= 0)
         printf("pending-launch pool: %lld granted (asked %lld; computed bound %lld); device launches: %lld, "
                "failed: %lld\n",
                r.pool_size, r.pool_requested, r.pool_bound,
                r.device_launches, r.launch_failures);
-    printf("refined in %.3f ms (engine total %.3f ms): %lld tiles on %d levels\n", r.refine_ms, r.total_ms,
+    if (say)
+        printf("refined in %.3f ms (engine total %.3f ms): %lld tiles on %d levels\n", r.refine_ms, r.total_ms,
            (long long)m.ntiles, m.nlevels);
+    run_warn_depth(&d, m.nlevels);
 
     const double tv = timer_ms();
     valid_report_t v;
     valid_check_mode(&m, &d.p, 1, &v); /* a refinement output: complete to max_level */
     const double validate_ms = timer_ms() - tv;
-    valid_print(&v, &m);
+    if (say || !v.passed) valid_print(&v, &m);
     if (!v.passed) {
         fprintf(stderr, "dpamr: error: validation failed; %s not written\n", d.output);
         return 2;
@@ -79,6 +215,7 @@ static int cmd_run(int argc, char **argv)
     run_stats_from_report(&st, &r, m.nlevels);
     st.load_ms = load_ms;
     st.validate_ms = validate_ms;
+    st.total_ms = timer_ms() - t0;
     h5io_meta_t meta;
     run_provenance(&meta, &d, deck_variant_name(variant), &v, &st);
     /* the rank table of a run without MPI: one row (write_ms: nothing was written before it) */
@@ -87,8 +224,19 @@ static int cmd_run(int argc, char **argv)
                               .cells = (int64_t)m.ntiles * mesh_cells(&m), .refine_ms = r.refine_ms, .write_ms = 0.0 };
     meta.nranks = 1;
     meta.ranks = &row;
+    const double tw = timer_ms();
     if (h5io_write(d.output, &m, &meta, err, sizeof err) != 0) return run_die(err);
+    const double write_ms = timer_ms() - tw;
     printf("wrote %s\n", d.output);
+    if (say) {
+        char up[32] = "-", down[32] = "-";
+        if (variant != DP_VARIANT_CPU) {
+            snprintf(up, sizeof up, "%.3f ms", r.upload_ms);
+            snprintf(down, sizeof down, "%.3f ms", r.download_ms);
+        }
+        printf("phases: load %.3f ms, upload %s, refine %.3f ms, download %s, validate %.3f ms, write %.3f ms, "
+               "total %.3f ms\n", load_ms, up, r.refine_ms, down, validate_ms, write_ms, timer_ms() - t0);
+    }
     mesh_free(&m);
     deck_free(&d);
     return 0;
@@ -102,7 +250,11 @@ static int cmd_mesh(int argc, char **argv)
     deck_t d;
     mesh_t m;
     if (deck_load(&d, argv[0], argc - 1, argv + 1, err, sizeof err) != 0) return run_die(err);
-    if (run_refuse_overwrite("mesh_file", d.mesh_file, &d, 0, err, sizeof err) != 0) return run_die(err);
+    const int replacing = run_refuse_overwrite("mesh_file", d.mesh_file, &d, 0, err, sizeof err);
+    if (replacing < 0) return run_die(err);
+    if (run_check_output("mesh_file", d.mesh_file, 0.0, err, sizeof err) != 0) return run_die(err);
+    if (replacing) run_say_replacing("mesh_file", d.mesh_file);
+    run_warn_model(&d);
     if (engine_make_level0(&d, &m, err, sizeof err) != 0) return run_die(err);
     valid_report_t v;
     valid_check_mode(&m, &d.p, 0, &v); /* level 0: not refined yet */
@@ -174,10 +326,21 @@ static int driver_main(int argc, char **argv)
         return 1;
     }
     const char *cmd = argv[1];
-    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+    if (is_help_flag(cmd) || (!strcmp(cmd, "help") && argc == 2)) {
         usage(stdout);
         return 0;
     }
+    /* `dpamr SUBCOMMAND --help` (or -h) anywhere after the subcommand */
+    for (int i = 2; i < argc && sub_help(cmd); ++i)
+        if (is_help_flag(argv[i])) return fputs(sub_help(cmd), stdout), 0;
+    if (!strcmp(cmd, "help")) {
+        if (argc > 3) {
+            fprintf(stderr, "dpamr: error: 'help' takes one KEY or SUBCOMMAND (got %d arguments)\n", argc - 2);
+            return 1;
+        }
+        return cmd_help(argv[2]);
+    }
+    if (!strcmp(cmd, "--man")) return cmd_man();
     if (!strcmp(cmd, "--version")) {
 #ifdef DPAMR_MPI
         const char *mpi = "yes";
@@ -185,6 +348,9 @@ static int driver_main(int argc, char **argv)
         const char *mpi = "no";
 #endif
         printf("dpamr %s (MPI: %s, parallel HDF5: %s)\n", DPAMR_VERSION, mpi, h5io_parallel() ? "yes" : "no");
+        char why[512];
+        if (gpu_available(why, sizeof why)) run_info_device(why);
+        run_print_info(stdout);
         return 0;
     }
     if (!strcmp(cmd, "gpu")) {

@@ -1,9 +1,13 @@
 /* run.c - the run pipeline of the app layer (run.h): input checks, variant, provenance. */
 #include "run.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -65,11 +69,77 @@ int run_refuse_overwrite(const char *key, const char *target, const deck_t *d, i
     if (check_mesh && same_file(target, d->mesh_file))
         return snprintf(err, n, "%s = %.1000s is the input mesh (mesh_file): dpamr never writes over its input; "
                                 "choose another output", key, target), -1;
+    struct stat st;
+    if (lstat(target, &st) != 0) return 0; /* a new file */
+    if (!S_ISREG(st.st_mode))
+        return snprintf(err, n, "%s = %.1000s exists and is not a regular file: dpamr writes only new files or "
+                                "replaces its own; choose another %s", key, target, key), -1;
+    if (!h5io_is_dpamr_output(target))
+        return snprintf(err, n, "%s = %.1000s exists and was not written by dpamr (no /dpamr/provenance): dpamr "
+                                "never writes over a file it did not write; move it away or choose another %s",
+                        key, target, key), -1;
+    if (d->overwrite == DP_OVERWRITE_NEVER)
+        return snprintf(err, n, "%s = %.1000s exists (an earlier dpamr output) and overwrite = never: move it away, "
+                                "choose another %s, or set overwrite=own", key, target, key), -1;
+    return 1;
+}
+
+void run_say_replacing(const char *key, const char *target)
+{
+    printf("%s = %s exists, written by dpamr earlier: it will be replaced (overwrite=never keeps it)\n", key, target);
+}
+
+/** The folder of path ("." for a bare name) into dir. */
+static void dir_of(const char *path, char *dir, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(dir, n, ".");
+    else if (slash == path) snprintf(dir, n, "/");
+    else snprintf(dir, n, "%.*s", (int)(slash - path), path);
+}
+
+int run_check_output(const char *key, const char *target, double bytes, char *err, size_t n)
+{
+    char dir[8192];
+    dir_of(target, dir, sizeof dir);
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return snprintf(err, n, "%s = %.1000s: its folder %.1000s does not exist (%s); make it first", key, target, dir,
+                        strerror(errno)), -1;
+    if (!S_ISDIR(st.st_mode))
+        return snprintf(err, n, "%s = %.1000s: %.1000s is not a folder", key, target, dir), -1;
+    if (access(dir, W_OK | X_OK) != 0)
+        return snprintf(err, n, "%s = %.1000s: cannot write in the folder %.1000s (%s)", key, target, dir,
+                        strerror(errno)), -1;
+    struct statvfs sv;
+    if (statvfs(dir, &sv) == 0 && (double)sv.f_bavail * (double)sv.f_frsize < bytes)
+        return snprintf(err, n, "%s = %.1000s: the file needs at least %.1f MB and the file system of %.1000s has "
+                                "%.1f MB free", key, target, bytes / 1e6, dir,
+                        (double)sv.f_bavail * (double)sv.f_frsize / 1e6), -1;
     return 0;
+}
+
+const char *run_bytes_text(double bytes, char *buf, size_t n)
+{
+    if (bytes < 1e6) snprintf(buf, n, "%.1f kB", bytes / 1e3);
+    else if (bytes < 1e9) snprintf(buf, n, "%.1f MB", bytes / 1e6);
+    else snprintf(buf, n, "%.2f GB", bytes / 1e9);
+    return buf;
+}
+
+double run_memory_bytes(const mesh_t *m, dp_tidx cap)
+{
+    /* the tile store: level 4, coord 12, key 8, parent 8, childmask 1, and the fields (float32) */
+    return (double)cap * (33.0 + 4.0 * (double)mesh_cells(m) * m->nf);
 }
 
 int run_read_mesh(const deck_t *d, mesh_t *m, char *err, size_t n)
 {
+    struct stat st;
+    if (stat(d->mesh_file, &st) != 0 && errno == ENOENT)
+        return snprintf(err, n, "mesh_file = %.1000s does not exist: make it from the deck's model.objects with "
+                                "`dpamr mesh %.1000s`, or set mesh_file to an existing mesh (tools/mesh_from_numpy.py "
+                                "writes one from numpy arrays)", d->mesh_file, d->path), -1;
     if (h5io_read(d->mesh_file, m, NULL, err, n) != 0) return -1;
     if (run_mesh_matches_deck(m, d, d->mesh_file, err, n) != 0) return -1;
     return run_mesh_has_frontier(m, d->mesh_file, err, n);
@@ -100,10 +170,70 @@ int run_variant(const deck_t *d, int local, int *device, char *why, size_t whyle
     return -1;
 }
 
+#ifndef DPAMR_COMMIT
+#define DPAMR_COMMIT "unknown"
+#endif
+#ifndef DPAMR_BUILD_TYPE
+#define DPAMR_BUILD_TYPE "unknown"
+#endif
+#ifndef DPAMR_COMPILER
+#define DPAMR_COMPILER "unknown"
+#endif
+
+static run_info_t g_info;
+static int g_info_set;
+
+const run_info_t *run_info(void)
+{
+    if (g_info_set) return &g_info;
+    g_info_set = 1;
+    snprintf(g_info.commit, sizeof g_info.commit, "%s", DPAMR_COMMIT);
+    snprintf(g_info.build, sizeof g_info.build, "%s", DPAMR_BUILD_TYPE);
+    snprintf(g_info.compiler, sizeof g_info.compiler, "%s", DPAMR_COMPILER);
+    int rt = 0, drv = 0;
+    gpu_versions(&rt, &drv);
+    if (rt == 0) snprintf(g_info.cuda, sizeof g_info.cuda, "none (built without CUDA)");
+    else if (drv == 0) snprintf(g_info.cuda, sizeof g_info.cuda, "runtime %d.%d, no driver", rt / 1000, rt % 1000 / 10);
+    else snprintf(g_info.cuda, sizeof g_info.cuda, "runtime %d.%d, driver %d.%d", rt / 1000, rt % 1000 / 10,
+                  drv / 1000, drv % 1000 / 10);
+    snprintf(g_info.device, sizeof g_info.device, "cpu");
+    if (gethostname(g_info.host, sizeof g_info.host - 1) != 0) snprintf(g_info.host, sizeof g_info.host, "unknown");
+    const time_t now = time(NULL);
+    struct tm tm;
+    if (gmtime_r(&now, &tm)) strftime(g_info.date, sizeof g_info.date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+#ifdef _OPENMP
+    g_info.threads = omp_get_max_threads();
+#else
+    g_info.threads = 1;
+#endif
+    return &g_info;
+}
+
+void run_info_set(const run_info_t *ri)
+{
+    g_info = *ri;
+    g_info_set = 1;
+}
+
+void run_info_device(const char *name)
+{
+    run_info();
+    snprintf(g_info.device, sizeof g_info.device, "%s", name);
+}
+
+void run_print_info(FILE *fp)
+{
+    const run_info_t *ri = run_info();
+    fprintf(fp, "build: commit %s, %s, %s; CUDA: %s; device: %s; host %s, %d thread%s, %s\n", ri->commit, ri->build,
+            ri->compiler, ri->cuda, ri->device, ri->host, ri->threads, ri->threads == 1 ? "" : "s", ri->date);
+}
+
 void run_stats_from_report(run_stats_t *s, const refine_report_t *r, int nlevels)
 {
     memset(s, 0, sizeof *s);
     s->refine_ms = r->refine_ms;
+    s->upload_ms = r->upload_ms;
+    s->download_ms = r->download_ms;
     s->nlevels = nlevels;
     for (int L = 0; L < DP_MAX_LEVELS; ++L) s->level_ms[L] = r->level_ms[L];
     s->device_launches = r->device_launches;
@@ -121,7 +251,19 @@ void run_provenance(h5io_meta_t *meta, const deck_t *d, const char *variant, con
     meta->pdl = d->pdl;
     meta->device_launches = meta->launch_failures = meta->pool_size = -1;
     meta->valid = v;
+    const run_info_t *ri = run_info();
+    meta->commit = ri->commit;
+    meta->build = ri->build;
+    meta->compiler = ri->compiler;
+    meta->cuda = ri->cuda;
+    meta->device_name = ri->device;
+    meta->host = ri->host;
+    meta->date = ri->date;
+    meta->threads = ri->threads;
     if (!s) return;
+    meta->upload_ms = s->upload_ms;
+    meta->download_ms = s->download_ms;
+    meta->total_ms = s->total_ms;
     meta->load_ms = s->load_ms;
     meta->refine_ms = s->refine_ms;
     meta->validate_ms = s->validate_ms;
@@ -130,4 +272,44 @@ void run_provenance(h5io_meta_t *meta, const deck_t *d, const char *variant, con
     meta->device_launches = s->device_launches;
     meta->launch_failures = s->launch_failures;
     meta->pool_size = s->pool_size;
+}
+
+int run_warn_model(const deck_t *d)
+{
+    const dp_params *p = &d->p;
+    int n = 0;
+    for (int o = 0; o < p->nobj; ++o) {
+        const dp_object *ob = &p->obj[o];
+        /* the object's reach: its semi-axes or half-widths; a gaussian's 3 widths (exp(-9) ~ 1e-4) */
+        const double reach = ob->kind == DP_OBJ_GAUSSIAN ? 3.0 : 1.0;
+        int axis = -1;
+        for (int a = 0; a < p->dim && axis < 0; ++a) {
+            const double lo = p->origin[a], hi = lo + (double)d->root[a] * p->B * p->h0;
+            if (ob->center[a] + reach * ob->radius[a] < lo || ob->center[a] - reach * ob->radius[a] > hi) axis = a;
+        }
+        if (axis < 0) continue;
+        fflush(stdout);
+        const double lo = p->origin[axis], hi = lo + (double)d->root[axis] * p->B * p->h0;
+        fprintf(stderr, "dpamr: warning: %s: model object '%s' lies entirely outside the domain (axis %c: centre %g, "
+                        "%s %g; the domain spans %g..%g): it adds only its outside value\n",
+                d->path, d->object_name[o], "xyz"[axis], ob->center[axis],
+                ob->kind == DP_OBJ_GAUSSIAN ? "3 widths" : "radius", reach * ob->radius[axis], lo, hi);
+        ++n;
+    }
+    return n;
+}
+
+void run_warn_depth(const deck_t *d, int nlevels)
+{
+    const dp_params *p = &d->p;
+    if (nlevels - 1 >= p->max_level) return;
+    fflush(stdout); /* after the lines before it, in a log of both */
+    fprintf(stderr, "dpamr: warning: refinement stopped at level %d, below max_level %d: no cell of level %d is "
+                    "flagged (criterion %s, threshold %g on field %s)%s\n",
+            nlevels - 1, p->max_level, nlevels - 1, p->crit == DP_CRIT_JUMP ? "jump" : "gradient", p->threshold,
+            d->field_name[p->crit_field],
+            p->fill == DP_FILL_PROLONG && p->crit == DP_CRIT_JUMP
+                ? "; with fill=prolong a jump is spread over more cells at every level, so a lower threshold, "
+                  "criterion=gradient or fill=model refines deeper"
+                : "; a lower threshold refines deeper");
 }

@@ -5,6 +5,7 @@
 #define DPAMR_RUN_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include "../io/h5io.h"
 #include "../validation/valid.h"
 #include "deck.h"
@@ -19,12 +20,29 @@ int run_die(const char *msg);
 int run_mesh_matches_deck(const mesh_t *m, const deck_t *d, const char *file, char *err, size_t n);
 /** A mesh to refine must have tiles on its finest declared level (the frontier). */
 int run_mesh_has_frontier(const mesh_t *m, const char *file, char *err, size_t n);
-/** Refuse to write `target` over one of dpamr's inputs (the deck, and the mesh file if check_mesh). */
+/** Refuse to write `target` over one of dpamr's inputs (the deck, and the mesh file if check_mesh), over
+ *  anything that is not a file dpamr wrote (h5io_is_dpamr_output), and over dpamr's own earlier
+ *  output when the deck says overwrite = never. -1 with err; 0 for a new file; 1 when target is an
+ *  earlier dpamr output that will be replaced (say so: run_say_replacing). */
 int run_refuse_overwrite(const char *key, const char *target, const deck_t *d, int check_mesh, char *err, size_t n);
+/** The one line saying that key = target, an earlier dpamr output, will be replaced. */
+void run_say_replacing(const char *key, const char *target);
+/** Before any work: the folder of target exists and takes new files, and its file system has bytes
+ *  free. 0, or -1 with err naming the key, the path and what is wrong. */
+int run_check_output(const char *key, const char *target, double bytes, char *err, size_t n);
+/** "12.3 kB", "4.5 MB", "1.23 GB" into buf. */
+const char *run_bytes_text(double bytes, char *buf, size_t n);
+/** Host memory of a tile store of cap tiles shaped like m. */
+double run_memory_bytes(const mesh_t *m, dp_tidx cap);
 /** Read the mesh file the deck names and check it against the deck (the two checks above). 0 or -1 with err. */
 int run_read_mesh(const deck_t *d, mesh_t *m, char *err, size_t n);
 /** Load the deck (argv[0], overrides argv[1..]), set its thread count, read its mesh. 0 or -1 with err. */
 int run_load(deck_t *d, mesh_t *m, int argc, char **argv, char *err, size_t n);
+
+/** Warn (stderr) about model objects entirely outside the domain; returns how many. */
+int run_warn_model(const deck_t *d);
+/** Warn (stderr) when a refinement output of nlevels levels stops below max_level, with the reason. */
+void run_warn_depth(const deck_t *d, int nlevels);
 
 /** The variant a run uses. cpu stays cpu; auto becomes cdp with a usable GPU, else cpu (then `why`
  *  says what is missing); cdp or host without a usable GPU is an error (-1, message in err).
@@ -37,10 +55,27 @@ int run_variant(const deck_t *d, int local, int *device, char *why, size_t whyle
  *  level times, launches summed, rank 0's pool and load and validation times). */
 typedef struct {
     double load_ms, refine_ms, validate_ms;
+    double upload_ms, download_ms; /* GPU transfers, 0 on the cpu */
+    double total_ms;               /* from the start until the write began */
     int nlevels;                    /* levels in the output: level_ms[0..nlevels) are written */
     double level_ms[DP_MAX_LEVELS]; /* time building each level, -1 where none was built */
     long long device_launches, launch_failures, pool_size; /* -1: not a cdp run */
 } run_stats_t;
+
+/** The build and the machine, for /dpamr/provenance and --version. */
+typedef struct {
+    char commit[64], build[64], compiler[128], cuda[128], device[256], host[256], date[64];
+    int threads;
+} run_info_t;
+
+/** This process's build and machine (filled on the first call; device "cpu" until run_info_device). */
+const run_info_t *run_info(void);
+/** Replace it (an MPI run records rank 0's on every rank: collective attributes must agree). */
+void run_info_set(const run_info_t *ri);
+/** One line: commit, build type, compiler, CUDA runtime and driver, device, host, threads, date. */
+void run_print_info(FILE *fp);
+/** The device a run used (the name gpu_available gave), recorded in the provenance. */
+void run_info_device(const char *name);
 
 /** Stats of one engine run whose output has nlevels levels (load and validate times left 0). */
 void run_stats_from_report(run_stats_t *s, const refine_report_t *r, int nlevels);

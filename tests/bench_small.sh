@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench_small.sh DPAMR SRC WORK - `dpamr bench` on the small default deck (one repeat), its JSON
+# bench_small.sh DPAMR SRC WORK - `dpamr bench` on the small default deck (two repeats: the JSON and CSV carry each), its JSON
 # checked (every row has the keys the plot reads; with a GPU: host, and cdp at every grain of the
 # sweep, pdl off and on), then tools/plot_bench.py plots it and the fixtures (tests/plot_bench.sh).
 # Without a GPU the JSON holds the cpu row only, and that is what CI plots.
@@ -8,9 +8,11 @@ dpamr=$1 src=$2 work=$3
 source "$(dirname "$0")/lib.sh"
 fresh_dir "$work"
 pick_python matplotlib
-"$dpamr" bench "$src/inputs/default.inp" bench_repeats=1 bench_warmup=0 bench_groups="4 16" \
+"$dpamr" bench "$src/inputs/default.inp" bench_repeats=2 bench_warmup=0 bench_groups="4 16" \
     bench_out="$work/bench_default" >"$work/bench.log"
 cat "$work/bench.log"
+head -1 "$work/bench_default.csv" | grep -q "refine_min_ms,refine_max_ms,refine_samples_ms,host,commit,date" ||
+    { echo "bench CSV: no per-repeat samples, spread, machine, commit, date"; exit 1; }
 $py - "$work/bench_default.json" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -19,6 +21,11 @@ for r in rows:
     for k in ("variant", "grain", "group", "pdl", "refine_ms", "launches", "pool", "level_ms"):
         assert k in r, f"row {r} lacks {k}"
     assert r["refine_ms"] > 0, r
+    assert len(r["refine_samples_ms"]) == j["repeats"] == len(r["end_to_end_samples_ms"]), r
+    assert r["refine_min_ms"] <= r["refine_ms"] <= r["refine_max_ms"], r
+for k in ("host", "device", "cuda", "compiler", "build", "threads"):
+    assert k in j["machine"], f"machine lacks {k}"
+assert j["commit"] and j["date"], j
 have = {(r["variant"], r["grain"], r["group"], r["pdl"]) for r in rows}
 if j["device"] == "none":
     assert have == {("cpu", None, None, "-")}, have

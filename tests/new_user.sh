@@ -1,0 +1,172 @@
+#!/bin/bash
+# new_user.sh DPAMR SRC BUILD_DIR - the paths a new user walks (issue 16), each behaviour asserted:
+# help for every subcommand and deck key, no file dpamr did not write is overwritten, paths relative
+# to where they were written, a missing mesh and a bad output folder said before any work, the
+# warnings, an install into a temporary prefix that runs from there, render.py without a display,
+# mesh_from_numpy.py's command line and its errors.
+set -uo pipefail
+dpamr=$1 src=$2 build=$3
+source "$(dirname "$0")/lib.sh"
+tmp_dir
+work=$tmp
+md5() { md5sum "$1" | cut -d' ' -f1; }
+# expect NAME RC PATTERN CMD...: CMD exits RC (any non-zero for "!0") and prints PATTERN (stdout or stderr)
+expect() {
+    local name=$1 want=$2 pattern=$3
+    shift 3
+    "$@" >"$work/out.log" 2>&1
+    local rc=$?
+    cat "$work/out.log" >>"$work/all.log"
+    if { [ "$want" = "!0" ] && [ $rc -eq 0 ]; } || { [ "$want" != "!0" ] && [ $rc -ne "$want" ]; }; then
+        fail "$name: exit $rc, expected $want:"; head -c 600 "$work/out.log"; echo; return
+    fi
+    if ! grep -q -- "$pattern" "$work/out.log"; then
+        fail "$name: no '$pattern' in:"; head -c 600 "$work/out.log"; echo; return
+    fi
+    echo "ok   $name: $(grep -m1 -- "$pattern" "$work/out.log" | head -c 200)"
+}
+
+echo "== help for every subcommand, and for deck keys from the key table"
+for sub in run mesh check bench gpu help; do
+    expect "$sub --help" 0 "usage: dpamr $sub" "$dpamr" $sub --help
+    expect "$sub -h" 0 "usage: dpamr $sub" "$dpamr" $sub -h
+done
+expect "run DECK --help" 0 "usage: dpamr run" "$dpamr" run "$src/inputs/default.inp" --help
+expect "help max_level" 0 "valid:   0..23" "$dpamr" help max_level
+expect "help a model key by its object's name" 0 "model.NAME.type" "$dpamr" help model.disc.type
+expect "help overwrite" 0 "own, never" "$dpamr" help overwrite
+expect "help on no key" 1 "neither a deck key nor a subcommand" "$dpamr" help tile_sise
+expect "the man page" 0 "^.TH DPAMR 1" "$dpamr" --man
+# the table validates: what help says is valid is what the deck accepts
+expect "help's range is the deck's" 1 "max_level.*out of range (0 to 23)" "$dpamr" run "$src/inputs/default.inp" max_level=24
+
+echo "== a deck of one's own: paths in the deck from its folder, on the command line from here"
+mkdir -p "$work/decks" "$work/here"
+sed -e 's/^mesh_file.*/mesh_file = my.mesh.hdf/' -e 's/^output.*/output = my_out.hdf/' \
+    "$src/inputs/default.inp" >"$work/decks/my.inp"
+cd "$work/here" || exit 1
+expect "a missing mesh says how to make it" 1 "dpamr mesh ../decks/my.inp" "$dpamr" run ../decks/my.inp
+expect "dpamr mesh writes beside the deck" 0 "wrote ../decks/my.mesh.hdf" "$dpamr" mesh ../decks/my.inp
+[ -f "$work/decks/my.mesh.hdf" ] && [ ! -e my.mesh.hdf ] || fail "the mesh is not beside the deck"
+expect "run: the header prints the resolved paths" 0 "reads ../decks/my.mesh.hdf, writes ../decks/my_out.hdf" \
+    "$dpamr" run ../decks/my.inp
+expect "run: the estimated size and memory" 0 "estimated .* to .*; memory up to" "$dpamr" run ../decks/my.inp
+cp "$work/decks/my.mesh.hdf" local.mesh.hdf
+expect "command-line paths from the current directory" 0 "reads local.mesh.hdf, writes here.hdf" \
+    "$dpamr" run ../decks/my.inp mesh_file=local.mesh.hdf output=here.hdf
+[ -f here.hdf ] || fail "output= on the command line did not write ./here.hdf"
+
+echo "== what a run prints, and what it records"
+expect "the summary of phases" 0 "^phases: load .* upload .* refine .* download .* validate .* write .* total" \
+    "$dpamr" run ../decks/my.inp output=phases.hdf
+"$dpamr" run ../decks/my.inp output=quiet.hdf verbosity=quiet >quiet.log 2>&1 || fail "verbosity=quiet: the run"
+# one line: "wrote quiet.hdf" (the MPI build adds how it wrote)
+[ "$(wc -l <quiet.log)" -eq 1 ] && grep -q "^wrote quiet.hdf" quiet.log ||
+    { fail "verbosity=quiet printed more than the written file:"; head -5 quiet.log; }
+expect "verbosity=verbose: the build and machine" 0 "^build: commit .*; CUDA: .*; device: .*; host .* thread" \
+    "$dpamr" run ../decks/my.inp output=verbose.hdf verbosity=verbose
+expect "--version: the build" 0 "^build: commit .*, .*; CUDA: " "$dpamr" --version
+"$dpamr" run ../decks/my.inp variant=cpu output=cpu.hdf >cpu.log 2>&1
+grep -q "pdl=" cpu.log && fail "the cpu run's header speaks of pdl"
+pick_python h5py
+if $py -c "import h5py" 2>/dev/null; then
+    $py -c "
+import h5py, sys
+a = h5py.File('phases.hdf', 'r')['dpamr/provenance'].attrs
+want = ['load_ms', 'upload_ms', 'refine_ms', 'download_ms', 'validate_ms', 'total_ms', 'commit', 'build', 'compiler',
+        'cuda', 'device', 'host', 'date', 'threads']
+missing = [k for k in want if k not in a]
+sys.exit('provenance lacks ' + ', '.join(missing) if missing else 0)" || fail "provenance"
+fi
+
+echo "== nothing dpamr did not write is written over"
+expect "own output replaced, in one line" 0 "written by dpamr earlier: it will be replaced" \
+    "$dpamr" run ../decks/my.inp mesh_file=local.mesh.hdf output=here.hdf
+expect "overwrite=never keeps even its own" 1 "overwrite = never" \
+    "$dpamr" run ../decks/my.inp mesh_file=local.mesh.hdf output=here.hdf overwrite=never
+echo "my notes" >notes.hdf
+expect "run refuses a foreign output" 1 "not written by dpamr" "$dpamr" run ../decks/my.inp output=notes.hdf
+[ "$(cat notes.hdf)" = "my notes" ] || fail "a foreign output was touched"
+pick_python numpy
+if $py -c "import h5py" 2>/dev/null; then
+    "$py" "$src/tools/mesh_from_numpy.py" numpy.hdf --demo 2 >/dev/null || fail "mesh_from_numpy --demo"
+    before=$(md5 numpy.hdf)
+    expect "mesh refuses a user's numpy mesh" 1 "not written by dpamr" "$dpamr" mesh ../decks/my.inp mesh_file=numpy.hdf
+    expect "run refuses a user's numpy mesh as output" 1 "not written by dpamr" "$dpamr" run ../decks/my.inp output=numpy.hdf
+    [ "$(md5 numpy.hdf)" = "$before" ] || fail "the numpy mesh was overwritten"
+fi
+
+echo "== the output location is checked before any refinement"
+expect "output folder missing" 1 "nowhere does not exist" "$dpamr" run ../decks/my.inp output=nowhere/x.hdf
+grep -q "level  1" "$work/out.log" && fail "refined before the output folder was checked"
+if [ "$(id -u)" -ne 0 ]; then
+    mkdir ro && chmod 555 ro
+    expect "output folder not writable" 1 "cannot write in the folder" "$dpamr" run ../decks/my.inp output=ro/x.hdf
+fi
+
+echo "== warnings"
+expect "model object outside the domain" 0 "warning: .*'hill' lies entirely outside the domain" \
+    "$dpamr" mesh ../decks/my.inp mesh_file=outside.hdf model.hill.center="5 5"
+expect "refinement stopped before max_level" 0 "warning: refinement stopped at level .* below max_level 12" \
+    "$dpamr" run ../decks/my.inp output=shallow.hdf criterion=jump threshold=0.1 max_level=12
+if ! "$dpamr" gpu >/dev/null 2>&1 && ! ldconfig -p 2>/dev/null | grep -q "libcuda.so.1 "; then
+    expect "no driver is not called an old driver" 1 "no NVIDIA driver\|built without CUDA" "$dpamr" gpu
+fi
+
+echo "== cmake --install into a temporary prefix, run from there"
+prefix=$work/prefix
+if cmake --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1; then
+    for f in bin/dpamr bin/cu-launch-lint share/man/man1/dpamr.1 share/dpamr/mesh_from_numpy.py \
+        share/dpamr/render.py share/dpamr/plot_bench.py share/dpamr/inputs/default.inp share/doc/dpamr/README.md \
+        share/doc/dpamr/docs/decks.md; do
+        [ -e "$prefix/$f" ] || fail "install: $f missing"
+    done
+    expect "installed dpamr runs" 0 "wrote inst.hdf" "$prefix/bin/dpamr" run "$prefix/share/dpamr/inputs/default.inp" output=inst.hdf
+    expect "installed dpamr checks" 0 "validation: PASSED" "$prefix/bin/dpamr" check inst.hdf
+    expect "installed cu-launch-lint runs" 0 "launch(es) read" "$prefix/bin/cu-launch-lint" "$src/device/engine_host.cu"
+    grep -q "^.TH DPAMR" "$prefix/share/man/man1/dpamr.1" || fail "install: the man page is not one"
+else
+    fail "cmake --install"; cat "$work/install.log"
+fi
+
+echo "== render.py without a display: off-screen, no hang"
+pick_python matplotlib
+if $py -c "import h5py, matplotlib" 2>/dev/null; then
+    "$dpamr" run "$src/inputs/sphere3d.inp" variant=cpu output=s3.hdf >/dev/null 2>&1 || fail "sphere3d run"
+    expect "render.py 2D, no DISPLAY" 0 "wrote r2.png.*matplotlib" env -u DISPLAY timeout 120 "$py" \
+        "$src/validation/render.py" here.hdf r2.png --no-edges
+    expect "render.py 3D slice through the finest tiles" 0 "wrote r3.png.*matplotlib" env -u DISPLAY timeout 120 \
+        "$py" "$src/validation/render.py" s3.hdf r3.png
+    expect "render.py slice axis, position, levels" 0 "wrote r4.png" env -u DISPLAY timeout 120 "$py" \
+        "$src/validation/render.py" s3.hdf r4.png --axis x --at 0.3 --levels 1:2
+    expect "render.py a slice outside the domain" 1 "outside the domain" env -u DISPLAY timeout 120 "$py" \
+        "$src/validation/render.py" s3.hdf r5.png --at 7
+    for png in r2 r3 r4; do [ "$(head -c 4 $png.png | tail -c 3)" = "PNG" ] || fail "$png.png is not a PNG"; done
+else
+    echo "render.py: skipped (no h5py and matplotlib)"
+fi
+
+echo "== mesh_from_numpy.py: the user's .npy/.npz, clear errors, no half-written file"
+pick_python h5py
+if $py -c "import h5py, numpy" 2>/dev/null; then
+    "$py" -c "
+import numpy as np
+np.save('good.npy', np.random.default_rng(1).random((32, 48)))
+np.save('odd.npy', np.zeros((30, 48)))
+np.savez('two.npz', rho=np.zeros((16, 16, 16)), T=np.zeros((16, 24, 16)))
+a = np.zeros((16, 16)); a[2, 3] = np.nan; np.save('nan.npy', a)"
+    np2h=("$py" "$src/tools/mesh_from_numpy.py")
+    expect "numpy .npy" 0 "deck keys: dim = 2; root = 6 4" "${np2h[@]}" good.hdf good.npy --name rho
+    expect "numpy: a shape not a multiple of the tile size" 1 "array 'odd': shape (30, 48).*multiple" \
+        "${np2h[@]}" odd.hdf odd.npy
+    expect "numpy: fields of different shapes" 1 "array 'T': shape (16, 24, 16) differs" "${np2h[@]}" two.hdf two.npz
+    expect "numpy: NaN" 1 "array 'nan': holds NaN" "${np2h[@]}" nan.hdf nan.npy
+    expect "numpy: a bad tile size" 1 "tile size 12: valid are 4, 8, 16, 32" "${np2h[@]}" t.hdf good.npy --tile-size 12
+    expect "numpy: an existing file is kept" 1 "exists: it is kept" "${np2h[@]}" good.hdf good.npy
+    grep "Traceback\|AssertionError" "$work/all.log" && fail "a traceback"
+    ls odd.hdf* two.hdf* nan.hdf* t.hdf* 2>/dev/null && fail "a half-written file"
+    expect "the numpy mesh refines" 0 "validation: PASSED" "$dpamr" run ../decks/my.inp mesh_file=good.hdf \
+        root="6 4" cell_size=0.020833333333333332 criterion=jump output=good_out.hdf
+fi
+cd "$work" || exit 1
+finish new_user
