@@ -489,7 +489,9 @@ static void expect_read_error(const char *path, const char *want)
     mesh_t m;
     char err[1024] = "";
     char *deck = (char *)1;
-    const int rc = h5io_read(path, &m, &deck, err, sizeof err);
+    int rc = h5io_read(path, &m, &deck, err, sizeof err);
+    CHECK(rc == -1 || rc == H5IO_BAD_CONTENT);
+    if (rc == H5IO_BAD_CONTENT) rc = -1; /* a dpamr file whose content is wrong: `check` exits 2 on it */
     CHECK_ERR(rc, err, want);
     if (getenv("TEST_H5IO_VERBOSE")) printf("  expected error: %s\n", err);
     CHECK(deck == NULL);
