@@ -856,6 +856,17 @@ static int w_room(const char *path, const char *tmp, double bytes, char *err, si
     return rc;
 }
 
+/** The file written is renamed onto path: only a regular file (or nothing) may be replaced there,
+ *  never a symbolic link, device, FIFO or directory. 0, or -1 with err set. */
+static int w_target_ok(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || S_ISREG(st.st_mode)) return 0;
+    seterr(err, errlen, "cannot write %s: it exists and is not a regular file (%s): dpamr replaces only a regular file",
+           path, S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISDIR(st.st_mode) ? "a directory" : "a device, FIFO or socket");
+    return -1;
+}
+
 /** Create the temporary file; message with errno when the system refused it. */
 static hid_t w_create(wctx *c, const char *tmp, hid_t fapl)
 {
@@ -889,7 +900,7 @@ int h5io_write(const char *path, const mesh_t *m, const h5io_meta_t *meta, char 
         return -1;
     }
     snprintf(tmp, tl, "%s.tmp.%ld", path, (long)getpid());
-    if (w_room(path, tmp, w_raw_bytes(m, m->ntiles), err, errlen) != 0) {
+    if (w_target_ok(path, err, errlen) != 0 || w_room(path, tmp, w_raw_bytes(m, m->ntiles), err, errlen) != 0) {
         free(tmp);
         w_buf_free(&b);
         return -1;
@@ -992,7 +1003,8 @@ int h5io_write_dist(const char *path, const mesh_t *part, const h5io_dist_t *dis
     hid_t fapl = -1, f = -1;
     if (ok && !tmp) ok = (seterr(err, errlen, "cannot write %s: out of memory", path), 0);
     if (ok) snprintf(tmp, tl, "%s.tmp.%ld", path, pid);
-    if (ok && rank == 0) ok = w_room(path, tmp, w_raw_bytes(part, head.ntiles), err, errlen) == 0;
+    if (ok && rank == 0)
+        ok = w_target_ok(path, err, errlen) == 0 && w_room(path, tmp, w_raw_bytes(part, head.ntiles), err, errlen) == 0;
     /* H5Pset_fapl_mpio duplicates the communicator, a collective: every rank or none gets there */
     if (dp_agree(comm, ok, err, errlen) != 0) {
         free(tmp);
@@ -1586,6 +1598,10 @@ static int r_precheck(const char *path, char *err, size_t errlen)
     }
     if (S_ISDIR(st.st_mode)) {
         seterr(err, errlen, "cannot open %s: it is a directory", path);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) { /* a FIFO would block the open, a device give endless bytes */
+        seterr(err, errlen, "cannot open %s: not a regular file (a FIFO, socket or device is not an HDF5 file)", path);
         return -1;
     }
     FILE *fp = fopen(path, "rb");

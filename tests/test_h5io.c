@@ -755,10 +755,10 @@ static void test_bad_writes(const mesh_t *m)
     CHECK(stat(dir_path, &st) != 0);
     CHECK_NO_OPEN();
 
-    const char *d = scratch("a_directory.hdf"); /* rename onto a directory fails at the very end */
+    const char *d = scratch("a_directory.hdf"); /* only a regular file is replaced: refused before writing */
     mkdir(d, 0755);
     rc = h5io_write(d, m, NULL, err, sizeof err);
-    CHECK_ERR(rc, err, "renaming");
+    CHECK_ERR(rc, err, "it exists and is not a regular file (a directory)");
     CHECK(temp_files_left() == 0);
     CHECK(stat(d, &st) == 0 && S_ISDIR(st.st_mode));
     rmdir(d);
