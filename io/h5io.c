@@ -867,6 +867,14 @@ static int w_target_ok(const char *path, char *err, size_t errlen)
     return -1;
 }
 
+/** The file format written: the HDF5 1.8 format or newer, at most 1.10's (ParaView 5.11's HDF5 reads
+ *  it), so that every object header, the superblock and the B-trees carry checksums and a damaged
+ *  header is reported by the library instead of being walked. 0 or -1. */
+static int w_format(hid_t fapl)
+{
+    return H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V110) < 0 ? -1 : 0;
+}
+
 /** Create the temporary file; message with errno when the system refused it. */
 static hid_t w_create(wctx *c, const char *tmp, hid_t fapl)
 {
@@ -905,7 +913,11 @@ int h5io_write(const char *path, const mesh_t *m, const h5io_meta_t *meta, char 
         w_buf_free(&b);
         return -1;
     }
-    hid_t f = w_create(&c, tmp, H5P_DEFAULT);
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    const int fmt_ok = fapl >= 0 && w_format(fapl) == 0;
+    hid_t f = fmt_ok ? w_create(&c, tmp, fapl) : -1;
+    if (!fmt_ok) seterr(err, errlen, "cannot write %s: setting the file format (HDF5 1.8 to 1.10) failed", path);
+    h5close(fapl);
     int rc = f < 0 ? -1 : w_vtkhdf(&c, f, m, &b);
     if (rc == 0) rc = w_dpamr(&c, f, m, meta);
     if (f >= 0 && H5Fclose(f) < 0 && rc == 0) {
@@ -1013,7 +1025,8 @@ int h5io_write_dist(const char *path, const mesh_t *part, const h5io_dist_t *dis
     }
     fapl = H5Pcreate(H5P_FILE_ACCESS);
     c.dxpl = H5Pcreate(H5P_DATASET_XFER);
-    const int mpio = fapl >= 0 && H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL) >= 0; /* called where fapl exists */
+    const int mpio = fapl >= 0 && H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL) >= 0 && /* called where fapl exists */
+                     w_format(fapl) == 0;
     if (!mpio || c.dxpl < 0 || H5Pset_dxpl_mpio(c.dxpl, H5FD_MPIO_COLLECTIVE) < 0 ||
         H5Pset_all_coll_metadata_ops(fapl, 1) < 0 || H5Pset_coll_metadata_write(fapl, 1) < 0)
         ok = (seterr(err, errlen, "cannot write %s: setting up parallel HDF5 (MPI-IO) failed", path), 0);
@@ -1659,7 +1672,12 @@ int h5io_read(const char *path, mesh_t *m, char **deck_text, char *err, size_t e
     }
     c.g = H5Gopen2(f, "dpamr", H5P_DEFAULT);
     if (c.g < 0) {
-        rfail(&c, "not a dpamr mesh: /dpamr is not a group; see docs/format.md");
+        char why[200];
+        h5_reason(why); /* a checksum HDF5 found wrong says the header is damaged */
+        if (H5Oexists_by_name(f, "dpamr", H5P_DEFAULT) > 0 && strstr(why, "checksum"))
+            rfail(&c, "/dpamr cannot be opened: its object header is damaged (HDF5: %s)", why);
+        else rfail(&c, "not a dpamr mesh: /dpamr is not a group (HDF5: %s); see docs/format.md", why);
+        rc = H5IO_BAD_CONTENT;
         goto done;
     }
     rc = r_body(&c, m, deck_text) == 0 ? 0 : H5IO_BAD_CONTENT;

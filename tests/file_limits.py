@@ -7,7 +7,8 @@ Writes, from a good level-0 mesh, files of a few KB each:
   big_gzip.hdf      the same, chunked and deflate-compressed (unwritten chunks store nothing)
   null_version.hdf  /dpamr@format_version has an empty (null) dataspace
   null_dim.hdf      /dpamr@dim has an empty (null) dataspace
-  null_origin.hdf   /dpamr@origin has an empty (null) dataspace"""
+  null_origin.hdf   /dpamr@origin has an empty (null) dataspace
+  damaged_header.hdf  4 bytes of the /dpamr object header overwritten (its checksum no longer holds)"""
 import shutil
 import sys
 
@@ -44,3 +45,11 @@ for name, attr, dtype in (("null_version.hdf", "format_version", "i4"), ("null_d
     with h5py.File(copy(name), "r+") as f:
         del f["/dpamr"].attrs[attr]
         f["/dpamr"].attrs.create(attr, h5py.Empty(dtype))
+with h5py.File(mesh, "r") as f:
+    addr = h5py.h5o.get_info(f["/dpamr"].id).addr
+path = copy("damaged_header.hdf")
+with open(path, "r+b") as fp:
+    fp.seek(addr + 40)
+    old = fp.read(4)
+    fp.seek(addr + 40)
+    fp.write(bytes(b ^ 0x5A for b in old))
