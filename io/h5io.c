@@ -1652,14 +1652,28 @@ done:
     return rc;
 }
 
-int h5io_read(const char *path, mesh_t *m, char **deck_text, char *err, size_t errlen)
+/** Open path read-only: the file on disk, or (image not NULL) the n bytes at image as an in-memory
+ *  file of that name (the core driver, nothing written). */
+static hid_t r_fopen(const char *path, const void *image, size_t n)
+{
+    if (!image) return H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), f = -1;
+    if (fapl >= 0 && H5Pset_fapl_core(fapl, 1 << 16, 0) >= 0 && H5Pset_file_image(fapl, (void *)image, n) >= 0)
+        f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+    h5close(fapl);
+    return f;
+}
+
+/** h5io_read of path, or of the file image (image, n) named path. */
+static int r_read_file(const char *path, const void *image, size_t n, mesh_t *m, char **deck_text, char *err,
+                       size_t errlen)
 {
     memset(m, 0, sizeof *m);
     if (deck_text) *deck_text = NULL;
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    if (r_precheck(path, err, errlen) != 0) return -1;
+    if (!image && r_precheck(path, err, errlen) != 0) return -1;
     rctx c = { path, err, errlen, -1, "/dpamr" };
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t f = r_fopen(path, image, n);
     if (f < 0) {
         char why[200];
         seterr(err, errlen, "cannot open %s: %s", path, h5_reason(why));
@@ -1994,11 +2008,24 @@ done:
     return rc;
 }
 
-int h5io_verify(const char *path, const mesh_t *m, const valid_report_t *v, char *err, size_t errlen)
+int h5io_read(const char *path, mesh_t *m, char **deck_text, char *err, size_t errlen)
+{
+    return r_read_file(path, NULL, 0, m, deck_text, err, errlen);
+}
+
+int h5io_read_image(const void *image, size_t n, const char *name, mesh_t *m, char **deck_text, char *err,
+                    size_t errlen)
+{
+    return r_read_file(name, image, n, m, deck_text, err, errlen);
+}
+
+/** h5io_verify of path, or of the file image (image, n) named path. */
+static int v_verify_file(const char *path, const void *image, size_t n, const mesh_t *m, const valid_report_t *v,
+                         char *err, size_t errlen)
 {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     rctx c = { path, err, errlen, -1, "/dpamr" };
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t f = r_fopen(path, image, n);
     if (f < 0) return rfail(&c, "cannot open");
     int rc = -1;
     c.g = H5Gopen2(f, "dpamr", H5P_DEFAULT);
@@ -2008,4 +2035,15 @@ int h5io_verify(const char *path, const mesh_t *m, const valid_report_t *v, char
     h5close(dg);
     H5Fclose(f);
     return rc;
+}
+
+int h5io_verify(const char *path, const mesh_t *m, const valid_report_t *v, char *err, size_t errlen)
+{
+    return v_verify_file(path, NULL, 0, m, v, err, errlen);
+}
+
+int h5io_verify_image(const void *image, size_t n, const char *name, const mesh_t *m, const valid_report_t *v,
+                      char *err, size_t errlen)
+{
+    return v_verify_file(name, image, n, m, v, err, errlen);
 }

@@ -83,6 +83,13 @@ int h5io_read(const char *path, mesh_t *m, char **deck_text, char *err, size_t e
  *  (object, level, tile, cell) in err. */
 int h5io_verify(const char *path, const mesh_t *m, const valid_report_t *v, char *err, size_t errlen);
 
+/** h5io_read and h5io_verify of an HDF5 file image: the n bytes at image, opened in memory as the
+ *  file `name` (for messages); nothing is read from or written to disk (the fuzz targets use them). */
+int h5io_read_image(const void *image, size_t n, const char *name, mesh_t *m, char **deck_text, char *err,
+                    size_t errlen);
+int h5io_verify_image(const void *image, size_t n, const char *name, const mesh_t *m, const valid_report_t *v,
+                      char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif
