@@ -38,6 +38,8 @@
 #define FORMAT_NAME "dpamr-mesh"
 #define FORMAT_VERSION 1
 #define GHOST_HIDDEN 32 /* vtkDataSetAttributes::HIDDENCELL */
+#define ATTR_STR_MAX (1 << 20)  /* the longest string attribute dpamr reads (its own are < 600 bytes) */
+#define DECK_MAX (64 << 20)     /* the longest /dpamr/deck dpamr reads */
 #define DEFLATE_MAX_RATIO 1032 /* the most deflate (gzip) can compress: a compressed dataset that
                                   declares more than this many times its stored bytes is damaged */
 
@@ -1330,6 +1332,9 @@ static char *r_attr_str(rctx *c, hid_t loc, const char *obj, const char *name)
         type_name(t, tn, sizeof tn);
         rfail(c, "attribute %s@%s has type %s, expected a string", obj, name, tn);
     } else if (H5Sget_simple_extent_type(s) != H5S_SCALAR) rfail(c, "attribute %s@%s is not a scalar string", obj, name);
+    else if (H5Tget_size(t) > ATTR_STR_MAX)
+        rfail(c, "attribute %s@%s declares a string of %zu bytes, more than the %d dpamr reads", obj, name,
+              H5Tget_size(t), ATTR_STR_MAX);
     else if (!(out = r_string(a, -1, t, s))) rfail(c, "cannot read attribute %s@%s", obj, name);
     h5close(s);
     h5close(t);
@@ -1593,6 +1598,9 @@ static int r_deck(rctx *c, char **out)
     if (t < 0 || s < 0) rfail(c, "/dpamr/deck is not a dataset");
     else if (H5Tget_class(t) != H5T_STRING || H5Sget_simple_extent_type(s) != H5S_SCALAR)
         rfail(c, "/dpamr/deck is not a scalar string");
+    else if (H5Tis_variable_str(t) <= 0 && (H5Tget_size(t) > DECK_MAX || H5Dget_storage_size(d) < H5Tget_size(t)))
+        rfail(c, "/dpamr/deck declares %zu bytes and the file stores %llu of them (at most %d are read)",
+              H5Tget_size(t), (unsigned long long)H5Dget_storage_size(d), DECK_MAX);
     else if (!(*out = r_string(-1, d, t, s))) rfail(c, "cannot read /dpamr/deck");
     else rc = 0;
     h5close(s);

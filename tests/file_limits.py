@@ -8,6 +8,7 @@ Writes, from a good level-0 mesh, files of a few KB each:
   null_version.hdf  /dpamr@format_version has an empty (null) dataspace
   null_dim.hdf      /dpamr@dim has an empty (null) dataspace
   null_origin.hdf   /dpamr@origin has an empty (null) dataspace
+  big_deck.hdf      /dpamr/deck declares a 2 GB string (never written)
   damaged_header.hdf  4 bytes of the /dpamr object header overwritten (its checksum no longer holds)"""
 import shutil
 import sys
@@ -45,6 +46,9 @@ for name, attr, dtype in (("null_version.hdf", "format_version", "i4"), ("null_d
     with h5py.File(copy(name), "r+") as f:
         del f["/dpamr"].attrs[attr]
         f["/dpamr"].attrs.create(attr, h5py.Empty(dtype))
+with h5py.File(copy("big_deck.hdf"), "r+") as f:
+    del f["/dpamr/deck"]
+    f["/dpamr"].create_dataset("deck", shape=(), dtype="S2000000000")
 with h5py.File(mesh, "r") as f:
     addr = h5py.h5o.get_info(f["/dpamr"].id).addr
 path = copy("damaged_header.hdf")

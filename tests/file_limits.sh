@@ -39,6 +39,8 @@ refused "null @format_version" "null_version.hdf: attribute /dpamr@format_versio
 refused "null @dim" "null_dim.hdf: attribute /dpamr@dim has an empty (null) dataspace" "$dpamr" check "$work/null_dim.hdf"
 refused "null @origin" "null_origin.hdf: attribute /dpamr@origin has an empty (null) dataspace" \
     "$dpamr" check "$work/null_origin.hdf"
+refused "a 2 GB /dpamr/deck declared" "big_deck.hdf: /dpamr/deck declares 2000000000 bytes and the file stores 0" \
+    "$dpamr" check "$work/big_deck.hdf"
 refused "a damaged /dpamr object header" "damaged_header.hdf: /dpamr cannot be opened: its object header is damaged" \
     "$dpamr" check "$work/damaged_header.hdf"
 refused "a level 0 larger than the machine" "level 0 does not fit in memory: .* GB asked, the machine has" \
