@@ -65,16 +65,34 @@ int h5io_parallel(void);
 int h5io_write_dist(const char *path, const mesh_t *part, const h5io_dist_t *dist, const h5io_meta_t *meta, char *err,
                     size_t errlen);
 
+/** What h5io_read returns for a file that opens as a dpamr file (it has a /dpamr group) but whose
+ *  content is not what the format says (a missing, damaged or inconsistent object): `dpamr check`
+ *  reports it as a failed check (exit 2), not as a file it cannot read. */
+#define H5IO_BAD_CONTENT (-2)
+
 /** Read the /dpamr group of path into m (allocated here, capacity = number of tiles).
  *  If deck_text is not NULL it receives a malloc'd copy of /dpamr/deck (or NULL if absent).
  *  Every layout, shape, dtype, consistency and NaN/Inf problem is an error naming the file,
- *  the object and what was expected. Returns 0 or -1. */
+ *  the object and what was expected; every declared size is checked against the datasets' real
+ *  shapes and the machine's memory before anything is allocated. Returns 0, -1 (the file cannot
+ *  be opened as a dpamr file) or H5IO_BAD_CONTENT. */
 int h5io_read(const char *path, mesh_t *m, char **deck_text, char *err, size_t errlen);
 
-/** The per-level tile counts and checksum hashes recorded in /dpamr/validation when the file was
- *  written (rec->nlevels, nf, tiles, hash). *present = 0 when the file has no such record.
- *  Returns 0, or -1 with a message naming the file and object. */
-int h5io_read_recorded(const char *path, valid_report_t *rec, int *present, char *err, size_t errlen);
+/** Everything else the file claims, against m as h5io_read gave it and v as valid_check computed
+ *  it from m: /dpamr/validation (every recorded value, bit for bit: passed, nfail, first_failure,
+ *  conservation, tree and total hashes, per-level tiles, checksum_sum and checksum_hash),
+ *  /dpamr/provenance (present; in a refinement output the rank table accounts for every tile) and
+ *  /VTKHDF (Version, Type, Origin, and per level Spacing, AMRBox, every CellData field bit for bit,
+ *  vtkGhostType, PointData, FieldData; no extra level). Returns 0, or -1 with the first difference
+ *  (object, level, tile, cell) in err. */
+int h5io_verify(const char *path, const mesh_t *m, const valid_report_t *v, char *err, size_t errlen);
+
+/** h5io_read and h5io_verify of an HDF5 file image: the n bytes at image, opened in memory as the
+ *  file `name` (for messages); nothing is read from or written to disk (the fuzz targets use them). */
+int h5io_read_image(const void *image, size_t n, const char *name, mesh_t *m, char **deck_text, char *err,
+                    size_t errlen);
+int h5io_verify_image(const void *image, size_t n, const char *name, const mesh_t *m, const valid_report_t *v,
+                      char *err, size_t errlen);
 
 /** The raw data bytes of a file of ntiles tiles shaped like m: a lower bound on its size (the free
  *  space h5io_write asks for). */

@@ -14,13 +14,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct {
     char *key;
     char *val;
     int line;      /* 0 for a command-line override */
     int used;
+    int quoted;    /* 1: the value was given in double quotes (it may hold spaces; rendered quoted) */
 } entry_t;
 
 typedef struct {
@@ -29,6 +32,8 @@ typedef struct {
     const char *origin; /* file name for messages */
     char *err;
     size_t errlen;
+    int *slot;          /* open-addressing index of e by key (-1: empty), nslot a power of 2 */
+    int nslot;
 } kv_t;
 
 static int fail(kv_t *kv, const entry_t *e, const char *fmt, ...)
@@ -55,11 +60,42 @@ static char *trim(char *s)
     return s;
 }
 
+/* FNV-1a of a key: the lookup is a hash table, so a deck of n keys parses in O(n) */
+static unsigned key_hash(const char *k)
+{
+    unsigned h = 2166136261u;
+    for (; *k; ++k) h = (h ^ (unsigned char)*k) * 16777619u;
+    return h;
+}
+
+/* The slot of key: where it is, or the empty slot where it would go. */
+static int *slot_of(const kv_t *kv, const char *key)
+{
+    for (unsigned i = key_hash(key) & (unsigned)(kv->nslot - 1);; i = (i + 1) & (unsigned)(kv->nslot - 1))
+        if (kv->slot[i] < 0 || strcmp(kv->e[kv->slot[i]].key, key) == 0) return &kv->slot[i];
+}
+
 static entry_t *find(kv_t *kv, const char *key)
 {
-    for (int i = 0; i < kv->n; ++i)
-        if (strcmp(kv->e[i].key, key) == 0) return &kv->e[i];
-    return NULL;
+    if (kv->nslot == 0) return NULL;
+    const int i = *slot_of(kv, key);
+    return i < 0 ? NULL : &kv->e[i];
+}
+
+/* Make room in the index for n entries (load at most 1/2). 0 or -1. */
+static int index_reserve(kv_t *kv, int n)
+{
+    if (2 * n <= kv->nslot) return 0;
+    int ns = kv->nslot ? kv->nslot : 64;
+    while (2 * n > ns) ns *= 2;
+    int *slot = malloc((size_t)ns * sizeof *slot);
+    if (!slot) return -1;
+    for (int i = 0; i < ns; ++i) slot[i] = -1;
+    free(kv->slot);
+    kv->slot = slot;
+    kv->nslot = ns;
+    for (int i = 0; i < kv->n; ++i) *slot_of(kv, kv->e[i].key) = i;
+    return 0;
 }
 
 static int valid_key_syntax(const char *k)
@@ -71,12 +107,13 @@ static int valid_key_syntax(const char *k)
 }
 
 /* Add one key/value. Duplicates inside the file are errors; an override replaces. */
-static int add(kv_t *kv, const char *key, const char *val, int line)
+static int add(kv_t *kv, const char *key, const char *val, int line, int quoted)
 {
-    entry_t tmp = { (char *)key, (char *)val, line, 0 };
+    entry_t tmp = { (char *)key, (char *)val, line, 0, quoted };
     if (!valid_key_syntax(key))
         return fail(kv, &tmp, "a key is letters, digits, '_' and '.' only");
-    if (!*val) return fail(kv, &tmp, "empty value");
+    if (!*val && !quoted) return fail(kv, &tmp, "empty value");
+    if (!*val) return fail(kv, &tmp, "empty value (\"\")");
     entry_t *old = find(kv, key);
     if (old && line > 0)
         return fail(kv, &tmp, "duplicate key (first set on line %d)", old->line);
@@ -84,8 +121,10 @@ static int add(kv_t *kv, const char *key, const char *val, int line)
         free(old->val);
         old->val = strdup(val);
         old->line = 0;
+        old->quoted = quoted;
         return 0;
     }
+    if (index_reserve(kv, kv->n + 1) != 0) return fail(kv, NULL, "out of memory");
     if (kv->n == kv->cap) {
         kv->cap = kv->cap ? 2 * kv->cap : 32;
         entry_t *ne = realloc(kv->e, (size_t)kv->cap * sizeof *ne);
@@ -96,20 +135,59 @@ static int add(kv_t *kv, const char *key, const char *val, int line)
     kv->e[kv->n].val = strdup(val);
     kv->e[kv->n].line = line;
     kv->e[kv->n].used = 0;
+    kv->e[kv->n].quoted = quoted;
+    *slot_of(kv, key) = kv->n;
     kv->n++;
     return 0;
+}
+
+/* The value part of a line or override (trimmed, in place): a value in double quotes loses them and
+ *  keeps its spaces (*quoted = 1). NULL with err set when a quote is not closed or there is more
+ *  after it. */
+static char *unquote(kv_t *kv, const char *key, char *v, int line, int *quoted)
+{
+    *quoted = 0;
+    if (*v != '"') return v;
+    char *close = strchr(v + 1, '"');
+    entry_t tmp = { (char *)key, v, line, 0, 0 };
+    if (!close) {
+        fail(kv, &tmp, "the opening double quote is not closed on the line (a quoted value is \"...\", no \" inside)");
+        return NULL;
+    }
+    if (close[1]) {
+        fail(kv, &tmp, "text after the closing double quote (a quoted value is \"...\", no \" inside)");
+        return NULL;
+    }
+    *close = '\0';
+    *quoted = 1;
+    return v + 1;
+}
+
+/* The first '#' of s outside double quotes (a comment), or NULL. */
+static char *comment_start(char *s)
+{
+    int in = 0;
+    for (; *s; ++s) {
+        if (*s == '"') in = !in;
+        else if (*s == '#' && !in) return s;
+    }
+    return NULL;
 }
 
 static int parse_text(kv_t *kv, const char *text)
 {
     char *buf = strdup(text);
     int line = 0, rc = 0;
-    /* split by hand: strtok would merge empty lines and lose line numbers */
+    if (!buf) return fail(kv, NULL, "out of memory");
+    /* split by hand: strtok would merge empty lines and lose line numbers. A line ends at LF, CR
+     * or CRLF (decks from any system). */
     for (char *s = buf; s && rc == 0;) {
-        char *nl = strchr(s, '\n');
-        if (nl) *nl = '\0';
+        char *nl = s + strcspn(s, "\r\n");
+        char *next = NULL;
+        if (*nl) next = nl + (nl[0] == '\r' && nl[1] == '\n' ? 2 : 1);
+        *nl = '\0';
         ++line;
-        char *hash = strchr(s, '#');
+        char *hash = comment_start(s);
         if (hash) *hash = '\0';
         char *t = trim(s);
         if (*t) {
@@ -120,9 +198,11 @@ static int parse_text(kv_t *kv, const char *text)
                 break;
             }
             *eq = '\0';
-            rc = add(kv, trim(t), trim(eq + 1), line);
+            int quoted = 0;
+            char *key = trim(t), *val = unquote(kv, key, trim(eq + 1), line, &quoted);
+            rc = val ? add(kv, key, val, line, quoted) : -1;
         }
-        s = nl ? nl + 1 : NULL;
+        s = next;
     }
     free(buf);
     return rc;
@@ -216,7 +296,12 @@ static int get_string(kv_t *kv, const char *key, char *out, size_t outlen)
     if (!e) return 0;
     e->used = 1;
     if (strlen(e->val) >= outlen) return fail(kv, e, "longer than %zu characters", outlen - 1);
-    if (strpbrk(e->val, " \t")) return fail(kv, e, "a single word is expected (no spaces)");
+    if (strpbrk(e->val, " \t") && !e->quoted && e->line > 0)
+        return fail(kv, e, "a single word is expected (a value with spaces goes in double quotes: \"my file.hdf\")");
+    if (strpbrk(e->val, " \t\"#")) { /* an override is one argument: its spaces are the value's */
+        if (strchr(e->val, '"')) return fail(kv, e, "a path cannot hold a double quote");
+        e->quoted = 1; /* rendered in quotes, so the stored deck reads back the same */
+    }
     strcpy(out, e->val);
     return 1;
 }
@@ -562,6 +647,10 @@ static int schema(kv_t *kv, deck_t *d, const char *deck_path)
     p->nf = 1;
     strcpy(d->field_name[0], "rho");
     if ((r = get_names_k(kv, "fields", d->field_name)) < 0) return -1;
+    for (int f = 0; f < r; ++f) /* the files' /VTKHDF CellData holds the fields and the ghost array */
+        if (strcmp(d->field_name[f], "vtkGhostType") == 0)
+            return fail(kv, find(kv, "fields"), "'vtkGhostType' is reserved (the ghost array ParaView reads beside "
+                                                "the fields); choose another name");
     if (r > 0) p->nf = r;
 
     p->fill = DP_FILL_PROLONG;
@@ -679,10 +768,14 @@ static int schema(kv_t *kv, deck_t *d, const char *deck_path)
 static char *render(const kv_t *kv)
 {
     size_t len = 64;
-    for (int i = 0; i < kv->n; ++i) len += strlen(kv->e[i].key) + strlen(kv->e[i].val) + 4;
+    for (int i = 0; i < kv->n; ++i) len += strlen(kv->e[i].key) + strlen(kv->e[i].val) + 6;
     char *s = malloc(len), *w = s;
+    if (!s) return NULL;
     w += sprintf(w, "# effective deck (file plus overrides)\n");
-    for (int i = 0; i < kv->n; ++i) w += sprintf(w, "%s = %s\n", kv->e[i].key, kv->e[i].val);
+    for (int i = 0; i < kv->n; ++i) {
+        const char *q = kv->e[i].quoted ? "\"" : "";
+        w += sprintf(w, "%s = %s%s%s\n", kv->e[i].key, q, kv->e[i].val, q);
+    }
     return s;
 }
 
@@ -693,6 +786,7 @@ static void kv_free(kv_t *kv)
         free(kv->e[i].val);
     }
     free(kv->e);
+    free(kv->slot);
 }
 
 static int finish(deck_t *d, kv_t *kv, int rc)
@@ -706,7 +800,7 @@ int deck_parse_text(deck_t *d, const char *origin, const char *text, char *err, 
 {
     memset(d, 0, sizeof *d);
     snprintf(d->path, sizeof d->path, "%s", origin);
-    kv_t kv = { NULL, 0, 0, origin, err, errlen };
+    kv_t kv = { NULL, 0, 0, origin, err, errlen, NULL, 0 };
     int rc = parse_text(&kv, text);
     if (rc == 0) rc = schema(&kv, d, origin);
     return finish(d, &kv, rc);
@@ -720,11 +814,17 @@ int deck_load(deck_t *d, const char *path, int noverride, char **overrides, char
     if (slash) snprintf(d->dir, sizeof d->dir, "%.*s", (int)(slash - path), path);
     if (slash == path) strcpy(d->dir, "/");
 
-    FILE *fp = fopen(path, "rb");
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below like a directory
+     * or a device (only a regular file is a deck) */
+    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    FILE *fp = fd < 0 ? NULL : fdopen(fd, "rb");
     struct stat st;
-    if (!fp || fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode)) {
-        snprintf(err, errlen, "%s: cannot open deck: %s", path, fp ? "not a regular file" : strerror(errno));
+    if (!fp || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        const int e = errno;
+        snprintf(err, errlen, "%s: cannot open deck: %s", path,
+                 fp ? "not a regular file (a directory, FIFO or device is not a deck)" : strerror(e));
         if (fp) fclose(fp);
+        else if (fd >= 0) close(fd);
         return -1;
     }
     size_t cap = 4096, n = 0;
@@ -750,7 +850,7 @@ int deck_load(deck_t *d, const char *path, int noverride, char **overrides, char
         snprintf(err, errlen, "%s: not a text deck (contains a NUL byte)", path);
         return -1;
     }
-    kv_t kv = { NULL, 0, 0, path, err, errlen };
+    kv_t kv = { NULL, 0, 0, path, err, errlen, NULL, 0 };
     int rc = parse_text(&kv, text);
     free(text);
     for (int i = 0; rc == 0 && i < noverride; ++i) {
@@ -762,7 +862,9 @@ int deck_load(deck_t *d, const char *path, int noverride, char **overrides, char
         } else {
             *eq = '\0';
             kv.origin = path;
-            rc = add(&kv, trim(o), trim(eq + 1), 0);
+            int quoted = 0;
+            char *key = trim(o), *val = unquote(&kv, key, trim(eq + 1), 0, &quoted);
+            rc = val ? add(&kv, key, val, 0, quoted) : -1;
         }
         free(o);
     }

@@ -255,6 +255,17 @@ static int cmd_mesh(int argc, char **argv)
     if (run_check_output("mesh_file", d.mesh_file, 0.0, err, sizeof err) != 0) return run_die(err);
     if (replacing) run_say_replacing("mesh_file", d.mesh_file);
     run_warn_model(&d);
+    /* the estimate first: the tiles, and the writer's AMRBox and ghost buffers for them */
+    const double ntiles = (double)d.root[0] * d.root[1] * d.root[2], cells = (double)dp_cells(d.p.dim, d.p.B);
+    const double bytes = mesh_bytes(ntiles, d.p.dim, d.p.B, d.p.nf) + ntiles * (24.0 + cells);
+    char why[256];
+    printf("dpamr mesh %s: level 0 of %.0f tiles x %.0f cells x %d field(s) needs about %.3g GB of memory\n", d.path,
+           ntiles, cells, d.p.nf, bytes / 1e9);
+    if (mesh_fits_memory(bytes, why, sizeof why) != 0) {
+        snprintf(err, sizeof err, "%.1000s: root %d %d %d: level 0 does not fit in memory: %s", d.path, d.root[0],
+                 d.root[1], d.root[2], why);
+        return run_die(err);
+    }
     if (engine_make_level0(&d, &m, err, sizeof err) != 0) return run_die(err);
     valid_report_t v;
     valid_check_mode(&m, &d.p, 0, &v); /* level 0: not refined yet */
@@ -272,51 +283,70 @@ static int cmd_mesh(int argc, char **argv)
     return 0;
 }
 
+/** The stored deck must be exactly what dpamr wrote: the effective deck it renders from the keys
+ *  (any other byte, a comment or a space, was changed after the file was written). 0, or -1 with
+ *  the first line that differs in err. */
+static int check_deck_text(const char *file, const char *stored, const char *rendered, char *err, size_t n)
+{
+    if (strcmp(stored, rendered) == 0) return 0;
+    int line = 1;
+    const char *a = stored, *b = rendered;
+    for (; *a && *a == *b; ++a, ++b)
+        if (*a == '\n') ++line;
+    const char *la = a, *lb = b;
+    while (la > stored && la[-1] != '\n') --la, --lb;
+    const int ka = (int)strcspn(la, "\n"), kb = (int)strcspn(lb, "\n");
+    const int ends = ka == kb && strncmp(la, lb, (size_t)ka) == 0; /* the same text: its line end differs */
+    snprintf(err, n, "%s:/dpamr/deck:%d: '%.*s'%s is not what dpamr wrote ('%.*s'%s): the stored deck changed after the "
+             "file was written", file, line, ka > 200 ? 200 : ka, la, ends ? (la[ka] ? " + newline" : " (no newline)") : "",
+             kb > 200 ? 200 : kb, lb, ends ? (lb[kb] ? " + newline" : " (no newline)") : "");
+    return -1;
+}
+
+/** Exit status 2 after the message of a failed check. */
+static int check_failed(const char *msg)
+{
+    run_die(msg);
+    return 2;
+}
+
 static int cmd_check(const char *file)
 {
     char err[ERRLEN];
     mesh_t m;
     char *text = NULL;
-    if (h5io_read(file, &m, &text, err, sizeof err) != 0) return run_die(err);
+    const int rd = h5io_read(file, &m, &text, err, sizeof err);
+    if (rd != 0) return rd == H5IO_BAD_CONTENT ? check_failed(err) : run_die(err);
     if (!text) {
+        mesh_free(&m);
         snprintf(err, sizeof err, "%s: no /dpamr/deck in the file: cannot tell the criterion to check against", file);
-        return run_die(err);
+        return check_failed(err);
     }
     deck_t d;
     char origin[4200];
     snprintf(origin, sizeof origin, "%s:/dpamr/deck", file);
-    if (deck_parse_text(&d, origin, text, err, sizeof err) != 0) return run_die(err);
+    int rc = deck_parse_text(&d, origin, text, err, sizeof err) != 0 ? 2 : 0;
+    if (rc == 0 && (check_deck_text(file, text, d.text, err, sizeof err) != 0 ||
+                    run_mesh_matches_deck(&m, &d, file, err, sizeof err) != 0))
+        rc = 2;
     free(text);
-    if (run_mesh_matches_deck(&m, &d, file, err, sizeof err) != 0) return run_die(err);
-    valid_report_t v, rec;
+    if (rc != 0) {
+        mesh_free(&m);
+        if (d.text) deck_free(&d);
+        return check_failed(err);
+    }
+    valid_report_t v;
     valid_check(&m, &d.p, &v);
     printf("%s: %lld tiles on %d levels\n", file, (long long)m.ntiles, m.nlevels);
     valid_print(&v, &m);
-    /* the checksums recorded when the file was written must still hold: any changed bit shows */
-    int present = 0, same = 1;
-    if (h5io_read_recorded(file, &rec, &present, err, sizeof err) != 0) return run_die(err);
-    if (present) {
-        same = rec.nlevels == v.nlevels && rec.nf == v.nf;
-        for (int L = 0; same && L < v.nlevels; ++L) {
-            same = rec.tiles[L] == v.tiles[L];
-            for (int f = 0; same && f < v.nf; ++f)
-                if (rec.hash[L][f] != v.hash[L][f]) {
-                    printf("checksums: FAILED: level %d field %s hash %016llx, recorded %016llx: the data changed "
-                           "after it was written\n",
-                           L, m.field_name[f], (unsigned long long)v.hash[L][f], (unsigned long long)rec.hash[L][f]);
-                    same = 0;
-                }
-        }
-        if (same) printf("checksums: match the ones recorded when the file was written\n");
-        else if (rec.nlevels != v.nlevels || rec.nf != v.nf)
-            printf("checksums: FAILED: recorded for %d levels x %d fields, the file has %d x %d\n", rec.nlevels, rec.nf,
-                   v.nlevels, v.nf);
-    } else {
-        printf("checksums: none recorded in the file\n");
-    }
+    /* every value recorded when the file was written must still hold, and /VTKHDF must show the
+     * same tiles and values as /dpamr: any changed bit shows */
+    if (v.passed && h5io_verify(file, &m, &v, err, sizeof err) != 0) rc = check_failed(err);
+    else if (!v.passed) rc = 2;
+    else printf("checksums: match the ones recorded when the file was written; /VTKHDF matches /dpamr\n");
     mesh_free(&m);
     deck_free(&d);
-    return v.passed && same ? 0 : 2;
+    return rc;
 }
 
 static int driver_main(int argc, char **argv)

@@ -4,6 +4,22 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+double mesh_bytes(double cap, int dim, int B, int nf)
+{
+    return cap * ((double)DP_TILE_META_BYTES + (double)sizeof(float) * (double)nf * (double)dp_cells(dim, B));
+}
+
+int mesh_fits_memory(double bytes, char *why, size_t n)
+{
+    const double page = (double)sysconf(_SC_PAGESIZE);
+    const long phys = sysconf(_SC_PHYS_PAGES), avail = sysconf(_SC_AVPHYS_PAGES);
+    if (page <= 0 || phys <= 0 || bytes <= (double)phys * page) return 0;
+    snprintf(why, n, "%.3g GB asked, the machine has %.3g GB of memory (%.3g GB free)", bytes / 1e9,
+             (double)phys * page / 1e9, avail > 0 ? (double)avail * page / 1e9 : 0.0);
+    return -1;
+}
 
 #define NULL_ARRAY(name, type, n) m->name = NULL;
 

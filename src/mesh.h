@@ -49,6 +49,13 @@ static inline size_t mesh_tile_bytes(const mesh_t *m)
     return DP_TILE_META_BYTES + (size_t)m->nf * (size_t)mesh_cells(m) * sizeof(float);
 }
 
+/** Bytes the arrays of cap tiles take (mesh_alloc): per tile level, coord, key, parent, childmask
+ *  and nf fields of dp_cells(dim, B) float32 values. */
+double mesh_bytes(double cap, int dim, int B, int nf);
+/** Does an allocation of `bytes` fit this machine? 0 when it does; -1 when it is larger than the
+ *  host's physical memory, with "X GB asked, the machine has Y GB (Z GB free)" in why. */
+int mesh_fits_memory(double bytes, char *why, size_t n);
+
 /** Allocate arrays for cap tiles (contents zeroed). Returns 0 on success, -1 when out of memory. */
 int mesh_alloc(mesh_t *m, dp_tidx cap);
 /** Grow the arrays to at least cap tiles, keeping contents. Returns 0 or -1. */

@@ -118,6 +118,31 @@ if [ "$(cat "$work/keep.hdf")" != "older file" ]; then fail "older output was to
 # check on a file that is not a dpamr output
 expect_error "check on a non-dpamr file" "empty.hdf" "$dpamr" check "$work/empty.hdf"
 
+# non-regular files as deck, mesh and file to check: refused at once (a FIFO would block the open)
+mkfifo "$work/fifo.inp" "$work/fifo.hdf"
+expect_error "a FIFO as the deck" "fifo.inp: cannot open deck: not a regular file" timeout 10 "$dpamr" run "$work/fifo.inp"
+expect_error "a FIFO as the mesh" "fifo.hdf: not a regular file" timeout 10 "$dpamr" run "$deck" mesh_file="$work/fifo.hdf" output="$work/out.hdf"
+expect_error "a FIFO to check" "fifo.hdf: not a regular file" timeout 10 "$dpamr" check "$work/fifo.hdf"
+expect_error "/dev/zero as the deck" "/dev/zero: cannot open deck: not a regular file" timeout 10 "$dpamr" mesh /dev/zero
+expect_error "/dev/zero to check" "/dev/zero: not a regular file" timeout 10 "$dpamr" check /dev/zero
+expect_error "a directory as the mesh" "it is a directory" "$dpamr" run "$deck" mesh_file="$work/adir.inp" output="$work/out.hdf"
+# a symbolic link (or device) named as the output is not replaced by a regular file
+ln -s "$work/elsewhere.hdf" "$work/link.hdf"
+expect_error "a symbolic link as mesh_file" "link.hdf: it exists and is not a regular file (a symbolic link)" \
+    "$dpamr" mesh "$deck" mesh_file="$work/link.hdf"
+[ -L "$work/link.hdf" ] && [ ! -e "$work/elsewhere.hdf" ] || fail "the symbolic link was replaced or followed"
+# a deck with CR line ends (old Mac) is read line by line, not as one comment line
+mkdeck cr; sed -i 's/^max_level .*/max_level = 2/' "$work/cr.inp"; tr '\n' '\r' <"$work/cr.inp" >"$work/cr2.inp"
+"$dpamr" run "$work/cr2.inp" output="$work/cr.hdf" >"$work/cr.log" 2>&1
+if grep -q "max_level 2" "$work/cr.log" && "$dpamr" check "$work/cr.hdf" >/dev/null; then echo "ok   a CR-only deck"; else fail "a CR-only deck"; fi
+# a path with spaces: quoted in a deck, one argument on the command line
+mkdeck sp; echo 'output = "my out.hdf"' >>"$work/sp.inp"; sed -i '/^output .*hdf$/d' "$work/sp.inp"
+(cd "$work" && "$dpamr" run sp.inp max_level=2 >/dev/null && "$dpamr" check "my out.hdf" >/dev/null) || fail "quoted output with a space"
+"$dpamr" run "$work/sp.inp" max_level=2 "output=$work/other out.hdf" >/dev/null && "$dpamr" check "$work/other out.hdf" >/dev/null ||
+    fail "an override with a space"
+mkdeck ghost; sed -i 's/^fields .*/fields = rho vtkGhostType/' "$work/ghost.inp"
+expect_error "vtkGhostType as a field" "ghost.inp:.*'vtkGhostType' is reserved" run ghost
+
 after=$(md5sum "$mesh" | cut -d' ' -f1)
 if [ "$before" != "$after" ]; then fail "the input mesh was modified"; fi
 finish errors

@@ -1,6 +1,8 @@
 /* test_deck.c - deck parsing: defaults, values, overrides, and one clear error per bad input. */
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "../src/deck.h"
 #include "test_util.h"
@@ -87,5 +89,39 @@ int main(void)
                  "model.o.radius = 1 2\n",
                  "key 'model.o.radius' = '1 2': expected 1 or 3 numbers");
     expect_error("root = 64 64\ntile_size = 32\nmax_level = 20\n", "exceeds 67108863, the most 2D with tile_size 32");
+    expect_error("fields = rho vtkGhostType\n", "'vtkGhostType' is reserved");
+    expect_error("output = my out.hdf\n", "a value with spaces goes in double quotes");
+    expect_error("output = \"my out.hdf\n", "t.inp:1: key 'output' = '\"my out.hdf': the opening double quote is not closed");
+    expect_error("output = \"a\" b\n", "text after the closing double quote");
+    expect_error("dim = 2\rdim = 3\r", "t.inp:2: key 'dim' = '3': duplicate key");
+
+    /* line ends: LF, CRLF and CR alone give the same deck, line numbers counted alike */
+    deck_t a, b, c;
+    CHECK(deck_parse_text(&a, "lf", "dim = 3\nroot = 1 2 3 # c\n\noutput = x.hdf\n", err, sizeof err) == 0, "%s", err);
+    CHECK(deck_parse_text(&b, "crlf", "dim = 3\r\nroot = 1 2 3 # c\r\n\r\noutput = x.hdf\r\n", err, sizeof err) == 0,
+          "%s", err);
+    CHECK(deck_parse_text(&c, "cr", "dim = 3\rroot = 1 2 3 # c\r\routput = x.hdf", err, sizeof err) == 0, "%s", err);
+    CHECK(!strcmp(a.text, b.text) && !strcmp(a.text, c.text) && a.p.dim == 3 && c.root[2] == 3, "line ends");
+    deck_free(&a), deck_free(&b), deck_free(&c);
+    expect_error("dim = 3\r\n\r\nroot = 1\r\n", "t.inp:3: key 'root' = '1'");
+
+    /* a quoted value keeps its spaces and '#', and the effective deck quotes it again */
+    CHECK(deck_parse_text(&a, "q", "output = \"my out #1.hdf\" # comment\n", err, sizeof err) == 0, "%s", err);
+    CHECK(!strcmp(a.output, "my out #1.hdf"), "quoted output '%s'", a.output);
+    CHECK(strstr(a.text, "output = \"my out #1.hdf\"\n") != NULL, "rendered: %s", a.text);
+    CHECK(deck_parse_text(&b, "again", a.text, err, sizeof err) == 0 && !strcmp(a.text, b.text), "re-parse: %s", err);
+    deck_free(&a), deck_free(&b);
+
+    /* many keys parse in linear time: 200000 unknown keys are refused at once, naming the first */
+    {
+        const int nk = 200000;
+        char *big = malloc((size_t)nk * 24), *w = big;
+        for (int i = 0; i < nk; ++i) w += sprintf(w, "key%d = %d\n", i, i);
+        const clock_t t0 = clock();
+        CHECK(deck_parse_text(&a, "big", big, err, sizeof err) != 0 && strstr(err, "big:1: key 'key0'"), "%s", err);
+        const double s = (double)(clock() - t0) / CLOCKS_PER_SEC;
+        CHECK(s < 2.0, "200000 keys took %.2f s", s);
+        free(big);
+    }
     return TEST_DONE();
 }

@@ -1,0 +1,49 @@
+#!/bin/bash
+# file_limits.sh DPAMR DECK WORKDIR - sizes are checked before memory is taken: small files that
+# declare 5e7 tiles (tests/file_limits.py), attributes with empty (null) dataspaces, and a level 0
+# larger than the machine are refused at once (under 10 s and 1 GB), with a message naming the file,
+# the object and the size.
+set -euo pipefail
+dpamr=$1 deck=$2 work=$3
+source "$(dirname "$0")/lib.sh"
+fresh_dir "$work"
+"$dpamr" mesh "$deck" mesh_file="$work/mesh.hdf" >/dev/null
+$py "$tests/file_limits.py" "$work/mesh.hdf" "$work"
+
+# refused: exit non-zero within 10 s, under 1 GB (when /usr/bin/time can tell), stderr matching WANT
+refused() {
+    local what=$1 want=$2
+    shift 2
+    local rc=0
+    if [ -x /usr/bin/time ]; then
+        timeout -k 5 10 /usr/bin/time -o "$work/time" -f "%M" "$@" >"$work/out" 2>"$work/err" || rc=$?
+    else
+        timeout -k 5 10 "$@" >"$work/out" 2>"$work/err" || rc=$?
+    fi
+    local kb
+    kb=$(tail -1 "$work/time" 2>/dev/null || echo 0)
+    if timed_out "$rc"; then fail "$what: not refused within 10 s"
+    elif [ "$rc" -eq 0 ]; then fail "$what: accepted"
+    elif ! grep -q -- "$want" "$work/err"; then fail "$what: message does not say '$want':"; cat "$work/err"
+    elif [ "${kb:-0}" -gt 1048576 ]; then fail "$what: took $kb KB"
+    else echo "ok   $what (${kb} KB): $(head -1 "$work/err" | cut -c1-200)"
+    fi
+}
+refused "5e7-row tiles/level" "big_level.hdf: /dpamr/tiles/level declares 200000000 bytes" "$dpamr" check "$work/big_level.hdf"
+refused "5e7 rows everywhere" "big_all.hdf: /dpamr/tiles/level declares" "$dpamr" check "$work/big_all.hdf"
+refused "5e7 compressed rows" "big_gzip.hdf: .*deflate" "$dpamr" check "$work/big_gzip.hdf"
+refused "5e7 rows as a mesh to run" "big_all.hdf: /dpamr/tiles/level declares" "$dpamr" run "$deck" \
+    mesh_file="$work/big_all.hdf" output="$work/o.hdf"
+refused "null @format_version" "null_version.hdf: attribute /dpamr@format_version has an empty (null) dataspace" \
+    "$dpamr" check "$work/null_version.hdf"
+refused "null @dim" "null_dim.hdf: attribute /dpamr@dim has an empty (null) dataspace" "$dpamr" check "$work/null_dim.hdf"
+refused "null @origin" "null_origin.hdf: attribute /dpamr@origin has an empty (null) dataspace" \
+    "$dpamr" check "$work/null_origin.hdf"
+refused "a 2 GB /dpamr/deck declared" "big_deck.hdf: /dpamr/deck declares 2000000000 bytes and the file stores 0" \
+    "$dpamr" check "$work/big_deck.hdf"
+refused "a damaged /dpamr object header" "damaged_header.hdf: /dpamr cannot be opened: its object header is damaged" \
+    "$dpamr" check "$work/damaged_header.hdf"
+refused "a level 0 larger than the machine" "level 0 does not fit in memory: .* GB asked, the machine has" \
+    "$dpamr" mesh "$deck" root="65536 65536" tile_size=32 mesh_file="$work/huge.hdf"
+test ! -e "$work/huge.hdf" || fail "a refused mesh was written"
+finish file_limits
