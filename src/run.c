@@ -72,8 +72,12 @@ int run_refuse_overwrite(const char *key, const char *target, const deck_t *d, i
     struct stat st;
     if (lstat(target, &st) != 0) return 0; /* a new file */
     if (!S_ISREG(st.st_mode))
-        return snprintf(err, n, "%s = %.1000s exists and is not a regular file: dpamr writes only new files or "
-                                "replaces its own; choose another %s", key, target, key), -1;
+        return snprintf(err, n, "%s = %.1000s: it exists and is not a regular file (%s): dpamr writes only new "
+                                "files or replaces its own; choose another %s", key, target,
+                         S_ISLNK(st.st_mode)   ? "a symbolic link"
+                         : S_ISDIR(st.st_mode) ? "a directory"
+                                               : "a device, FIFO or socket",
+                         key), -1;
     if (!h5io_is_dpamr_output(target))
         return snprintf(err, n, "%s = %.1000s exists and was not written by dpamr (no /dpamr/provenance): dpamr "
                                 "never writes over a file it did not write; move it away or choose another %s",
