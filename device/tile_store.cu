@@ -10,7 +10,7 @@
 size_t dmesh_tile_bytes(const dp_params *p)
 {
     /* level, coord, key, parent, childmask + fields; twice over for the sort's second buffers */
-    return 2 * (DP_TILE_META_BYTES + (size_t)p->nf * dp_cells(p->dim, p->B) * sizeof(float));
+    return 2 * (size_t)mesh_bytes(1.0, p->dim, p->B, p->nf);
 }
 
 long long gpu_tile_capacity(const deck_t *d, const mesh_t *m, size_t reserve_bytes, size_t *free_bytes, char *err,
@@ -58,7 +58,7 @@ int dmesh_create(dmesh_t *M, const mesh_t *m, long long cap, int timeline_slots,
     const size_t n = (size_t)cap, cells = (size_t)mesh_cells(m), nt = (size_t)m->ntiles;
     dmesh_zero(M);
     M->cap = cap;
-    const size_t need = n * (DP_TILE_META_BYTES + (size_t)m->nf * cells * sizeof(float));
+    const size_t need = (size_t)mesh_bytes((double)n, m->dim, m->B, m->nf);
     size_t fr = 0, tot = 0;
     CK(cudaMemGetInfo(&fr, &tot));
     if (need > fr) {

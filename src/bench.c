@@ -117,7 +117,7 @@ static int write_results(const deck_t *d, const row_t *rows, int nrows, int base
     fprintf(js, ",\"device\":");
     json_str(js, device);
     fprintf(js, ",\"commit\":");
-    json_str(js, DPAMR_COMMIT);
+    json_str(js, ri->commit);
     fprintf(js, ",\"date\":");
     json_str(js, ri->date);
     fprintf(js, ",\"machine\":{\"host\":");
@@ -293,7 +293,7 @@ int bench_main(int argc, char **argv)
 
     /* 3. the table, with the bandwidth floor: the new cells and metadata written once at the
      *    device's copy bandwidth (measured now) */
-    const double bytes_new = (double)rows[0].new_tiles * ((double)cells * 4.0 * d.p.nf + (double)DP_TILE_META_BYTES);
+    const double bytes_new = mesh_bytes((double)rows[0].new_tiles, d.p.dim, d.p.B, d.p.nf);
     double bw = 0.0, floor_ms = 0.0;
     if (gpu && gpu_copy_bandwidth(&bw, err, sizeof err) == 0 && bw > 0) floor_ms = bytes_new / (bw * 1e9) * 1e3;
     printf("\nmedian of %d runs after %d warm-up; refine = from the input tiles on the device to the canonical mesh on\n"

@@ -45,7 +45,7 @@ static dp_tidx build_level(const deck_t *d, mesh_t *m, int L, dp_tidx cap, char 
     }
     if (mesh_reserve(m, first + total) != 0) {
         snprintf(err, errlen, "out of host memory: %lld tiles need %.2f GiB", (long long)(first + total),
-                 (double)(first + total) * (double)mesh_tile_bytes(m) / 1073741824.0);
+                 mesh_bytes((double)(first + total), m->dim, m->B, m->nf) / 1073741824.0);
         free(mask);
         free(off);
         return -1;

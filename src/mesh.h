@@ -43,11 +43,6 @@ typedef struct {
 
 /** Cells per tile. */
 static inline int mesh_cells(const mesh_t *m) { return dp_cells(m->dim, m->B); }
-/** Bytes per tile in host memory: metadata and every field. */
-static inline size_t mesh_tile_bytes(const mesh_t *m)
-{
-    return DP_TILE_META_BYTES + (size_t)m->nf * (size_t)mesh_cells(m) * sizeof(float);
-}
 
 /** Bytes the arrays of cap tiles take (mesh_alloc): per tile level, coord, key, parent, childmask
  *  and nf fields of dp_cells(dim, B) float32 values. */
