@@ -42,7 +42,8 @@
 #define POOL_SLOT_BYTES 5500ull
 /* Threads per block for the group and level grains (8 warps); the tile grain keeps tile_threads. */
 #define CDP_THREADS 256
-/* Tiles per block of the level grain: one per warp for the flags. */
+/* Tiles per block of the level grain: one per warp for the flags, fewer on a level too small to
+ * give every resident block slot a group of 8 (see level_tiles). */
 #define LEVEL_TILES 8
 
 typedef cub::ScanTileState<long long> scan_state_t;
@@ -61,7 +62,19 @@ typedef struct {
     long long scan_off[DP_MAX_LEVELS]; /* byte offset of step k's region */
     int scan_nb[DP_MAX_LEVELS];        /* blocks step k's region holds */
     unsigned smem;                     /* dynamic shared memory per block: G offsets, G masks */
+    long long slots;                   /* level grain: blocks resident at once (SMs x blocks per SM) */
 } chain_t;
+
+/* Level grain: tiles per block for a level of n tiles. LEVEL_TILES, halved while the level would
+ * leave resident block slots empty: a level of a few hundred tiles spreads over the SMs one or two
+ * tiles per block instead of queueing on a few. Every block of the level's grid and the block that
+ * launches it compute the same value from n. */
+static __host__ __device__ __forceinline__ int level_tiles(long long n, long long slots)
+{
+    int G = LEVEL_TILES;
+    while (G > 1 && n < G * slots) G >>= 1;
+    return G;
+}
 
 __global__ void refineTile(dmesh_t M, chain_t C, long long first, long long n, int level, int fill);
 
@@ -103,12 +116,12 @@ struct group_smem {
  * give the children slots, write their metadata, launch their grid. All threads of the block call
  * it; it begins and ends at a barrier-free point (callers loop). */
 static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chain_t &C, long long first, long long n,
-                                                    int level, int fill, long long v, group_smem &S,
+                                                    int level, int fill, int G, long long v, group_smem &S,
                                                     long long *off_s, uint8_t *mask_s)
 {
     const dp_params *p = &c_params;
     const int k = level - C.Lp, tid = threadIdx.x, nthr = blockDim.x, lane = tid & 31, warp = tid >> 5;
-    const int nwarps = nthr >> 5, G = C.G, level_grain = C.grain == DP_GRAIN_LEVEL;
+    const int nwarps = nthr >> 5, level_grain = C.grain == DP_GRAIN_LEVEL;
     const long long t0 = first + v * G;
     const int g = (int)(n - v * G < G ? n - v * G : G);
 
@@ -194,7 +207,8 @@ static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chai
         /* the last group's total is the level's: launch the next level after this grid */
         const long long nb = (n + G - 1) / G;
         if (tid == 0 && v == nb - 1 && total > 0 && fits) {
-            const long long cnb = (total + G - 1) / G;
+            const int cG = level_tiles(total, C.slots);
+            const long long cnb = (total + cG - 1) / cG;
             atomicMax(&M.stats[ST_NTILES], (unsigned long long)end);
             if (level + 1 < p->max_level && cnb > C.scan_nb[k + 1]) {
                 atomicAdd(&M.stats[ST_BOUND], 1ull);
@@ -214,14 +228,15 @@ static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chai
     }
 }
 
-/* tile, group: block b takes group b. level: block b takes the b-th ticket of its level (the
- * fill-only grid at max_level takes group b); ticket order means every group a look-back waits for
- * is held by a block that is running. */
+/* tile, group: block b takes group b of C.G tiles. level: block b takes the b-th ticket of its level
+ * (the fill-only grid at max_level takes group b), groups of level_tiles(n) tiles; ticket order
+ * means every group a look-back waits for is held by a block that is running. */
 __global__ void __launch_bounds__(CDP_THREADS, 4) refineTile(dmesh_t M, chain_t C, long long first, long long n,
                                                              int level, int fill)
 {
     __shared__ group_smem S;
-    extern __shared__ long long dyn_smem[]; /* off[G], then mask[G] */
+    extern __shared__ long long dyn_smem[]; /* off[C.G], then mask[C.G] */
+    const int G = C.grain == DP_GRAIN_LEVEL ? level_tiles(n, C.slots) : C.G;
     const int stamp = C.grain == DP_GRAIN_LEVEL ? level - C.Lp : -1;
     stamp_start(M.stamps, stamp);
     cudaGridDependencySynchronize(); /* host-launched grid: initChain's resets are visible */
@@ -230,7 +245,7 @@ __global__ void __launch_bounds__(CDP_THREADS, 4) refineTile(dmesh_t M, chain_t 
                   ? (long long)atomicAdd(&C.tickets[level - C.Lp], 1ull)
                   : (long long)blockIdx.x;
     __syncthreads();
-    refine_group(M, C, first, n, level, fill, S.v, S, dyn_smem, (uint8_t *)(dyn_smem + C.G));
+    refine_group(M, C, first, n, level, fill, G, S.v, S, dyn_smem, (uint8_t *)(dyn_smem + C.G));
     stamp_end(M.stamps, stamp);
 }
 
@@ -325,8 +340,15 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
         return -1;
     }
     if (grain == DP_GRAIN_LEVEL) {
+        int dev = 0, sms = 0, per_sm = 0;
+        CK(cudaGetDevice(&dev));
+        CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, refineTile, CDP_THREADS, C.smem));
+        C.slots = (long long)sms * (per_sm > 0 ? per_sm : 1);
         /* scan regions: step k (level Lp + k) has at most U_k tiles, U_0 = the frontier,
-         * U_k = min(U_{k-1} * 2^dim, the level's domain, the capacity) */
+         * U_k = min(U_{k-1} * 2^dim, the level's domain, the capacity), in blocks of
+         * level_tiles(U_k) tiles or, below LEVEL_TILES, of fewer tiles but fewer than 2 * slots blocks
+         * (level_tiles halves G only while n < G * slots) */
         long long u = nfront;
         for (int k = 0; k < nlev; ++k) {
             if (k > 0) {
@@ -335,7 +357,8 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
                 u = u < dom ? u : dom;
                 u = u < cap ? u : cap;
             }
-            const long long nb = (u + G - 1) / G;
+            long long nb = (u + LEVEL_TILES - 1) / LEVEL_TILES;
+            nb = nb > (u < 2 * C.slots ? u : 2 * C.slots) ? nb : (u < 2 * C.slots ? u : 2 * C.slots);
             if (nb > 0x7fffffffll) {
                 snprintf(err, errlen, "level %d may hold %lld tiles: more than the level grain's scan handles "
                          "(lower max_tiles, or cdp_grain=group)", Lp + k, u);
@@ -385,7 +408,8 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
         long long first = frontier, n = nfront;
         int level = Lp, fill = 0;
         void *ra[] = { &M, &C, &first, &n, &level, &fill };
-        CK(launch_pdl_smem((const void *)refineTile, dim3((unsigned)((nfront + G - 1) / G)), dim3(threads), C.smem, s,
+        const int G0 = grain == DP_GRAIN_LEVEL ? level_tiles(nfront, C.slots) : G;
+        CK(launch_pdl_smem((const void *)refineTile, dim3((unsigned)((nfront + G0 - 1) / G0)), dim3(threads), C.smem, s,
                            d->pdl, ra));
     }
     CK(cudaEventRecord(e1, s));
