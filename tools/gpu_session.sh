@@ -1,7 +1,9 @@
 #!/bin/bash
 # gpu_session.sh [bench decks...] - what one call on the GPU machine does: configure and build for
-# sm_90 (CMAKE_ARGS adds options, e.g. -DDPAMR_MPI=ON), run the tests of CTEST_LABEL (default gpu),
-# then `dpamr bench` on the given decks. Logs go to $OUT.
+# sm_90 (CMAKE_ARGS adds options, e.g. -DDPAMR_MPI=ON), run `dpamr bench` on the given decks (it checks
+# every variant byte-identical before timing), then the tests of CTEST_LABEL (default gpu; TESTS=0
+# skips them), then, with PROFILE="DECK...", Nsight Compute on those decks (tools/gpu_profile.sh).
+# Logs go to $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-out}
@@ -10,7 +12,6 @@ mkdir -p "$out"
     2>&1 | tee "$out/machine.txt"
 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 ${CMAKE_ARGS:-} >"$out/build.log" 2>&1 &&
     cmake --build build-gpu -j16 >>"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
-ctest --test-dir build-gpu --output-on-failure -L "${CTEST_LABEL:-gpu}" -j4 2>&1 | tee "$out/ctest.log" | tail -25
 # each argument: a deck path, optionally followed by overrides after a colon ("deck.inp:key=v,key=v")
 for arg in "$@"; do
     deck=${arg%%:*} over=""
@@ -25,3 +26,6 @@ for arg in "$@"; do
     fi
     ./build-gpu/dpamr bench "$deck" ${over//,/ } bench_out="${BENCH_OUT_DIR:-$out}/bench_$name" 2>&1 | tee "$out/bench_$name.log"
 done
+
+[ "${TESTS:-1}" = 1 ] && ctest --test-dir build-gpu --output-on-failure -L "${CTEST_LABEL:-gpu}" -j4 2>&1 | tee "$out/ctest.log" | tail -25
+for deck in ${PROFILE:-}; do bash tools/gpu_profile.sh ./build-gpu/dpamr "$deck" "$out/profile"; done
