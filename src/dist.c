@@ -514,10 +514,7 @@ int dist_run(int argc, char **argv)
     double refine_max = rr.refine_ms;
     MPI_Allreduce(MPI_IN_PLACE, &refine_max, 1, MPI_DOUBLE, MPI_MAX, c.comm);
     if (root && say) {
-        if (rr.pool_size >= 0)
-            printf("pending-launch pool (rank 0): %lld (computed bound %lld); device launches, all ranks: %lld, "
-                   "failed: %lld\n",
-                   rr.pool_size, rr.pool_bound, lsum[0], lsum[1]);
+        run_say_pool(&rr, lsum[0], lsum[1], c.size);
         printf("refined in %.3f ms (slowest rank): %lld tiles on %d levels\n", refine_max, (long long)total, gl);
     }
     if (root) run_warn_depth(&d, gl);

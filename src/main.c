@@ -192,11 +192,7 @@ static int cmd_run(int argc, char **argv)
     refine_report_t r;
     if (engine_refine(variant, &d, &m, &r, err, sizeof err) != 0) return run_die(err);
     if (say && r.note[0]) printf("%s\n", r.note);
-    if (say && r.pool_size >= 0)
-        printf("pending-launch pool: %lld granted (asked %lld; computed bound %lld); device launches: %lld, "
-               "failed: %lld\n",
-               r.pool_size, r.pool_requested, r.pool_bound,
-               r.device_launches, r.launch_failures);
+    if (say) run_say_pool(&r, r.device_launches, r.launch_failures, 1);
     if (say)
         printf("refined in %.3f ms (engine total %.3f ms): %lld tiles on %d levels\n", r.refine_ms, r.total_ms,
            (long long)m.ntiles, m.nlevels);

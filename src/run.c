@@ -303,6 +303,15 @@ int run_warn_model(const deck_t *d)
     return n;
 }
 
+void run_say_pool(const refine_report_t *r, long long launches, long long failures, int nranks)
+{
+    if (r->pool_size < 0) return; /* not a cdp run */
+    printf("pending-launch pool%s: %lld granted (asked %lld; computed bound %lld); device launches%s: %lld, "
+           "failed: %lld\n",
+           nranks > 1 ? " (rank 0)" : "", r->pool_size, r->pool_requested, r->pool_bound, nranks > 1 ? ", all ranks" : "",
+           launches, failures);
+}
+
 void run_warn_depth(const deck_t *d, int nlevels)
 {
     const dp_params *p = &d->p;

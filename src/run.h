@@ -42,6 +42,10 @@ int run_load(deck_t *d, mesh_t *m, int argc, char **argv, char *err, size_t n);
 /** Warn (stderr) about model objects entirely outside the domain; returns how many. */
 int run_warn_model(const deck_t *d);
 /** Warn (stderr) when a refinement output of nlevels levels stops below max_level, with the reason. */
+/** The cdp pending-launch pool line of `dpamr run` (nothing for other engines): the pool granted,
+ *  asked and computed (rank 0's, for nranks > 1) and the device launches and failures (all ranks). */
+void run_say_pool(const refine_report_t *r, long long launches, long long failures, int nranks);
+
 void run_warn_depth(const deck_t *d, int nlevels);
 
 /** The variant a run uses. cpu stays cpu; auto becomes cdp with a usable GPU, else cpu (then `why`
