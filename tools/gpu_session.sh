@@ -2,7 +2,7 @@
 # gpu_session.sh [bench decks...] - what one call on the GPU machine does: configure and build for
 # sm_90 (CMAKE_ARGS adds options, e.g. -DDPAMR_MPI=ON), run `dpamr bench` on the given decks (it checks
 # every variant byte-identical before timing), then the tests of CTEST_LABEL (default gpu; TESTS=0
-# skips them), then, with PROFILE="DECK...", Nsight Compute on those decks (tools/gpu_profile.sh).
+# skips them; CTEST_EXCLUDE=regex leaves tests out), then, with PROFILE="DECK...", Nsight Compute on those decks (tools/gpu_profile.sh).
 # Logs go to $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -27,5 +27,5 @@ for arg in "$@"; do
     ./build-gpu/dpamr bench "$deck" ${over//,/ } bench_out="${BENCH_OUT_DIR:-$out}/bench_$name" 2>&1 | tee "$out/bench_$name.log"
 done
 
-[ "${TESTS:-1}" = 1 ] && ctest --test-dir build-gpu --output-on-failure -L "${CTEST_LABEL:-gpu}" -j4 2>&1 | tee "$out/ctest.log" | tail -25
+[ "${TESTS:-1}" = 1 ] && ctest --test-dir build-gpu --output-on-failure -L "${CTEST_LABEL:-gpu}" ${CTEST_EXCLUDE:+-E "$CTEST_EXCLUDE"} -j4 2>&1 | tee "$out/ctest.log" | tail -25
 for deck in ${PROFILE:-}; do bash tools/gpu_profile.sh ./build-gpu/dpamr "$deck" "$out/profile"; done
