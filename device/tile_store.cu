@@ -1,5 +1,5 @@
-/* tile_store.cu - the GPU tile store (dmesh_t): bytes per tile, capacity from the deck and device
- * memory, allocation with the input mesh's upload, download into a host mesh. */
+/* tile_store.cu - the GPU tile store (dmesh_t): capacity from the deck, device and host memory;
+ * allocation with the input mesh's upload, download into a host mesh. */
 #include <nvtx3/nvToolsExt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,28 +7,71 @@
 #include "gpu.h"
 #include "gpu_common.cuh"
 
-size_t dmesh_tile_bytes(const dp_params *p)
+cudaError_t gpu_free_memory(size_t *free_bytes, size_t *total_bytes)
 {
-    /* level, coord, key, parent, childmask + fields; twice over for the sort's second buffers */
-    return 2 * (size_t)mesh_bytes(1.0, p->dim, p->B, p->nf);
+    const cudaError_t e = cudaMemGetInfo(free_bytes, total_bytes);
+    if (e != cudaSuccess) return e;
+    const char *env = getenv("DPAMR_TEST_DEVICE_FREE");
+    if (env && env[0]) {
+        char *end = NULL;
+        const double v = strtod(env, &end);
+        if (end != env && v >= 0 && v < (double)*free_bytes) *free_bytes = (size_t)v;
+    }
+    return cudaSuccess;
 }
 
-long long gpu_tile_capacity(const deck_t *d, const mesh_t *m, size_t reserve_bytes, size_t *free_bytes, char *err,
-                            size_t errlen)
+double dmesh_store_bytes(const dp_params *p, long long cap, int slots)
+{
+    return mesh_bytes((double)cap, p->dim, p->B, p->nf) + (double)ST_COUNT * sizeof(unsigned long long) +
+           2.0 * (slots > 0 ? slots : 0) * sizeof(unsigned long long);
+}
+
+int gpu_capacity(const deck_t *d, const mesh_t *m, cap_need_fn need, const void *ctx, const char *need_err,
+                 cap_t *c, char *err, size_t errlen)
 {
     size_t fr = 0, total = 0;
-    const cudaError_t e = cudaMemGetInfo(&fr, &total);
+    const cudaError_t e = gpu_free_memory(&fr, &total);
     if (e != cudaSuccess) {
         snprintf(err, errlen, "CUDA error in cudaMemGetInfo: %s", cudaGetErrorString(e));
         return -1;
     }
-    *free_bytes = fr;
-    if (d->max_tiles > 0) return d->max_tiles;
-    /* leave 10% and what the caller reserves (the launch pool) for the runtime */
-    const double usable = (double)fr * 0.9 - (double)reserve_bytes;
-    const long long fit = usable > 0 ? (long long)(usable / (double)dmesh_tile_bytes(&d->p)) : 0;
-    return (long long)tile_capacity(d, m, fit > 0 ? fit : 1);
+    cap_memory_t mem[2];
+    memset(mem, 0, sizeof mem);
+    mem[0].name = "device";
+    mem[0].state = "free";
+    mem[0].free_bytes = (double)fr;
+    mem[0].share = d->share_device;
+    mem[0].need = need;
+    mem[0].ctx = ctx;
+    cap_host_ctx_t hc;
+    cap_host_memory(m, d->share_host, 0.0, &hc, &mem[1]);
+    cap_compute(d->max_tiles, &d->p, m, mem, 2, c);
+    if (need_err && need_err[0]) {
+        snprintf(err, errlen, "%s", need_err);
+        return -1;
+    }
+    const char *share = d->share_device > 1 ? " (this rank's share)" : "";
+    if (c->by != CAP_BY_MEMORY) { /* max_tiles, or the bound: the device must hold it with the scratch */
+        const double asked = need(c->cap, ctx), usable = cap_usable(&mem[0]);
+        if (asked > usable) {
+            snprintf(err, errlen,
+                     "the device lacks memory for this run: %s; the tile store and the engine's scratch for %lld "
+                     "tiles need %.2f GiB, the device has %.2f GiB free of %.2f GiB, %.2f GiB usable%s; %s",
+                     c->limit, c->cap, asked / CAP_GIB, fr / CAP_GIB, total / CAP_GIB, usable / CAP_GIB, share,
+                     d->max_tiles > 0 ? "lower max_tiles (0: as many tiles as fit)" : "lower max_level");
+            return -1;
+        }
+    }
+    if (c->cap < m->ntiles) {
+        char advice[256];
+        snprintf(err, errlen, "the input mesh has %lld tiles, more than the tile store can hold: %s; %s",
+                 (long long)m->ntiles, c->limit, cap_advice(c, (long long)m->ntiles, advice, sizeof advice));
+        return -1;
+    }
+    return 0;
 }
+
+/* ---- the store ----------------------------------------------------------------------------------- */
 
 void dmesh_destroy(dmesh_t *M)
 {
@@ -58,14 +101,14 @@ int dmesh_create(dmesh_t *M, const mesh_t *m, long long cap, int timeline_slots,
     const size_t n = (size_t)cap, cells = (size_t)mesh_cells(m), nt = (size_t)m->ntiles;
     dmesh_zero(M);
     M->cap = cap;
-    const size_t need = (size_t)mesh_bytes((double)n, m->dim, m->B, m->nf);
+    const double need = mesh_bytes((double)n, m->dim, m->B, m->nf);
     size_t fr = 0, tot = 0;
-    CK(cudaMemGetInfo(&fr, &tot));
-    if (need > fr) {
+    CK(gpu_free_memory(&fr, &tot));
+    if (need > (double)fr) { /* gpu_capacity checked the run's need; this is the last guard */
         snprintf(err, errlen,
                  "the device lacks memory for the tile store: %lld tiles need %.3f GiB, %.3f GiB free of %.3f GiB "
                  "(lower max_tiles or max_level)",
-                 cap, need / 1073741824.0, fr / 1073741824.0, tot / 1073741824.0);
+                 cap, need / CAP_GIB, fr / CAP_GIB, tot / CAP_GIB);
         return -1;
     }
     CK(dmesh_alloc_arrays(M, n, m->nf, cells));

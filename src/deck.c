@@ -410,8 +410,10 @@ static const deck_key_t k_keys[] = {
       "where PDL primaries trigger: after their work, or right after their own wait", 'c', 1, 1, 0, 0, NULL,
       { "late", "early", NULL } },
     { "max_tiles", "int", "0 (computed)", NULL,
-      "tile store capacity; 0: every tile the domain can hold up to max_level, at most 2^21 (and, on the GPU, what "
-      "fits in device memory)", 'i', 1, 1, 0, LL(1) << 40, "0 (computed) or a tile count", { NULL } },
+      "tile store capacity (per rank); 0: as many tiles as memory holds (the device's free memory with the "
+      "engine's scratch on the GPU variants, and the host's available memory for the result), at most every tile a "
+      "refinement of the input can reach up to max_level", 'i', 1, 1, 0, LL(1) << 40,
+      "0 (computed) or a tile count", { NULL } },
     { "pool", "int", "0 (computed)", NULL, "force the CDP pending-launch pool size", 'i', 1, 1, 0, LL(1) << 26,
       "0 (computed bound) or a pending-launch count", { NULL } },
     { "cdp_grain", "word", "level", NULL,

@@ -52,6 +52,8 @@ typedef struct {
     int bench_cpu;          /* 1: time the cpu variant too */
     char bench_out[8192];   /* prefix of the bench CSV and JSON files */
     int quiet;              /* not a key: engines print no per-level lines (bench) */
+    int share_device;       /* not a key: processes splitting this device's memory (MPI ranks on it); 0 = 1 */
+    int share_host;         /* not a key: processes splitting this host's memory (MPI ranks on the node); 0 = 1 */
 } deck_t;
 
 /** One row of the key table in deck.c: the one source of a key's type, default and valid values, used
