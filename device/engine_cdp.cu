@@ -416,6 +416,8 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     long long ntot = 0, failed = 0, pool = 0, bound = 0, cap = 0;
     cap_t capinfo;
     memset(&capinfo, 0, sizeof capinfo);
+    dstage_t stage;
+    memset(&stage, 0, sizeof stage);
     char need_err[256] = "";
     /* timeline: one slot per level step (level grain), or the sort's three kernels */
     const int slots_timeline = grain == DP_GRAIN_LEVEL ? nlev + 1 : 3;
@@ -486,7 +488,7 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     }
     CK(upload_params(p, s));
     /* timeline: one slot per level step (level grain), or the sort's three kernels */
-    if (dmesh_create(&M, m, cap, slots_timeline, s, err, errlen) != 0) goto fail;
+    if (dmesh_create(&M, m, cap, slots_timeline, &stage, s, err, errlen) != 0) goto fail;
     if (grain == DP_GRAIN_LEVEL && nlev > 0) {
         CK(cudaMalloc((void **)&C.tickets, DP_MAX_LEVELS * sizeof *C.tickets));
         CK(cudaMalloc((void **)&C.scan, scan_bytes));
@@ -592,9 +594,13 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     {
         const double td = timer_ms();
         nvtxRangePushA("cdp: download");
-        if (dmesh_download(&M, m, frontier, ntot, s, err, errlen) != 0) goto fail;
+        if (dmesh_download(&M, m, frontier, ntot, &stage, s, err, errlen) != 0) goto fail;
         nvtxRangePop();
         r->download_ms = timer_ms() - td;
+        if (stage.pageable[0]) {
+            fflush(stdout);
+            fprintf(stderr, "dpamr: warning: %s: the download went through pageable memory (slower)\n", stage.pageable);
+        }
     }
     /* refine time: from the input tiles on the device to the canonical mesh on the device */
     r->refine_ms = build_ms + sort_ms;
@@ -622,6 +628,7 @@ fail: /* success falls through: one cleanup path (an NVTX range may stay open on
     cudaFree(C.tickets);
     cudaFree(C.scan);
     dmesh_destroy(&M);
+    dstage_destroy(&stage);
     /* give the pool's memory back for whatever runs next in this process (bench) */
     if (pool_set) cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, pool_before);
     if (e0) cudaEventDestroy(e0);

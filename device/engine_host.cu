@@ -191,6 +191,8 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     int threads = HOST_THREADS, occ = 0, sms = 0, dev = 0, early = d->pdl_trigger_early;
     unsigned grid;
     cap_t capinfo;
+    dstage_t stage;
+    memset(&stage, 0, sizeof stage);
     char need_err[256] = "";
     host_need_t need = { p, (long long)(m->level_start[Lp + 1] - frontier), roots, Lp, nlev, NULL, need_err };
     for (int L = 0; L <= Lp + 1; ++L) ls[L] = m->level_start[L];
@@ -206,7 +208,7 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     /* U_k: an upper bound on level Lp + k's size, so the scans can be enqueued without reading it back */
     maxb = level_bounds(p, need.nfront, roots, Lp, nlev, cap, bound);
     CK(upload_params(p, s));
-    if (dmesh_create(&M, m, cap, SLOTS_PER_LEVEL * (nlev > 0 ? nlev : 1), s, err, errlen) != 0) goto fail;
+    if (dmesh_create(&M, m, cap, SLOTS_PER_LEVEL * (nlev > 0 ? nlev : 1), &stage, s, err, errlen) != 0) goto fail;
     CK(cudaMalloc((void **)&d_ls, sizeof ls));
     CK(cudaMalloc((void **)&d_counts, (size_t)(maxb + 1) * sizeof(long long)));
     CK(cudaMalloc((void **)&d_off, (size_t)(maxb + 1) * sizeof(long long)));
@@ -299,9 +301,13 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     {
         const double td = timer_ms();
         nvtxRangePushA("host: download");
-        if (dmesh_download(&M, m, frontier, ntot, s, err, errlen) != 0) goto fail;
+        if (dmesh_download(&M, m, frontier, ntot, &stage, s, err, errlen) != 0) goto fail;
         nvtxRangePop();
         r->download_ms = timer_ms() - td;
+        if (stage.pageable[0]) {
+            fflush(stdout);
+            fprintf(stderr, "dpamr: warning: %s: the download went through pageable memory (slower)\n", stage.pageable);
+        }
     }
     r->refine_ms = build_ms;
     for (int L = Lp + 1; L < m->nlevels; ++L)
@@ -318,6 +324,7 @@ fail: /* success falls through: one cleanup path (an NVTX range may stay open on
     cudaFree(d_off);
     cudaFree(tmp);
     dmesh_destroy(&M);
+    dstage_destroy(&stage);
     if (e0) cudaEventDestroy(e0);
     if (e1) cudaEventDestroy(e1);
     if (s) cudaStreamDestroy(s);

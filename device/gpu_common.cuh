@@ -187,13 +187,33 @@ static cudaError_t copy_tile_arrays(Dst &dst, const Src &src, size_t at, size_t 
  *  dmesh_destroy frees them). */
 cudaError_t dmesh_alloc_arrays(dmesh_t *M, size_t n, int nf, size_t cells);
 
-/** Allocate the device tile store for cap tiles and upload tiles [0, m->ntiles). */
-int dmesh_create(dmesh_t *M, const mesh_t *m, long long cap, int timeline_slots, cudaStream_t s, char *err,
-                 size_t errlen);
+/** Pinned staging for the transfers between a host mesh and the device store: two page-locked
+ *  buffers of `chunk` bytes, each with an event that marks the copy last issued on it. A transfer
+ *  goes through them in chunks, double-buffered: the device copies one chunk while the host copies
+ *  the other (xfer_copy, all threads) into or out of the mesh arrays, which are allocated once; the
+ *  copies are cudaMemcpyAsync on the engine's stream. Transfers below DSTAGE_DIRECT bytes, or when
+ *  page-locked memory cannot be had, go directly (pageable), and `pageable` says why. An engine
+ *  keeps one for its upload and download; zeroed = empty. */
+#define DSTAGE_CHUNK ((size_t)64 << 20)
+#define DSTAGE_DIRECT ((size_t)16 << 20)
+typedef struct {
+    void *buf[2];
+    cudaEvent_t ev[2];
+    size_t chunk;        /* bytes per buffer; 0 = not allocated */
+    char pageable[160];  /* why the last transfer went pageable ("" when staged or small) */
+} dstage_t;
+/** Free the buffers and events (waits for copies still in flight on them). */
+void dstage_destroy(dstage_t *S);
+/** Host bytes the staging of a run can hold (for the capacity): both buffers at their largest. */
+static inline double dstage_host_bytes(void) { return 2.0 * (double)DSTAGE_CHUNK; }
+
+/** Allocate the device tile store for cap tiles and upload tiles [0, m->ntiles) through S. */
+int dmesh_create(dmesh_t *M, const mesh_t *m, long long cap, int timeline_slots, dstage_t *S, cudaStream_t s,
+                 char *err, size_t errlen);
 void dmesh_destroy(dmesh_t *M);
-/** Download tiles [from, ntiles) into m (grown as needed) and set m->ntiles. */
-int dmesh_download(const dmesh_t *M, mesh_t *m, long long from, long long ntiles, cudaStream_t s, char *err,
-                   size_t errlen);
+/** Download tiles [from, ntiles) into m (grown once, as needed) through S and set m->ntiles. */
+int dmesh_download(const dmesh_t *M, mesh_t *m, long long from, long long ntiles, dstage_t *S, cudaStream_t s,
+                   char *err, size_t errlen);
 /** Sort tiles [first, first+n) to canonical order (level, Morton key) with CUB, remapping parents.
  *  With M->stamps (3 slots) its kernels stamp the timeline: sortKeys 0, invertPerm 1, gatherTiles 2. */
 int dmesh_sort(dmesh_t *M, long long first, long long n, int pdl, cudaStream_t s, float *ms, char *err,

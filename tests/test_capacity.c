@@ -1,12 +1,13 @@
 /* test_capacity.c - the tile store's capacity (src/capacity.c) from injected memory figures: the
  * tile bound, the fit search, what limits a capacity and how the messages name it, the host's memory
- * figure. No device needed: the GPU variants' capacity is the same cap_compute with the device's
- * figures. */
+ * figure; and the transfer helpers (src/xfer.c). No device needed: the GPU variants' capacity is the
+ * same cap_compute with the device's figures. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../src/capacity.h"
+#include "../src/xfer.h"
 #include "test_util.h"
 
 /* A mesh header with level counts only (the capacity reads no tile array). */
@@ -234,6 +235,21 @@ static void test_host_available(void)
     unsetenv("DPAMR_TEST_HOST_AVAILABLE");
 }
 
+static void test_xfer(void)
+{
+    const size_t sizes[] = { 0, 1, 4095, (4u << 20) - 1, (4u << 20) + 12345, (9u << 20) + 3 };
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; ++k) {
+        const size_t n = sizes[k];
+        unsigned char *a = malloc(n + 1), *b = malloc(n + 1);
+        for (size_t i = 0; i < n; ++i) a[i] = (unsigned char)(i * 131 + 7);
+        memset(b, 0, n + 1);
+        xfer_copy(b, a, n);
+        CHECK(memcmp(a, b, n) == 0 && b[n] == 0, "xfer_copy of %zu bytes", n);
+        free(a);
+        free(b);
+    }
+}
+
 int main(void)
 {
     test_bound();
@@ -241,5 +257,6 @@ int main(void)
     test_margin();
     test_compute();
     test_host_available();
+    test_xfer();
     return TEST_DONE();
 }
