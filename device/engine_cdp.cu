@@ -488,7 +488,7 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     }
     CK(upload_params(p, s));
     /* timeline: one slot per level step (level grain), or the sort's three kernels */
-    if (dmesh_create(&M, m, cap, slots_timeline, &stage, s, err, errlen) != 0) goto fail;
+    if (dmesh_create(&M, m, cap, slots_timeline, &stage, d->progress && !d->quiet, s, err, errlen) != 0) goto fail;
     if (grain == DP_GRAIN_LEVEL && nlev > 0) {
         CK(cudaMalloc((void **)&C.tickets, DP_MAX_LEVELS * sizeof *C.tickets));
         CK(cudaMalloc((void **)&C.scan, scan_bytes));
@@ -594,7 +594,7 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     {
         const double td = timer_ms();
         nvtxRangePushA("cdp: download");
-        if (dmesh_download(&M, m, frontier, ntot, &stage, s, err, errlen) != 0) goto fail;
+        if (dmesh_download(&M, m, frontier, ntot, &stage, d->progress && !d->quiet, s, err, errlen) != 0) goto fail;
         nvtxRangePop();
         r->download_ms = timer_ms() - td;
         if (stage.pageable[0]) {

@@ -208,7 +208,9 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     /* U_k: an upper bound on level Lp + k's size, so the scans can be enqueued without reading it back */
     maxb = level_bounds(p, need.nfront, roots, Lp, nlev, cap, bound);
     CK(upload_params(p, s));
-    if (dmesh_create(&M, m, cap, SLOTS_PER_LEVEL * (nlev > 0 ? nlev : 1), &stage, s, err, errlen) != 0) goto fail;
+    if (dmesh_create(&M, m, cap, SLOTS_PER_LEVEL * (nlev > 0 ? nlev : 1), &stage, d->progress && !d->quiet, s, err,
+                     errlen) != 0)
+        goto fail;
     CK(cudaMalloc((void **)&d_ls, sizeof ls));
     CK(cudaMalloc((void **)&d_counts, (size_t)(maxb + 1) * sizeof(long long)));
     CK(cudaMalloc((void **)&d_off, (size_t)(maxb + 1) * sizeof(long long)));
@@ -301,7 +303,7 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     {
         const double td = timer_ms();
         nvtxRangePushA("host: download");
-        if (dmesh_download(&M, m, frontier, ntot, &stage, s, err, errlen) != 0) goto fail;
+        if (dmesh_download(&M, m, frontier, ntot, &stage, d->progress && !d->quiet, s, err, errlen) != 0) goto fail;
         nvtxRangePop();
         r->download_ms = timer_ms() - td;
         if (stage.pageable[0]) {

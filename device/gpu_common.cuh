@@ -207,13 +207,15 @@ void dstage_destroy(dstage_t *S);
 /** Host bytes the staging of a run can hold (for the capacity): both buffers at their largest. */
 static inline double dstage_host_bytes(void) { return 2.0 * (double)DSTAGE_CHUNK; }
 
-/** Allocate the device tile store for cap tiles and upload tiles [0, m->ntiles) through S. */
-int dmesh_create(dmesh_t *M, const mesh_t *m, long long cap, int timeline_slots, dstage_t *S, cudaStream_t s,
-                 char *err, size_t errlen);
+/** Allocate the device tile store for cap tiles and upload tiles [0, m->ntiles) through S (progress
+ *  shown when `progress`). */
+int dmesh_create(dmesh_t *M, const mesh_t *m, long long cap, int timeline_slots, dstage_t *S, int progress,
+                 cudaStream_t s, char *err, size_t errlen);
 void dmesh_destroy(dmesh_t *M);
-/** Download tiles [from, ntiles) into m (grown once, as needed) through S and set m->ntiles. */
-int dmesh_download(const dmesh_t *M, mesh_t *m, long long from, long long ntiles, dstage_t *S, cudaStream_t s,
-                   char *err, size_t errlen);
+/** Download tiles [from, ntiles) into m (grown once, as needed) through S and set m->ntiles. Shows
+ *  progress when `progress` (d->progress on, not quiet). */
+int dmesh_download(const dmesh_t *M, mesh_t *m, long long from, long long ntiles, dstage_t *S, int progress,
+                   cudaStream_t s, char *err, size_t errlen);
 /** Sort tiles [first, first+n) to canonical order (level, Morton key) with CUB, remapping parents.
  *  With M->stamps (3 slots) its kernels stamp the timeline: sortKeys 0, invertPerm 1, gatherTiles 2. */
 int dmesh_sort(dmesh_t *M, long long first, long long n, int pdl, cudaStream_t s, float *ms, char *err,

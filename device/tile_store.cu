@@ -162,12 +162,12 @@ static int next_chunk(dchunks_t *it, char **host, char **dev, size_t *len)
 
 /** Move the segments host -> device (to_device) or device -> host, on stream s. Staged when the
  *  total is DSTAGE_DIRECT or more and pinned buffers can be had, else directly. Returns when every
- *  byte has arrived. */
-static int dstage_move(dstage_t *S, const dseg_t *seg, int nseg, int to_device, cudaStream_t s, char *err,
-                       size_t errlen)
+ *  byte has arrived. progress: NULL or a started progress_t (amount: bytes). */
+static int dstage_move(dstage_t *S, const dseg_t *seg, int nseg, int to_device, cudaStream_t s, progress_t *pg,
+                       char *err, size_t errlen)
 {
     const cudaMemcpyKind kind = to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
-    size_t total = 0;
+    size_t total = 0, done = 0;
     for (int i = 0; i < nseg; ++i) total += seg[i].bytes;
     S->pageable[0] = '\0';
     /* chunks of at most 64 MiB, at least 8 of them on a smaller transfer (so that copies overlap) */
@@ -180,6 +180,7 @@ static int dstage_move(dstage_t *S, const dseg_t *seg, int nseg, int to_device, 
                                    seg[i].bytes, kind, s));
             }
         CK(cudaStreamSynchronize(s));
+        if (pg) progress_update(pg, (double)total);
         return 0;
     }
     chunk = S->chunk;
@@ -197,6 +198,8 @@ static int dstage_move(dstage_t *S, const dseg_t *seg, int nseg, int to_device, 
                 xfer_copy(S->buf[b], host[b], len[b]);
                 CK(cudaMemcpyAsync(dev[b], S->buf[b], len[b], kind, s));
                 CK(cudaEventRecord(S->ev[b], s));
+                done += len[b];
+                if (pg) progress_update(pg, (double)done);
             }
             CK(cudaStreamSynchronize(s));
         } else {
@@ -213,6 +216,8 @@ static int dstage_move(dstage_t *S, const dseg_t *seg, int nseg, int to_device, 
             for (int b = 0; have[b]; b ^= 1) {
                 CK(cudaEventSynchronize(S->ev[b]));
                 xfer_copy(host[b], S->buf[b], len[b]);
+                done += len[b];
+                if (pg) progress_update(pg, (double)done);
                 have[b] = next_chunk(&it, &host[b], &dev[b], &len[b]);
                 if (have[b]) {
                     CK(cudaMemcpyAsync(S->buf[b], dev[b], len[b], kind, s));
@@ -252,8 +257,8 @@ cudaError_t dmesh_alloc_arrays(dmesh_t *M, size_t n, int nf, size_t cells)
     return e;
 }
 
-int dmesh_create(dmesh_t *M, const mesh_t *m, long long cap, int timeline_slots, dstage_t *S, cudaStream_t s,
-                 char *err, size_t errlen)
+int dmesh_create(dmesh_t *M, const mesh_t *m, long long cap, int timeline_slots, dstage_t *S, int progress,
+                 cudaStream_t s, char *err, size_t errlen)
 {
     const size_t n = (size_t)cap, cells = (size_t)mesh_cells(m), nt = (size_t)m->ntiles;
     dseg_t seg[DP_MAX_FIELDS + 8];
@@ -279,7 +284,13 @@ int dmesh_create(dmesh_t *M, const mesh_t *m, long long cap, int timeline_slots,
         for (int i = 0; i < timeline_slots; ++i)
             CK(cudaMemsetAsync(M->stamps + 2 * i + 1, 0, sizeof(unsigned long long), s));
     }
-    if (dstage_move(S, seg, tile_segments(m, M, 0, nt, cells, seg), 1, s, err, errlen) != 0) goto fail;
+    {
+        progress_t pg;
+        progress_begin(&pg, progress, "upload", mesh_bytes((double)nt, m->dim, m->B, m->nf), NULL);
+        const int rc = dstage_move(S, seg, tile_segments(m, M, 0, nt, cells, seg), 1, s, &pg, err, errlen);
+        progress_end(&pg);
+        if (rc != 0) goto fail;
+    }
     {
         const unsigned long long n0 = (unsigned long long)m->ntiles;
         CK(cudaMemcpyAsync(M->stats + ST_NTILES, &n0, sizeof n0, cudaMemcpyHostToDevice, s));
@@ -292,8 +303,8 @@ fail:
     return -1;
 }
 
-int dmesh_download(const dmesh_t *M, mesh_t *m, long long from, long long ntiles, dstage_t *S, cudaStream_t s,
-                   char *err, size_t errlen)
+int dmesh_download(const dmesh_t *M, mesh_t *m, long long from, long long ntiles, dstage_t *S, int progress,
+                   cudaStream_t s, char *err, size_t errlen)
 {
     const size_t cells = (size_t)mesh_cells(m), a = (size_t)from, n = (size_t)(ntiles - from);
     dseg_t seg[DP_MAX_FIELDS + 8];
@@ -302,7 +313,12 @@ int dmesh_download(const dmesh_t *M, mesh_t *m, long long from, long long ntiles
                  mesh_bytes((double)ntiles, m->dim, m->B, m->nf) / CAP_GIB);
         return -1;
     }
-    if (dstage_move(S, seg, tile_segments(m, M, a, n, cells, seg), 0, s, err, errlen) != 0) return -1;
+    const int nseg = tile_segments(m, M, a, n, cells, seg);
+    progress_t pg;
+    progress_begin(&pg, progress, "download", mesh_bytes((double)n, m->dim, m->B, m->nf), NULL);
+    const int rc = dstage_move(S, seg, nseg, 0, s, &pg, err, errlen);
+    progress_end(&pg);
+    if (rc != 0) return -1;
     m->ntiles = ntiles;
     mesh_index_levels(m);
     return 0;

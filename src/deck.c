@@ -402,6 +402,10 @@ static const deck_key_t k_keys[] = {
       "what dpamr run prints: quiet = warnings, errors and the written file only; normal = the run's lines and "
       "the summary of phases; verbose = also the build and machine", 'c', 1, 1, 0, 0, NULL,
       { "quiet", "normal", "verbose", NULL } },
+    { "progress", "word", "auto", NULL,
+      "progress of long phases (the GPU variants' download): auto = one line rewritten in place when stdout is a "
+      "terminal, else a plain line every 10 s once a phase has run 5 s; off = none (verbosity = quiet: none)", 'c',
+      1, 1, 0, 0, NULL, { "off", "auto", NULL } },
     { "variant", "word", "auto", NULL, "engine; auto takes cdp when a GPU is usable, else cpu (and says so)", 'c', 1, 1, 0,
       0, NULL, { "auto", "cpu", "cdp", "host", NULL } },
     { "pdl", "word", "on", NULL, "the PDL launch attribute of the GPU variants' chained kernels", 'c', 1, 1, 0, 0, NULL,
@@ -757,6 +761,8 @@ static int schema(kv_t *kv, deck_t *d, const char *deck_path)
     if (get_choice_k(kv, "overwrite", &d->overwrite) == -2) return -1;
     d->verbosity = DP_VERBOSITY_NORMAL;
     if (get_choice_k(kv, "verbosity", &d->verbosity) == -2) return -1;
+    d->progress = 1;
+    if (get_choice_k(kv, "progress", &d->progress) == -2) return -1;
 
     for (int i = 0; i < kv->n; ++i)
         if (!kv->e[i].used) {

@@ -47,6 +47,7 @@ typedef struct {
     int nbench_groups;
     char trace[8192];       /* Chrome trace output path ("" = none) */
     int threads;            /* OpenMP threads for the cpu engine, 0 = default */
+    int progress;           /* 1: progress lines of long phases (auto), 0: none (off) */
     int bench_repeats;      /* timed repeats per variant (median reported) */
     int bench_warmup;       /* untimed runs per variant before timing */
     int bench_cpu;          /* 1: time the cpu variant too */

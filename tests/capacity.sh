@@ -3,7 +3,7 @@
 # max_tiles = 0 it is every tile the refinement can reach, or what the host's memory holds (the
 # test hook DPAMR_TEST_HOST_AVAILABLE=BYTES stands for a smaller machine); a run that needs more
 # stops before writing, with one message naming the limit (max_tiles, or the host's memory) and
-# the count needed. (The GPU variants' device-memory cases: gpu_limits.sh.)
+# the count needed. The progress key's values. (The GPU variants' device-memory cases: gpu_limits.sh.)
 set -uo pipefail
 dpamr=$1 deck=$2 work=$3
 source "$(dirname "$0")/lib.sh"
@@ -57,4 +57,8 @@ h5cmp "$work/full.hdf" "$work/small.hdf" --ignore /dpamr/deck || fail "a host-li
 # the estimate before the run is the host's capacity
 grep -q "memory up to .* for [0-9]* tiles" "$work/stdout" || fail "no memory estimate"
 
+# progress: auto (default) or off; a terminal is needed to see it (a log of these small runs has none)
+expect_line "progress=off" "^wrote " run progress=off output="$work/p.hdf"
+grep -q "GB/s" "$work/stdout" && fail "progress=off printed progress"
+expect_error "bad progress" "progress.*valid values are off, auto" run progress=maybe output="$work/out.hdf"
 finish "capacity"

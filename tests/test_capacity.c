@@ -1,10 +1,11 @@
 /* test_capacity.c - the tile store's capacity (src/capacity.c) from injected memory figures: the
  * tile bound, the fit search, what limits a capacity and how the messages name it, the host's memory
- * figure; and the transfer helpers (src/xfer.c). No device needed: the GPU variants' capacity is the
- * same cap_compute with the device's figures. */
+ * figure; and the transfer helpers (src/xfer.c: the parallel copy, the progress lines). No device
+ * needed: the GPU variants' capacity is the same cap_compute with the device's figures. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../src/capacity.h"
 #include "../src/xfer.h"
@@ -250,7 +251,49 @@ static void test_xfer(void)
     }
 }
 
-int main(void)
+/* What progress_* print, captured from stdout into a file (at most n bytes into buf). */
+static void capture(const char *path, int on, int tty, double age_ms, char *buf, size_t n)
+{
+    fflush(stdout);
+    const int saved = dup(STDOUT_FILENO);
+    FILE *fp = fopen(path, "w");
+    dup2(fileno(fp), STDOUT_FILENO);
+    progress_t pg;
+    progress_begin(&pg, on, "download", 2e9, NULL);
+    pg.tty = tty;
+    pg.t0 -= age_ms; /* as if the phase had started age_ms ago */
+    pg.shown -= age_ms;
+    progress_update(&pg, 1e9);
+    progress_end(&pg);
+    fflush(stdout);
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+    fclose(fp);
+    fp = fopen(path, "r");
+    const size_t k = fread(buf, 1, n - 1, fp);
+    buf[k] = '\0';
+    fclose(fp);
+}
+
+static void test_progress(const char *dir)
+{
+    char path[4200], out[1024];
+    snprintf(path, sizeof path, "%s/progress.txt", dir);
+    capture(path, 0, 1, 60000.0, out, sizeof out);
+    CHECK(out[0] == '\0', "off: silent, got '%s'", out);
+    capture(path, 1, 0, 1000.0, out, sizeof out);
+    CHECK(out[0] == '\0', "a log: nothing for a phase under 5 s, got '%s'", out);
+    capture(path, 1, 0, 20000.0, out, sizeof out);
+    CHECK(strncmp(out, "download     1.00 of 2.00 GB, 20.0 s, 0.05 GB/s, 20 s left\n", 57) == 0 &&
+              strstr(out, "(done)\n"),
+          "a log: a plain line, then the end: '%s'", out);
+    capture(path, 1, 1, 1000.0, out, sizeof out);
+    CHECK(out[0] == '\r' && strstr(out, "download     1.00 of 2.00 GB") && strchr(out, '\n') == out + strlen(out) - 1 &&
+              strchr(out + 1, '\r'),
+          "a terminal: one line rewritten in place, ended once: '%s'", out);
+}
+
+int main(int argc, char **argv)
 {
     test_bound();
     test_fit();
@@ -258,5 +301,6 @@ int main(void)
     test_compute();
     test_host_available();
     test_xfer();
+    test_progress(argc > 1 ? argv[1] : ".");
     return TEST_DONE();
 }
