@@ -170,10 +170,14 @@ static int dstage_move(dstage_t *S, const dseg_t *seg, int nseg, int to_device, 
     size_t total = 0, done = 0;
     for (int i = 0; i < nseg; ++i) total += seg[i].bytes;
     S->pageable[0] = '\0';
-    /* chunks of at most 64 MiB, at least 8 of them on a smaller transfer (so that copies overlap) */
+    /* chunks of at most 64 MiB, at least 8 of them on a smaller transfer (so that copies overlap);
+     * DPAMR_TEST_STAGE_CHUNK=BYTES (tests) stages every transfer in chunks of that many bytes */
     size_t chunk = (total / 8 + 4095) & ~(size_t)4095;
     chunk = chunk > DSTAGE_CHUNK ? DSTAGE_CHUNK : chunk;
-    if (total < DSTAGE_DIRECT || dstage_ensure(S, chunk) != 0) {
+    const char *hook = getenv("DPAMR_TEST_STAGE_CHUNK");
+    const long long forced = hook ? atoll(hook) : 0;
+    if (forced > 0) chunk = (size_t)forced;
+    if (total == 0 || (forced <= 0 && total < DSTAGE_DIRECT) || dstage_ensure(S, chunk) != 0) {
         for (int i = 0; i < nseg; ++i)
             if (seg[i].bytes) {
                 CK(cudaMemcpyAsync(to_device ? seg[i].dev : seg[i].host, to_device ? seg[i].host : seg[i].dev,
@@ -183,7 +187,7 @@ static int dstage_move(dstage_t *S, const dseg_t *seg, int nseg, int to_device, 
         if (pg) progress_update(pg, (double)total);
         return 0;
     }
-    chunk = S->chunk;
+    chunk = forced > 0 ? (size_t)forced : S->chunk; /* buffers may be larger than a forced chunk */
     {
         dchunks_t it = { seg, nseg, chunk, 0, 0 };
         char *host[2] = { NULL, NULL }, *dev[2] = { NULL, NULL };
