@@ -313,8 +313,9 @@ int dmesh_download(const dmesh_t *M, mesh_t *m, long long from, long long ntiles
     const size_t cells = (size_t)mesh_cells(m), a = (size_t)from, n = (size_t)(ntiles - from);
     dseg_t seg[DP_MAX_FIELDS + 8];
     if (mesh_reserve_unset(m, ntiles) != 0) { /* every tile from m->ntiles >= from on is written below */
-        snprintf(err, errlen, "out of host memory for %lld tiles (%.2f GiB)", ntiles,
-                 mesh_bytes((double)ntiles, m->dim, m->B, m->nf) / CAP_GIB);
+        snprintf(err, errlen, "out of host memory for the download: %lld tiles need %.2f GiB, the host has %.2f GiB "
+                 "available", ntiles, mesh_bytes((double)ntiles, m->dim, m->B, m->nf) / CAP_GIB,
+                 cap_host_available() / CAP_GIB);
         return -1;
     }
     const int nseg = tile_segments(m, M, a, n, cells, seg);
