@@ -366,6 +366,7 @@ static double cdp_need(long long cap, const void *vctx)
     long long pool = c->d->pool > 0 ? c->d->pool : bound;
     pool = pool > 32 ? pool : 32;
     double bytes = dmesh_store_bytes(p, cap, c->slots_timeline) + (double)pool * POOL_SLOT_BYTES;
+    if (bytes > 1e16) return 1e300; /* no device holds it: no need to ask CUB about 2^62 items */
     if (c->grain == DP_GRAIN_LEVEL) {
         chain_t C = c->C;
         int maxnb = 0, bad_k = 0;

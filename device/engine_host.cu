@@ -157,6 +157,9 @@ static double host_need(long long cap, const void *vctx)
     const host_need_t *c = (const host_need_t *)vctx;
     long long bound[DP_MAX_LEVELS + 1];
     const long long maxb = level_bounds(c->p, c->nfront, c->roots, c->Lp, c->nlev, cap, bound);
+    const double bytes = dmesh_store_bytes(c->p, cap, SLOTS_PER_LEVEL * (c->nlev > 0 ? c->nlev : 1)) +
+                         (double)(DP_MAX_LEVELS + 2) * sizeof(long long) + 2.0 * (double)(maxb + 1) * sizeof(long long);
+    if (bytes > 1e16) return 1e300; /* no device holds it: no need to ask CUB about 2^62 items */
     size_t tmp = 0;
     const cudaError_t e =
         cub::DeviceScan::ExclusiveSum(NULL, tmp, (long long *)NULL, (long long *)NULL, (int64_t)(maxb + 1), c->s);
@@ -164,8 +167,7 @@ static double host_need(long long cap, const void *vctx)
         snprintf(c->err, 256, "CUDA error in the scan's size query: %s", cudaGetErrorString(e));
         return 1e300;
     }
-    return dmesh_store_bytes(c->p, cap, SLOTS_PER_LEVEL * (c->nlev > 0 ? c->nlev : 1)) +
-           (double)(DP_MAX_LEVELS + 2) * sizeof(long long) + 2.0 * (double)(maxb + 1) * sizeof(long long) + (double)tmp;
+    return bytes + (double)tmp;
 }
 
 int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen)

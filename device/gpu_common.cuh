@@ -239,9 +239,10 @@ cudaError_t upload_params(const dp_params *p, cudaStream_t s);
  *  capacity, the store included) and the host's memory holds for the download, within the tile
  *  bound. Device memory is split among d->share_device processes, host memory among
  *  d->share_host. Fails (-1, err naming asked and available) when the device cannot be queried, the
- *  input's tiles do not fit, or max_tiles asks more than the device has. need() may fail: it then
- *  returns 1e300 and leaves its message in need_err (checked here). */
-int gpu_capacity(const deck_t *d, const mesh_t *m, cap_need_fn need, const void *ctx, const char *need_err,
+ *  input's tiles do not fit, or max_tiles asks more than the device has. need() may fail (a CUDA
+ *  size query): it then returns 1e300 and leaves its message in need_err; a candidate the search
+ *  rejected may fail, the capacity chosen must not. */
+int gpu_capacity(const deck_t *d, const mesh_t *m, cap_need_fn need, const void *ctx, char *need_err,
                  cap_t *c, char *err, size_t errlen);
 /** Device memory free now: cudaMemGetInfo, at most DPAMR_TEST_DEVICE_FREE=BYTES when set (tests). */
 cudaError_t gpu_free_memory(size_t *free_bytes, size_t *total_bytes);

@@ -28,8 +28,8 @@ double dmesh_store_bytes(const dp_params *p, long long cap, int slots)
            2.0 * (slots > 0 ? slots : 0) * sizeof(unsigned long long);
 }
 
-int gpu_capacity(const deck_t *d, const mesh_t *m, cap_need_fn need, const void *ctx, const char *need_err,
-                 cap_t *c, char *err, size_t errlen)
+int gpu_capacity(const deck_t *d, const mesh_t *m, cap_need_fn need, const void *ctx, char *need_err, cap_t *c,
+                 char *err, size_t errlen)
 {
     size_t fr = 0, total = 0;
     const cudaError_t e = gpu_free_memory(&fr, &total);
@@ -48,13 +48,16 @@ int gpu_capacity(const deck_t *d, const mesh_t *m, cap_need_fn need, const void 
     cap_host_ctx_t hc;
     cap_host_memory(m, d->share_host, dstage_host_bytes(), &hc, &mem[1]);
     cap_compute(d->max_tiles, &d->p, m, mem, 2, c);
+    /* a size query that failed for a candidate the search rejected does not matter; at the
+     * capacity chosen it must succeed */
+    if (need_err) need_err[0] = '\0';
+    const double asked = need(c->cap, ctx), usable = cap_usable(&mem[0]);
     if (need_err && need_err[0]) {
         snprintf(err, errlen, "%s", need_err);
         return -1;
     }
     const char *share = d->share_device > 1 ? " (this rank's share)" : "";
     if (c->by != CAP_BY_MEMORY) { /* max_tiles, or the bound: the device must hold it with the scratch */
-        const double asked = need(c->cap, ctx), usable = cap_usable(&mem[0]);
         if (asked > usable) {
             snprintf(err, errlen,
                      "the device lacks memory for this run: %s; the tile store and the engine's scratch for %lld "
