@@ -47,7 +47,10 @@ int gpu_capacity(const deck_t *d, const mesh_t *m, cap_need_fn need, const void 
     mem[0].ctx = ctx;
     cap_host_ctx_t hc;
     cap_host_memory(m, d->share_host, dstage_host_bytes(), &hc, &mem[1]);
-    cap_compute(d->max_tiles, &d->p, m, mem, 2, c);
+    /* the frontier's children, counted on the host with the engines' criterion: a tighter bound
+     * than 2^dim per frontier tile, so a store of the bound is smaller (it only bounds the
+     * capacity: a level past the capacity is an overflow error, never a write out of bounds) */
+    cap_compute(d->max_tiles, &d->p, m, cap_frontier_children(&d->p, m), mem, 2, c);
     /* a size query that failed for a candidate the search rejected does not matter; at the
      * capacity chosen it must succeed */
     if (need_err) need_err[0] = '\0';

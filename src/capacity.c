@@ -1,5 +1,6 @@
 /* capacity.c - how many tiles a run may make (capacity.h). */
 #include "capacity.h"
+#include "tile.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +26,7 @@ double cap_usable(const cap_memory_t *mem)
     return u > 0.0 ? u : 0.0;
 }
 
-long long cap_tile_bound(const dp_params *p, const mesh_t *m)
+long long cap_tile_bound(const dp_params *p, const mesh_t *m, long long c1)
 {
     if (m->nlevels <= 0) return m->ntiles;
     const int Lp = m->nlevels - 1;
@@ -33,11 +34,21 @@ long long cap_tile_bound(const dp_params *p, const mesh_t *m)
     long long total = m->ntiles, u = m->level_start[Lp + 1] - m->level_start[Lp];
     for (int L = Lp + 1; L <= p->max_level && u > 0; ++L) {
         const long long dom = cap_shl(roots, p->dim * L);
-        u = cap_shl(u, p->dim);
+        u = L == Lp + 1 && c1 >= 0 ? c1 : cap_shl(u, p->dim);
         if (u > dom) u = dom;
         total = sat_add(total, u);
     }
     return total;
+}
+
+long long cap_frontier_children(const dp_params *p, const mesh_t *m)
+{
+    if (m->nlevels <= 0) return 0;
+    const dp_tidx s = m->level_start[m->nlevels - 1], e = m->level_start[m->nlevels];
+    long long c1 = 0;
+#pragma omp parallel for schedule(dynamic, 64) reduction(+ : c1)
+    for (dp_tidx t = s; t < e; ++t) c1 += dp_popcount(tile_octant_flags(p, m, t));
+    return c1;
 }
 
 long long cap_fit(long long hi, double usable, cap_need_fn need, const void *ctx)
@@ -72,11 +83,11 @@ static const char *gib_text(double b, char *buf, size_t n)
     return buf;
 }
 
-void cap_compute(long long max_tiles, const dp_params *p, const mesh_t *m, const cap_memory_t *mems, int nmem,
-                 cap_t *c)
+void cap_compute(long long max_tiles, const dp_params *p, const mesh_t *m, long long c1, const cap_memory_t *mems,
+                 int nmem, cap_t *c)
 {
     memset(c, 0, sizeof *c);
-    c->bound = cap_tile_bound(p, m);
+    c->bound = cap_tile_bound(p, m, c1);
     c->mem = -1;
     if (max_tiles > 0 && max_tiles <= c->bound) {
         c->cap = max_tiles;

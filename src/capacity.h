@@ -61,21 +61,26 @@ double cap_margin(double free_bytes);
 double cap_usable(const cap_memory_t *mem);
 
 /** An upper bound on the tiles of a refinement of m up to max_level: m's tiles, plus for each level
- *  above its finest min(frontier tiles x 2^(dim k), every tile of that level's domain). For a level-0
- *  mesh this is every tile of every level of the domain. Saturates at 2^62. */
-long long cap_tile_bound(const dp_params *p, const mesh_t *m);
+ *  above its finest min(u_k, every tile of that level's domain), u_1 = c1 (the frontier's children,
+ *  when known: c1 >= 0) or the frontier's tiles x 2^dim, u_k = u_{k-1} x 2^dim. For a level-0 mesh
+ *  and c1 < 0 this is every tile of every level of the domain. Saturates at 2^62. */
+long long cap_tile_bound(const dp_params *p, const mesh_t *m, long long c1);
+
+/** The children the frontier (m's finest level) gets: its flagged octants (tile_octant_flags, the
+ *  criterion every engine shares), counted over the OpenMP threads. */
+long long cap_frontier_children(const dp_params *p, const mesh_t *m);
 
 /** The largest c in [0, hi] with need(c) <= usable (need nondecreasing; binary search); -1 when
  *  not even need(0) fits. */
 long long cap_fit(long long hi, double usable, cap_need_fn need, const void *ctx);
 
-/** The capacity of a run refining m: max_tiles when > 0 (at most the tile bound), else the tile
- *  bound limited by each of the nmem memories in turn. Fills c, with c->limit saying what limits it,
+/** The capacity of a run refining m: max_tiles when > 0 (at most the tile bound, with c1 as there),
+ *  else the tile bound limited by each of the nmem memories in turn. Fills c, with c->limit saying what limits it,
  *  worded to follow "capacity N: ": "max_tiles = 200", "the device's 139.2 GiB free hold at most
  *  120000000 tiles of this deck (1.1 kB per tile with the engine's scratch, 5.2 GiB left unused)",
  *  "every tile a refinement of the input can reach up to max_level 9". */
-void cap_compute(long long max_tiles, const dp_params *p, const mesh_t *m, const cap_memory_t *mems, int nmem,
-                 cap_t *c);
+void cap_compute(long long max_tiles, const dp_params *p, const mesh_t *m, long long c1, const cap_memory_t *mems,
+                 int nmem, cap_t *c);
 
 /** What to do after a run needed `needed` tiles of a capacity c, into buf: "set max_tiles >= N
  *  (0: as many as memory holds), or lower max_level", "lower max_level or refine less (threshold),

@@ -470,7 +470,7 @@ int dist_run(int argc, char **argv)
         cap_memory_t host;
         cap_t hcap;
         cap_host_memory(&part, d.share_host, 0.0, &hc, &host);
-        cap_compute(d.max_tiles, &d.p, &part, &host, 1, &hcap);
+        cap_compute(d.max_tiles, &d.p, &part, -1, &host, 1, &hcap);
         capsum = hcap.cap > part.ntiles ? hcap.cap : part.ntiles;
     }
     MPI_Allreduce(MPI_IN_PLACE, &capsum, 1, MPI_LONG_LONG, MPI_SUM, c.comm);

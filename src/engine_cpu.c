@@ -88,7 +88,7 @@ int refine_cpu(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     cap_memory_t host;
     cap_host_memory(m, d->share_host, 0.0, &hc, &host);
     cap_t c;
-    cap_compute(d->max_tiles, &d->p, m, &host, 1, &c);
+    cap_compute(d->max_tiles, &d->p, m, -1, &host, 1, &c);
     r->capacity = c.cap;
     snprintf(r->capacity_limit, sizeof r->capacity_limit, "%s", c.limit);
     for (int L = m->nlevels - 1; L < d->p.max_level; ++L) {

@@ -166,7 +166,7 @@ static int cmd_run(int argc, char **argv)
     cap_memory_t host;
     cap_t hcap;
     cap_host_memory(&m, 1, 0.0, &hc, &host);
-    cap_compute(d.max_tiles, &d.p, &m, &host, 1, &hcap);
+    cap_compute(d.max_tiles, &d.p, &m, -1, &host, 1, &hcap);
     const dp_tidx cap = hcap.cap;
     const double file_lo = h5io_raw_bytes(&m, m.ntiles), file_hi = h5io_raw_bytes(&m, cap > m.ntiles ? cap : m.ntiles);
     if (run_check_output("output", d.output, file_lo, err, sizeof err) != 0) return run_die(err);

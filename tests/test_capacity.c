@@ -1,5 +1,5 @@
 /* test_capacity.c - the tile store's capacity (src/capacity.c) from injected memory figures: the
- * tile bound, the fit search, what limits a capacity and how the messages name it, the host's memory
+ * tile bound (with the frontier's children counted), the fit search, what limits a capacity and how the messages name it, the host's memory
  * figure; and the transfer helpers (src/xfer.c: the parallel copy, the progress lines). No device
  * needed: the GPU variants' capacity is the same cap_compute with the device's figures. */
 #include <math.h>
@@ -70,10 +70,10 @@ static void test_bound(void)
     dp_params p = params(2, 16, 1, 9);
     long long want = 0;
     for (int L = 0; L <= 9; ++L) want += 256ll << (2 * L);
-    CHECK(cap_tile_bound(&p, &m) == want, "bench2d to level 9: %lld, want %lld", cap_tile_bound(&p, &m), want);
+    CHECK(cap_tile_bound(&p, &m, -1) == want, "bench2d to level 9: %lld, want %lld", cap_tile_bound(&p, &m, -1), want);
     CHECK(want == 89478400ll, "bench2d's full domain to level 9 is 89478400 tiles: %lld", want);
     p.max_level = 0;
-    CHECK(cap_tile_bound(&p, &m) == 256, "max_level 0: the input");
+    CHECK(cap_tile_bound(&p, &m, -1) == 256, "max_level 0: the input");
 
     /* a restart: levels 0..2 with a frontier of 10 tiles in a 2 x 2 domain; growth 10 * 4^k until the
      * level's domain (4 * 4^L) caps it */
@@ -81,19 +81,46 @@ static void test_bound(void)
     m = header(2, 8, 1, 2, 2, 1, lv, 3);
     p = params(2, 8, 1, 5);
     /* level 3: min(40, 256) = 40; level 4: min(160, 1024) = 160; level 5: min(640, 4096) = 640 */
-    CHECK(cap_tile_bound(&p, &m) == 21 + 40 + 160 + 640, "restart bound %lld", cap_tile_bound(&p, &m));
+    CHECK(cap_tile_bound(&p, &m, -1) == 21 + 40 + 160 + 640, "restart bound %lld", cap_tile_bound(&p, &m, -1));
     const long long lv2[] = { 4, 16, 64 }; /* a full frontier: the domain caps it from the start */
     m = header(2, 8, 1, 2, 2, 1, lv2, 3);
-    CHECK(cap_tile_bound(&p, &m) == 84 + 256 + 1024 + 4096, "full frontier %lld", cap_tile_bound(&p, &m));
+    CHECK(cap_tile_bound(&p, &m, -1) == 84 + 256 + 1024 + 4096, "full frontier %lld", cap_tile_bound(&p, &m, -1));
+    /* the frontier's children known: 30 of its 64 tiles' 256 octants; then x 4 per level */
+    CHECK(cap_tile_bound(&p, &m, 30) == 84 + 30 + 120 + 480, "with c1 %lld", cap_tile_bound(&p, &m, 30));
+    CHECK(cap_tile_bound(&p, &m, 0) == 84, "no child: the input %lld", cap_tile_bound(&p, &m, 0));
 
     /* deep 3D saturates instead of overflowing */
     const long long r3[] = { 512 };
     m = header(3, 8, 1, 8, 8, 8, r3, 1);
     p = params(3, 8, 1, 23);
-    CHECK(cap_tile_bound(&p, &m) == (1ll << 62), "saturates at 2^62: %lld", cap_tile_bound(&p, &m));
+    CHECK(cap_tile_bound(&p, &m, -1) == (1ll << 62), "saturates at 2^62: %lld", cap_tile_bound(&p, &m, -1));
     CHECK(cap_shl(3, 61) == (1ll << 62) && cap_shl(1, 70) == (1ll << 62) && cap_shl(5, 2) == 20 &&
               cap_shl(0, 80) == 0,
           "cap_shl");
+}
+
+/* The frontier's children: flagged octants of the finest level only. Two levels: one root, four
+ * children; in child 2 a jump between cells (1,1) and (2,1) (octant 0) and one across the middle
+ * (cells (3,5) and (4,5): octants 2 and 3); the root's jump is not counted (not the frontier). */
+static void test_frontier_children(void)
+{
+    const long long lv[] = { 1, 4 };
+    mesh_t m = header(2, 8, 1, 1, 1, 1, lv, 2);
+    CHECK(mesh_alloc(&m, 5) == 0, "alloc");
+    m.ntiles = 5;
+    dp_params p = params(2, 8, 1, 3);
+    p.crit = DP_CRIT_JUMP;
+    p.threshold = 0.1;
+    p.threshold_f = 0.1f;
+    p.crit_field = 0;
+    p.h0 = 1.0 / 8;
+    for (int t = 0; t < 5; ++t) m.level[t] = t > 0;
+    float *u = m.field[0];
+    u[5] = 1.0f;                  /* the root: flagged, but not on the frontier */
+    u[2 * 64 + 1 + 8 * 1] = 1.0f; /* child 2, cell (1,1): a jump to its neighbours, octant 0 */
+    u[2 * 64 + 4 + 8 * 5] = 1.0f; /* child 2, cell (4,5) against (3,5): octants 3 and 2 */
+    CHECK(cap_frontier_children(&p, &m) == 3, "3 flagged octants on the frontier: %lld", cap_frontier_children(&p, &m));
+    mesh_free(&m);
 }
 
 static void test_fit(void)
@@ -135,18 +162,18 @@ static void test_compute(void)
     cap_t c;
 
     /* max_tiles: as given (at most the bound), no memory consulted */
-    cap_compute(800000, &p, &m, mem, 2, &c);
+    cap_compute(800000, &p, &m, -1, mem, 2, &c);
     CHECK(c.cap == 800000 && c.by == CAP_BY_MAX_TILES && c.bound == bound, "max_tiles: %lld", c.cap);
     CHECK(strcmp(c.limit, "max_tiles = 800000") == 0, "max_tiles limit: %s", c.limit);
     cap_advice(&c, 2605256, advice, sizeof advice);
     CHECK(strstr(advice, "set max_tiles >= 2605256") != NULL, "advice: %s", advice);
-    cap_compute(1ll << 40, &p, &m, mem, 2, &c);
+    cap_compute(1ll << 40, &p, &m, -1, mem, 2, &c);
     CHECK(c.cap == bound && c.by == CAP_BY_BOUND && strstr(c.limit, "fewer than max_tiles"), "max_tiles past the "
           "bound: %lld %s", c.cap, c.limit);
 
     /* max_tiles = 0 on the H200 of issue 13: bench2d to level 9 made 9.4M tiles; the old default
      * capacity of 2^21 stopped it. Now the device holds min(bound, memory) */
-    cap_compute(0, &p, &m, mem, 2, &c);
+    cap_compute(0, &p, &m, -1, mem, 2, &c);
     const long long fit_dev = cap_fit(bound, cap_usable(&mem[0]), lin_need, &dev);
     const long long fit_host = cap_fit(bound, cap_usable(&mem[1]), lin_need, &host);
     const long long want = fit_dev < fit_host ? fit_dev : fit_host;
@@ -159,7 +186,7 @@ static void test_compute(void)
 
     /* a host with less memory than the device limits it */
     mem[1].free_bytes = 60.0 * g;
-    cap_compute(0, &p, &m, mem, 2, &c);
+    cap_compute(0, &p, &m, -1, mem, 2, &c);
     CHECK(c.by == CAP_BY_MEMORY && c.mem == 1 && strcmp(c.mem_name, "host") == 0 &&
               c.cap == cap_fit(bound, cap_usable(&mem[1]), lin_need, &host),
           "host-limited: by %d mem %d cap %lld", c.by, c.mem, c.cap);
@@ -171,7 +198,7 @@ static void test_compute(void)
 
     /* a smaller device limits it, and the message names the device, its free memory and the count */
     mem[0].free_bytes = 16.0 * g;
-    cap_compute(0, &p, &m, mem, 2, &c);
+    cap_compute(0, &p, &m, -1, mem, 2, &c);
     const long long fit16 = cap_fit(bound, cap_usable(&mem[0]), lin_need, &dev);
     CHECK(c.cap == fit16 && c.by == CAP_BY_MEMORY && c.mem == 0, "device-limited: %lld want %lld", c.cap, fit16);
     char want_text[160];
@@ -185,7 +212,7 @@ static void test_compute(void)
 
     /* two ranks on the device: each gets its share */
     mem[0].share = 2;
-    cap_compute(0, &p, &m, mem, 2, &c);
+    cap_compute(0, &p, &m, -1, mem, 2, &c);
     CHECK(c.cap == cap_fit(bound, cap_usable(&mem[0]), lin_need, &dev) && c.cap < fit16 / 2 + 1,
           "shared device: %lld (alone %lld)", c.cap, fit16);
     CHECK(strstr(c.limit, "split among 2 ranks") != NULL, "names the sharing: %s", c.limit);
@@ -193,14 +220,14 @@ static void test_compute(void)
 
     /* plenty of memory: the bound */
     mem[0].free_bytes = mem[1].free_bytes = 1e15;
-    cap_compute(0, &p, &m, mem, 2, &c);
+    cap_compute(0, &p, &m, -1, mem, 2, &c);
     CHECK(c.cap == bound && c.by == CAP_BY_BOUND, "bound: %lld", c.cap);
     CHECK(strstr(c.limit, "up to max_level 9") != NULL, "bound limit: %s", c.limit);
 
     /* not even the engine's fixed scratch fits */
     mem[0].free_bytes = 1.0 * g;
     dev.fixed = 0.9 * g;
-    cap_compute(0, &p, &m, mem, 2, &c);
+    cap_compute(0, &p, &m, -1, mem, 2, &c);
     CHECK(c.cap == 0 && c.by == CAP_BY_MEMORY && strstr(c.limit, "hold no tile"), "nothing fits: %lld %s", c.cap,
           c.limit);
 
@@ -296,6 +323,7 @@ static void test_progress(const char *dir)
 int main(int argc, char **argv)
 {
     test_bound();
+    test_frontier_children();
     test_fit();
     test_margin();
     test_compute();
