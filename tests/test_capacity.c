@@ -1,7 +1,8 @@
 /* test_capacity.c - the tile store's capacity (src/capacity.c) from injected memory figures: the
  * tile bound (with the frontier's children counted), the fit search, what limits a capacity and how
- * the messages name it, the host's memory figure; and the transfer helpers (src/xfer.c: the parallel copy, the progress lines). No device
- * needed: the GPU variants' capacity is the same cap_compute with the device's figures. */
+ * the messages name it, the host's memory figure; and the transfer helpers (src/xfer.c: the parallel
+ * copy, the progress lines). No device needed: the GPU variants' capacity is the same cap_compute
+ * with the device's figures. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
