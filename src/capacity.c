@@ -43,7 +43,7 @@ long long cap_tile_bound(const dp_params *p, const mesh_t *m, long long c1)
 
 long long cap_frontier_children(const dp_params *p, const mesh_t *m)
 {
-    if (m->nlevels <= 0) return 0;
+    if (m->nlevels <= 0 || m->nlevels - 1 >= p->max_level) return 0; /* nothing is refined */
     const dp_tidx s = m->level_start[m->nlevels - 1], e = m->level_start[m->nlevels];
     long long c1 = 0;
 #pragma omp parallel for schedule(dynamic, 64) reduction(+ : c1)
