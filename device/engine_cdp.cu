@@ -40,6 +40,12 @@
 
 /* Pool slot size measured on the H200 (../shared/design/gpu-facts.md): about 5.4 KB. */
 #define POOL_SLOT_BYTES 5500ull
+/* tile and group with max_tiles = 0: the launch bound counts at most this many new tiles. Their
+ * bound grows as the frontier's children times 2^dim per level, clamped by the free slots; with a
+ * capacity from memory (hundreds of millions of tiles) that clamp would ask a pool of as many
+ * launches, which costs build time, not only memory (docs/results.md: a pool 3.6x the bound doubled
+ * it). Past it a run fails loudly, naming the pool that holds it; max_tiles or pool set it. */
+#define POOL_ROOM_DEFAULT (1ll << 21)
 /* Threads per block for the group and level grains (8 warps); the tile grain keeps tile_threads. */
 #define CDP_THREADS 256
 /* Most tiles per block of the level grain (see level_tiles). */
@@ -257,28 +263,43 @@ __global__ void __launch_bounds__(CDP_THREADS, 4) refineTile(dmesh_t M, chain_t 
  * n_l = min(c1 * 2^(dim*(l-Lp-1)), the level's whole domain, the free slots) tiles, in at most
  * B_l = min(n_l, A_{l-1} + ceil(n_l / G)) blocks (each of the A_{l-1} grids rounds up once), and
  * each block launches at most one grid: A_l <= B_l. Every launch creates at least one tile, so the
- * launches are also at most the free tile slots. For G = 1 this is one launch per refining tile. */
-static long long pool_bound(const deck_t *d, const mesh_t *m, long long cap, int grain, int G)
+ * launches are also at most the free tile slots. For G = 1 this is one launch per refining tile.
+ * Split in two: the frontier's a0 and c1 (a pass over the frontier's cells, once), and the bound at
+ * a capacity (cheap: the capacity search evaluates it many times). */
+static void pool_frontier(const deck_t *d, const mesh_t *m, int G, long long *a0_out, long long *c1_out)
+{
+    const dp_params *p = &d->p;
+    const int Lp = m->nlevels - 1;
+    long long a0 = 0, c1 = 0;
+    if (Lp < p->max_level) {
+        const dp_tidx s = m->level_start[Lp], e = m->level_start[Lp + 1];
+        const long long nblocks = (e - s + G - 1) / G;
+#pragma omp parallel for reduction(+ : a0, c1)
+        for (long long b = 0; b < nblocks; ++b) {
+            long long kids = 0;
+            for (dp_tidx t = s + b * G; t < e && t < s + (b + 1) * G; ++t)
+                kids += dp_popcount(tile_octant_flags(p, m, t));
+            a0 += kids > 0;
+            c1 += kids;
+        }
+    }
+    *a0_out = a0;
+    *c1_out = c1;
+}
+
+static long long pool_bound(const deck_t *d, const mesh_t *m, long long cap, int grain, int G, long long a0,
+                            long long c1)
 {
     const dp_params *p = &d->p;
     const int Lp = m->nlevels - 1;
     if (Lp >= p->max_level) return 0;
     if (grain == DP_GRAIN_LEVEL) return p->max_level - Lp;
-    const dp_tidx s = m->level_start[Lp], e = m->level_start[Lp + 1];
-    const long long nblocks = (e - s + G - 1) / G;
-    long long a0 = 0, c1 = 0;
-#pragma omp parallel for reduction(+ : a0, c1)
-    for (long long b = 0; b < nblocks; ++b) {
-        long long kids = 0;
-        for (dp_tidx t = s + b * G; t < e && t < s + (b + 1) * G; ++t) kids += dp_popcount(tile_octant_flags(p, m, t));
-        a0 += kids > 0;
-        c1 += kids;
-    }
     const long long roots = (long long)m->root[0] * m->root[1] * m->root[2];
-    const long long room = cap - m->ntiles;
+    const long long room = d->max_tiles > 0 || cap - m->ntiles < POOL_ROOM_DEFAULT ? cap - m->ntiles
+                                                                                  : POOL_ROOM_DEFAULT;
     long long bound = a0, grids = a0, per = c1;
     for (int l = Lp + 1; l < p->max_level && bound < room; ++l) {
-        const long long domain = roots << (p->dim * l);
+        const long long domain = cap_shl(roots, p->dim * l);
         long long nl = per < domain ? per : domain;
         nl = nl < room ? nl : room;
         const long long blocks = grids + (nl + G - 1) / G;
@@ -287,6 +308,86 @@ static long long pool_bound(const deck_t *d, const mesh_t *m, long long cap, int
         if (per < (1ll << 40)) per <<= p->dim;
     }
     return bound < room ? bound : room;
+}
+
+/* The level grain's scan regions at capacity cap: step k (level Lp + k) has at most U_k tiles,
+ * U_0 = the frontier, U_k = min(U_{k-1} * 2^dim, the level's domain, the capacity), in blocks of
+ * level_tiles(n) tiles for the n <= U_k tiles it will hold: at most ceil(U_k / LEVEL_TILES) blocks,
+ * or, when level_tiles(n) is below LEVEL_TILES, at most min(n, slots). Fills C's scan_off and scan_nb; returns the bytes
+ * of all regions, or -1 when step *bad_k's U_k (*bad_u) passes what a scan of int tiles handles. */
+static long long scan_layout(chain_t *C, const dp_params *p, long long nfront, long long roots, int Lp, int nlev,
+                             long long cap, int *maxnb, int *bad_k, long long *bad_u)
+{
+    size_t scan_bytes = 0;
+    long long u = nfront;
+    *maxnb = 1;
+    for (int k = 0; k < nlev; ++k) {
+        if (k > 0) {
+            const long long dom = cap_shl(roots, p->dim * (Lp + k));
+            u = cap_shl(u, p->dim);
+            u = u < dom ? u : dom;
+            u = u < cap ? u : cap;
+        }
+        long long nb = (u + LEVEL_TILES - 1) / LEVEL_TILES;
+        const long long one_wave = u < C->slots ? u : C->slots;
+        nb = nb > one_wave ? nb : one_wave;
+        if (nb > 0x7fffffffll) {
+            *bad_k = k;
+            *bad_u = u;
+            return -1;
+        }
+        size_t bytes = 0;
+        scan_state_t::AllocationSize((int)nb, bytes);
+        C->scan_off[k] = (long long)scan_bytes;
+        C->scan_nb[k] = (int)nb;
+        scan_bytes += (bytes + 255) & ~(size_t)255;
+        *maxnb = (int)nb > *maxnb ? (int)nb : *maxnb;
+    }
+    return (long long)scan_bytes;
+}
+
+/* What refine_cdp allocates on the device at a capacity: the store with its timeline slots, the
+ * pending-launch pool (the deck's pool, or the bound at this capacity; the runtime grants 32 at
+ * least), and the grain's scratch: the scan regions and tickets (level), or what the canonical
+ * sort allocates for every new tile (tile, group; its CUB scratch asked of CUB, a size query). */
+typedef struct {
+    const deck_t *d;
+    const mesh_t *m;
+    int grain, G, nlev, slots_timeline;
+    long long a0, c1, nfront, roots;
+    chain_t C; /* the level grain's slots; scan_layout writes its regions here, a scratch copy */
+    cudaStream_t s;
+    char *err;  /* a failed size query's message (need returns 1e300) */
+} cdp_need_t;
+
+static double cdp_need(long long cap, const void *vctx)
+{
+    const cdp_need_t *c = (const cdp_need_t *)vctx;
+    const dp_params *p = &c->d->p;
+    const long long n0 = c->m->ntiles;
+    const long long bound = pool_bound(c->d, c->m, cap, c->grain, c->G, c->a0, c->c1);
+    long long pool = c->d->pool > 0 ? c->d->pool : bound;
+    pool = pool > 32 ? pool : 32;
+    double bytes = dmesh_store_bytes(p, cap, c->slots_timeline) + (double)pool * POOL_SLOT_BYTES;
+    if (bytes > 1e16) return 1e300; /* no device holds it: no need to ask CUB about 2^62 items */
+    if (c->grain == DP_GRAIN_LEVEL) {
+        chain_t C = c->C;
+        int maxnb = 0, bad_k = 0;
+        long long bad_u = 0;
+        const long long scan = scan_layout(&C, p, c->nfront, c->roots, c->m->nlevels - 1, c->nlev, cap, &maxnb,
+                                           &bad_k, &bad_u);
+        if (scan < 0) return 1e300; /* refine_cdp names the level */
+        bytes += (double)scan + DP_MAX_LEVELS * sizeof(unsigned long long);
+    } else if (cap > n0) {
+        double sort = 0.0;
+        const cudaError_t e = dmesh_sort_bytes(p, n0, cap - n0, c->s, &sort);
+        if (e != cudaSuccess) {
+            snprintf(c->err, 256, "CUDA error in the sort's size query: %s", cudaGetErrorString(e));
+            return 1e300;
+        }
+        bytes += sort;
+    }
+    return bytes;
 }
 
 /* Timeline slot k of the level grain: the grid of level Lp + k. */
@@ -316,68 +417,70 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     float build_ms = 0.0f, sort_ms = 0.0f;
     int rc = -1, pool_set = 0, maxnb = 1;
     size_t pool_before = 0, scan_bytes = 0;
-    long long ntot, failed, pool, bound, cap;
-    size_t free_bytes = 0;
+    long long ntot = 0, failed = 0, pool = 0, bound = 0, cap = 0;
+    cap_t capinfo;
+    memset(&capinfo, 0, sizeof capinfo);
+    dstage_t stage;
+    memset(&stage, 0, sizeof stage);
+    char need_err[256] = "";
+    /* timeline: one slot per level step (level grain), or the sort's three kernels */
+    const int slots_timeline = grain == DP_GRAIN_LEVEL ? nlev + 1 : 3;
     const unsigned threads = grain == DP_GRAIN_TILE ? (unsigned)tile_threads(p->dim, p->B) : CDP_THREADS;
     C.grain = grain;
     C.G = G;
     C.Lp = Lp;
     C.smem = (unsigned)((G * (sizeof(long long) + 1) + 15) & ~(size_t)15);
 
-    /* Capacity first (memory-limited when max_tiles is 0), then the launch bound within it. */
-    cap = gpu_tile_capacity(d, m, 0, &free_bytes, err, errlen);
-    if (cap < 0) return -1;
-    bound = pool_bound(d, m, cap, grain, G);
-    if (d->max_tiles == 0 && (double)cap * dmesh_tile_bytes(p) + (double)bound * POOL_SLOT_BYTES > 0.9 * free_bytes) {
-        cap = gpu_tile_capacity(d, m, (size_t)bound * POOL_SLOT_BYTES, &free_bytes, err, errlen);
-        if (cap < 0) return -1;
-        bound = pool_bound(d, m, cap, grain, G);
-    }
-    pool = d->pool > 0 ? d->pool : (bound > 0 ? bound : 1);
-    r->pool_bound = bound;
-    r->pool_size = pool;
-    if (cap < n0) {
-        snprintf(err, errlen, "the tile capacity %lld (%s) is below the %lld tiles of the input mesh", cap,
-                 d->max_tiles ? "max_tiles" : "computed from device memory", n0);
-        return -1;
-    }
+    nvtxRangePushA("cdp: setup");
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     if (grain == DP_GRAIN_LEVEL) {
         int dev = 0, sms = 0, per_sm = 0;
         CK(cudaGetDevice(&dev));
         CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
         CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, refineTile, CDP_THREADS, C.smem));
         C.slots = (long long)sms * (per_sm > 0 ? per_sm : 1);
-        /* scan regions: step k (level Lp + k) has at most U_k tiles, U_0 = the frontier,
-         * U_k = min(U_{k-1} * 2^dim, the level's domain, the capacity), in blocks of
-         * blocks of level_tiles(n) tiles for the n <= U_k tiles it will hold: at most ceil(U_k /
-         * LEVEL_TILES) blocks, or, when level_tiles(n) is below LEVEL_TILES, at most min(n, slots) */
-        long long u = nfront;
-        for (int k = 0; k < nlev; ++k) {
-            if (k > 0) {
-                const long long dom = roots << (p->dim * (Lp + k));
-                u = u << p->dim;
-                u = u < dom ? u : dom;
-                u = u < cap ? u : cap;
-            }
-            long long nb = (u + LEVEL_TILES - 1) / LEVEL_TILES;
-            const long long one_wave = u < C.slots ? u : C.slots;
-            nb = nb > one_wave ? nb : one_wave;
-            if (nb > 0x7fffffffll) {
-                snprintf(err, errlen, "level %d may hold %lld tiles: more than the level grain's scan handles "
-                         "(lower max_tiles, or cdp_grain=group)", Lp + k, u);
-                return -1;
-            }
-            size_t bytes = 0;
-            scan_state_t::AllocationSize((int)nb, bytes);
-            C.scan_off[k] = (long long)scan_bytes;
-            C.scan_nb[k] = (int)nb;
-            scan_bytes += (bytes + 255) & ~(size_t)255;
-            maxnb = (int)nb > maxnb ? (int)nb : maxnb;
+    }
+    /* The capacity: max_tiles, or as many tiles as the device holds with the pool and the grain's
+     * scratch at that capacity (and the host holds for the download); then the launch bound and
+     * the scan regions within it. The pool stays the bound computed for the grain: for level one
+     * launch per level at any capacity, for tile and group the frontier's growth, clamped by the
+     * free slots. */
+    {
+        cdp_need_t need;
+        memset(&need, 0, sizeof need);
+        need.d = d;
+        need.m = m;
+        need.grain = grain;
+        need.G = G;
+        need.nlev = nlev;
+        need.slots_timeline = slots_timeline;
+        need.nfront = nfront;
+        need.roots = roots;
+        need.C = C;
+        need.s = s;
+        need.err = need_err;
+        if (grain != DP_GRAIN_LEVEL) pool_frontier(d, m, G, &need.a0, &need.c1);
+        if (gpu_capacity(d, m, cdp_need, &need, need_err, &capinfo, err, errlen) != 0) goto fail;
+        cap = capinfo.cap;
+        r->capacity = cap;
+        snprintf(r->capacity_limit, sizeof r->capacity_limit, "%s", capinfo.limit);
+        bound = pool_bound(d, m, cap, grain, G, need.a0, need.c1);
+    }
+    pool = d->pool > 0 ? d->pool : (bound > 0 ? bound : 1);
+    r->pool_bound = bound;
+    r->pool_size = pool;
+    if (grain == DP_GRAIN_LEVEL) {
+        int bad_k = 0;
+        long long bad_u = 0;
+        const long long sb = scan_layout(&C, p, nfront, roots, Lp, nlev, cap, &maxnb, &bad_k, &bad_u);
+        if (sb < 0) {
+            snprintf(err, errlen, "level %d may hold %lld tiles: more than the level grain's scan handles "
+                     "(lower max_tiles, or cdp_grain=group)", Lp + bad_k, bad_u);
+            goto fail;
         }
+        scan_bytes = (size_t)sb;
     }
 
-    nvtxRangePushA("cdp: setup");
-    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     CK(cudaDeviceGetLimit(&pool_before, cudaLimitDevRuntimePendingLaunchCount));
     CK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, (size_t)pool));
     pool_set = 1;
@@ -389,7 +492,7 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     }
     CK(upload_params(p, s));
     /* timeline: one slot per level step (level grain), or the sort's three kernels */
-    if (dmesh_create(&M, m, cap, grain == DP_GRAIN_LEVEL ? nlev + 1 : 3, s, err, errlen) != 0) goto fail;
+    if (dmesh_create(&M, m, cap, slots_timeline, &stage, d->progress && !d->quiet, s, err, errlen) != 0) goto fail;
     if (grain == DP_GRAIN_LEVEL && nlev > 0) {
         CK(cudaMalloc((void **)&C.tickets, DP_MAX_LEVELS * sizeof *C.tickets));
         CK(cudaMalloc((void **)&C.scan, scan_bytes));
@@ -419,7 +522,8 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     CK(cudaEventSynchronize(e1)); /* a fault in any child grid surfaces here */
     CK(cudaEventElapsedTime(&build_ms, e0, e1));
     nvtxRangePop();
-    CK(cudaMemcpy(st, M.stats, sizeof st, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpyAsync(st, M.stats, sizeof st, cudaMemcpyDeviceToHost, s));
+    CK(cudaStreamSynchronize(s));
 
     r->device_launches = (long long)st[ST_LAUNCHES];
     failed = (long long)(st[ST_FAIL_PENDING] + st[ST_FAIL_RESOURCES] + st[ST_FAIL_OTHER]);
@@ -433,14 +537,20 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
                  r->pool_size, deck_grain_name(grain), bound,
                  bound > failed + r->device_launches ? bound : failed + r->device_launches,
                  r->pool_size < pool ? " (the device runtime granted less than the pool asked for: lower max_tiles "
-                                       "to tighten the bound)" : "");
+                                       "to tighten the bound)"
+                 : d->max_tiles == 0 && d->pool == 0 && bound >= POOL_ROOM_DEFAULT
+                     ? " (with max_tiles = 0 the bound counts at most 2^21 new tiles: set pool, or max_tiles, which "
+                       "the bound follows)"
+                     : "");
         goto fail;
     }
     if (st[ST_OVERFLOW] > 0) {
+        char advice[256];
         snprintf(err, errlen,
-                 "tile store overflow on the device: capacity %lld tiles (max_tiles), at least %llu needed "
-                 "(tiles below the refused ones were not counted); set max_tiles >= %llu",
-                 cap, st[ST_OVERFLOW], st[ST_OVERFLOW]);
+                 "tile store overflow on the device: at least %llu tiles needed (tiles below the refused ones were "
+                 "not counted), capacity %lld: %s; %s",
+                 st[ST_OVERFLOW], cap, capinfo.limit,
+                 cap_advice(&capinfo, (long long)st[ST_OVERFLOW], advice, sizeof advice));
         goto fail;
     }
     if (st[ST_BOUND] > 0) {
@@ -456,7 +566,8 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
         if (ntot > n0) {
             /* the one direct PDL pair of the passes after the build: invertPerm -> gatherTiles */
             unsigned long long sst[6];
-            CK(cudaMemcpy(sst, M.stamps, sizeof sst, cudaMemcpyDeviceToHost));
+            CK(cudaMemcpyAsync(sst, M.stamps, sizeof sst, cudaMemcpyDeviceToHost, s));
+            CK(cudaStreamSynchronize(s));
             r->gap_ns[0] = (double)((long long)sst[4] - (long long)sst[3]);
             r->ngaps = 1;
             if (d->trace[0]) {
@@ -473,7 +584,8 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
             snprintf(err, errlen, "out of host memory for the timeline");
             goto fail;
         }
-        CK(cudaMemcpy(stamps, M.stamps, 2 * (size_t)nslot * sizeof *stamps, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpyAsync(stamps, M.stamps, 2 * (size_t)nslot * sizeof *stamps, cudaMemcpyDeviceToHost, s));
+        CK(cudaStreamSynchronize(s));
         r->ngaps = 0;
         for (int k = 0; k < nslot; ++k) {
             if (!stamps[2 * k + 1]) break; /* the level was empty: no grid ran */
@@ -486,9 +598,13 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     {
         const double td = timer_ms();
         nvtxRangePushA("cdp: download");
-        if (dmesh_download(&M, m, frontier, ntot, s, err, errlen) != 0) goto fail;
+        if (dmesh_download(&M, m, frontier, ntot, &stage, d->progress && !d->quiet, s, err, errlen) != 0) goto fail;
         nvtxRangePop();
         r->download_ms = timer_ms() - td;
+        if (stage.pageable[0]) {
+            fflush(stdout);
+            fprintf(stderr, "dpamr: warning: %s: the download went through pageable memory (slower)\n", stage.pageable);
+        }
     }
     /* refine time: from the input tiles on the device to the canonical mesh on the device */
     r->refine_ms = build_ms + sort_ms;
@@ -516,6 +632,7 @@ fail: /* success falls through: one cleanup path (an NVTX range may stay open on
     cudaFree(C.tickets);
     cudaFree(C.scan);
     dmesh_destroy(&M);
+    dstage_destroy(&stage);
     /* give the pool's memory back for whatever runs next in this process (bench) */
     if (pool_set) cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, pool_before);
     if (e0) cudaEventDestroy(e0);

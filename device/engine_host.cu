@@ -33,6 +33,10 @@
 /* flagTiles and expandChildren work by warps: each warp takes one tile or parent at a time and
  * strides over the level, so many tiles' memory latencies are in flight with no block barrier. */
 #define HOST_THREADS 256
+/* Level bounds above this many tiles are replaced by the level's real size, read back once the
+ * previous level is built: the per-level scans run over the bound, and 2^21 is what every level's
+ * bound was capped at before capacities came from memory (bench2d and bench3d stay below it). */
+#define HOST_SCAN_SYNC_ABOVE (1ll << 21)
 
 __global__ void flagTiles(dmesh_t M, int level, const long long *ls, long long *counts, long long bound, int slot,
                           int early)
@@ -127,6 +131,49 @@ static const char *slot_name(int slot, int Lp, char *buf, size_t n)
 
 static void slot_label(int i, char *buf, size_t n, const void *Lp) { slot_name(i, *(const int *)Lp, buf, n); }
 
+/* U_k, the level passes' bound on level Lp + k's size at capacity cap: U_0 = the frontier,
+ * U_k = min(U_{k-1} 2^dim, the level's domain, cap). Returns the largest. */
+static long long level_bounds(const dp_params *p, long long nfront, long long roots, int Lp, int nlev, long long cap,
+                              long long *bound)
+{
+    long long maxb = bound[0] = nfront;
+    for (int k = 1; k <= nlev; ++k) {
+        long long b = cap_shl(bound[k - 1], p->dim), dom = cap_shl(roots, p->dim * (Lp + k));
+        b = b < dom ? b : dom;
+        bound[k] = b < cap ? b : cap;
+        maxb = bound[k] > maxb ? bound[k] : maxb;
+    }
+    return maxb;
+}
+
+/* What refine_host allocates on the device at a capacity: the store, the level sizes, counts and
+ * offsets over the largest U_k, CUB's scan scratch for it (asked of CUB: a size query). */
+typedef struct {
+    const dp_params *p;
+    long long nfront, roots;
+    int Lp, nlev;
+    cudaStream_t s;
+    char *err; /* a failed size query's message (need returns 1e300) */
+} host_need_t;
+
+static double host_need(long long cap, const void *vctx)
+{
+    const host_need_t *c = (const host_need_t *)vctx;
+    long long bound[DP_MAX_LEVELS + 1];
+    const long long maxb = level_bounds(c->p, c->nfront, c->roots, c->Lp, c->nlev, cap, bound);
+    const double bytes = dmesh_store_bytes(c->p, cap, SLOTS_PER_LEVEL * (c->nlev > 0 ? c->nlev : 1)) +
+                         (double)(DP_MAX_LEVELS + 2) * sizeof(long long) + 2.0 * (double)(maxb + 1) * sizeof(long long);
+    if (bytes > 1e16) return 1e300; /* no device holds it: no need to ask CUB about 2^62 items */
+    size_t tmp = 0;
+    const cudaError_t e =
+        cub::DeviceScan::ExclusiveSum(NULL, tmp, (long long *)NULL, (long long *)NULL, (int64_t)(maxb + 1), c->s);
+    if (e != cudaSuccess) {
+        snprintf(c->err, 256, "CUDA error in the scan's size query: %s", cudaGetErrorString(e));
+        return 1e300;
+    }
+    return bytes + (double)tmp;
+}
+
 int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen)
 {
     const dp_params *p = &d->p;
@@ -137,40 +184,39 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     long long *d_ls = NULL, *d_off = NULL;
     long long *d_counts = NULL;
     void *tmp = NULL;
-    size_t tmp_bytes = 0, free_bytes = 0;
+    size_t tmp_bytes = 0;
     const double t_start = timer_ms();
-    const long long n0 = m->ntiles;
     const int Lp = m->nlevels - 1, nlev = p->max_level - Lp > 0 ? p->max_level - Lp : 0;
     const dp_tidx frontier = m->level_start[Lp];
-    const long long cap = gpu_tile_capacity(d, m, 0, &free_bytes, err, errlen);
     const long long roots = (long long)m->root[0] * m->root[1] * m->root[2];
-    long long bound[DP_MAX_LEVELS + 1], ls[DP_MAX_LEVELS + 2], ntot = 0, maxb = 0;
+    long long bound[DP_MAX_LEVELS + 1], ls[DP_MAX_LEVELS + 2], ntot = 0, maxb = 0, cap = 0;
     unsigned long long st[ST_COUNT];
     unsigned long long *stamps = NULL;
     float build_ms = 0.0f;
     int rc = -1;
     int threads = HOST_THREADS, occ = 0, sms = 0, dev = 0, early = d->pdl_trigger_early;
     unsigned grid;
-    if (cap < 0) return -1;
-    if (cap < n0) {
-        snprintf(err, errlen, "the tile capacity %lld (%s) is below the %lld tiles of the input mesh", cap,
-                 d->max_tiles ? "max_tiles" : "computed from device memory", n0);
-        return -1;
-    }
-    /* U_L: an upper bound on level L's size, so the scans can be enqueued without reading it back */
-    bound[0] = m->level_start[Lp + 1] - frontier;
-    for (int k = 1; k <= nlev; ++k) {
-        long long b = bound[k - 1] << p->dim, dom = roots << (p->dim * (Lp + k));
-        b = b < dom ? b : dom;
-        bound[k] = b < cap ? b : cap;
-    }
-    for (int k = 0; k <= nlev; ++k) maxb = bound[k] > maxb ? bound[k] : maxb;
+    cap_t capinfo;
+    dstage_t stage;
+    memset(&stage, 0, sizeof stage);
+    char need_err[256] = "";
+    host_need_t need = { p, (long long)(m->level_start[Lp + 1] - frontier), roots, Lp, nlev, NULL, need_err };
     for (int L = 0; L <= Lp + 1; ++L) ls[L] = m->level_start[L];
 
     nvtxRangePushA("host: setup");
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    /* the capacity: max_tiles, or what the device (store, counts, offsets, scan) and the host hold */
+    need.s = s;
+    if (gpu_capacity(d, m, host_need, &need, need_err, &capinfo, err, errlen) != 0) goto fail;
+    cap = capinfo.cap;
+    r->capacity = cap;
+    snprintf(r->capacity_limit, sizeof r->capacity_limit, "%s", capinfo.limit);
+    /* U_k: an upper bound on level Lp + k's size, so the scans can be enqueued without reading it back */
+    maxb = level_bounds(p, need.nfront, roots, Lp, nlev, cap, bound);
     CK(upload_params(p, s));
-    if (dmesh_create(&M, m, cap, SLOTS_PER_LEVEL * (nlev > 0 ? nlev : 1), s, err, errlen) != 0) goto fail;
+    if (dmesh_create(&M, m, cap, SLOTS_PER_LEVEL * (nlev > 0 ? nlev : 1), &stage, d->progress && !d->quiet, s, err,
+                     errlen) != 0)
+        goto fail;
     CK(cudaMalloc((void **)&d_ls, sizeof ls));
     CK(cudaMalloc((void **)&d_counts, (size_t)(maxb + 1) * sizeof(long long)));
     CK(cudaMalloc((void **)&d_off, (size_t)(maxb + 1) * sizeof(long long)));
@@ -198,6 +244,15 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     for (int k = 0; k < nlev; ++k) {
         int L = Lp + k, slot_flag = SLOTS_PER_LEVEL * k, slot_exp = slot_flag + 1, slot_fill = slot_flag + 2;
         long long b = bound[k];
+        if (k > 0 && b > HOST_SCAN_SYNC_ABOVE) {
+            /* A bound this large (a capacity from memory on a deep, sparse deck) would scan and zero
+             * mostly empty counts: wait for the level instead and scan its real size. The chain of
+             * launches breaks here (a host round trip inside the timed build). */
+            long long lsk[2];
+            CK(cudaMemcpyAsync(lsk, d_ls + L, sizeof lsk, cudaMemcpyDeviceToHost, s));
+            CK(cudaStreamSynchronize(s));
+            b = lsk[1] - lsk[0];
+        }
         char name[64];
         nvtxRangePushA(slot_name(slot_flag, Lp, name, sizeof name));
         void *fa[] = { &M, &L, &d_ls, &d_counts, &b, &slot_flag, &early };
@@ -217,13 +272,16 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     CK(cudaEventSynchronize(e1));
     CK(cudaEventElapsedTime(&build_ms, e0, e1));
     nvtxRangePop();
-    CK(cudaMemcpy(st, M.stats, sizeof st, cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(ls, d_ls, sizeof ls, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpyAsync(st, M.stats, sizeof st, cudaMemcpyDeviceToHost, s));
+    CK(cudaMemcpyAsync(ls, d_ls, sizeof ls, cudaMemcpyDeviceToHost, s));
+    CK(cudaStreamSynchronize(s));
     if (st[ST_OVERFLOW] > 0) {
+        char advice[256];
         snprintf(err, errlen,
-                 "tile store overflow on the device: capacity %lld tiles (max_tiles), at least %llu needed "
-                 "(deeper levels not counted); set max_tiles >= %llu",
-                 cap, st[ST_OVERFLOW], st[ST_OVERFLOW]);
+                 "tile store overflow on the device: at least %llu tiles needed (deeper levels not counted), "
+                 "capacity %lld: %s; %s",
+                 st[ST_OVERFLOW], cap, capinfo.limit,
+                 cap_advice(&capinfo, (long long)st[ST_OVERFLOW], advice, sizeof advice));
         goto fail;
     }
     ntot = ls[Lp + 1];
@@ -237,7 +295,8 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
             snprintf(err, errlen, "out of host memory for the timeline");
             goto fail;
         }
-        CK(cudaMemcpy(stamps, M.stamps, 2 * (size_t)nslot * sizeof *stamps, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpyAsync(stamps, M.stamps, 2 * (size_t)nslot * sizeof *stamps, cudaMemcpyDeviceToHost, s));
+        CK(cudaStreamSynchronize(s));
         /* stamps[2*slot] = first block start, stamps[2*slot+1] = last block end */
 #define T_START(slot) ((long long)stamps[2 * (slot)])
 #define T_END(slot) ((long long)stamps[2 * (slot) + 1])
@@ -259,9 +318,13 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     {
         const double td = timer_ms();
         nvtxRangePushA("host: download");
-        if (dmesh_download(&M, m, frontier, ntot, s, err, errlen) != 0) goto fail;
+        if (dmesh_download(&M, m, frontier, ntot, &stage, d->progress && !d->quiet, s, err, errlen) != 0) goto fail;
         nvtxRangePop();
         r->download_ms = timer_ms() - td;
+        if (stage.pageable[0]) {
+            fflush(stdout);
+            fprintf(stderr, "dpamr: warning: %s: the download went through pageable memory (slower)\n", stage.pageable);
+        }
     }
     r->refine_ms = build_ms;
     for (int L = Lp + 1; L < m->nlevels; ++L)
@@ -278,6 +341,7 @@ fail: /* success falls through: one cleanup path (an NVTX range may stay open on
     cudaFree(d_off);
     cudaFree(tmp);
     dmesh_destroy(&M);
+    dstage_destroy(&stage);
     if (e0) cudaEventDestroy(e0);
     if (e1) cudaEventDestroy(e1);
     if (s) cudaStreamDestroy(s);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../src/capacity.h"
 #include "../src/core.h"
 #include "../src/refine.h"
 #include "../src/tile.h"
@@ -185,19 +186,43 @@ static cudaError_t copy_tile_arrays(Dst &dst, const Src &src, size_t at, size_t 
 /** Allocate every tile array and nf fields of `cells` cells for n tiles (on error some may be set:
  *  dmesh_destroy frees them). */
 cudaError_t dmesh_alloc_arrays(dmesh_t *M, size_t n, int nf, size_t cells);
-/** Allocate the device tile store for cap tiles and upload tiles [0, m->ntiles). */
-int dmesh_create(dmesh_t *M, const mesh_t *m, long long cap, int timeline_slots, cudaStream_t s, char *err,
-                 size_t errlen);
+
+/** Pinned staging for the transfers between a host mesh and the device store: two page-locked
+ *  buffers of `chunk` bytes, each with an event that marks the copy last issued on it. A transfer
+ *  goes through them in chunks, double-buffered: the device copies one chunk while the host copies
+ *  the other (xfer_copy, all threads) into or out of the mesh arrays, which are allocated once; the
+ *  copies are cudaMemcpyAsync on the engine's stream. Transfers below DSTAGE_DIRECT bytes, or when
+ *  page-locked memory cannot be had, go directly (pageable), and `pageable` says why. An engine
+ *  keeps one for its upload and download; zeroed = empty. */
+#define DSTAGE_CHUNK ((size_t)64 << 20)
+#define DSTAGE_DIRECT ((size_t)16 << 20)
+typedef struct {
+    void *buf[2];
+    cudaEvent_t ev[2];
+    size_t chunk;        /* bytes per buffer; 0 = not allocated */
+    char pageable[160];  /* why the last transfer went pageable ("" when staged or small) */
+} dstage_t;
+/** Free the buffers and events (waits for copies still in flight on them). */
+void dstage_destroy(dstage_t *S);
+/** Host bytes the staging of a run can hold (for the capacity): both buffers at their largest. */
+static inline double dstage_host_bytes(void) { return 2.0 * (double)DSTAGE_CHUNK; }
+
+/** Allocate the device tile store for cap tiles and upload tiles [0, m->ntiles) through S (progress
+ *  shown when `progress`). */
+int dmesh_create(dmesh_t *M, const mesh_t *m, long long cap, int timeline_slots, dstage_t *S, int progress,
+                 cudaStream_t s, char *err, size_t errlen);
 void dmesh_destroy(dmesh_t *M);
-/** Download tiles [from, ntiles) into m (grown as needed) and set m->ntiles. */
-int dmesh_download(const dmesh_t *M, mesh_t *m, long long from, long long ntiles, cudaStream_t s, char *err,
-                   size_t errlen);
+/** Download tiles [from, ntiles) into m (grown once, as needed) through S and set m->ntiles. Shows
+ *  progress when `progress` (d->progress on, not quiet). */
+int dmesh_download(const dmesh_t *M, mesh_t *m, long long from, long long ntiles, dstage_t *S, int progress,
+                   cudaStream_t s, char *err, size_t errlen);
 /** Sort tiles [first, first+n) to canonical order (level, Morton key) with CUB, remapping parents.
  *  With M->stamps (3 slots) its kernels stamp the timeline: sortKeys 0, invertPerm 1, gatherTiles 2. */
 int dmesh_sort(dmesh_t *M, long long first, long long n, int pdl, cudaStream_t s, float *ms, char *err,
                size_t errlen);
-/** Bytes of device memory per tile (metadata plus fields). */
-size_t dmesh_tile_bytes(const dp_params *p);
+/** Device bytes dmesh_sort allocates for `first + n` tiles of which n are sorted: the second tile
+ *  arrays, keys, indices and positions, and CUB's radix-sort scratch (asked of CUB on stream s). */
+cudaError_t dmesh_sort_bytes(const dp_params *p, long long first, long long n, cudaStream_t s, double *bytes);
 
 /** The one launch helper: cudaLaunchKernelEx with the programmatic-stream-serialization attribute set
  *  to `pdl`. Both modes go through here; they differ in that one bit. */
@@ -209,10 +234,21 @@ cudaError_t launch_pdl_smem(const void *kernel, dim3 grid, dim3 block, size_t sm
 /** Copy the deck's parameters to constant memory. */
 cudaError_t upload_params(const dp_params *p, cudaStream_t s);
 
-/** Tile capacity on the device: the deck's max_tiles, or the computed bound limited by memory.
- *  -1 with a message in err when the device cannot be queried. */
-long long gpu_tile_capacity(const deck_t *d, const mesh_t *m, size_t reserve_bytes, size_t *free_bytes, char *err,
-                            size_t errlen);
+/** The tile store's capacity for a GPU run on m (capacity.h): max_tiles, or as many tiles as the
+ *  device's free memory holds with the engine's scratch (need: the engine's device bytes at a
+ *  capacity, the store included) and the host's memory holds for the download, within the tile
+ *  bound. Device memory is split among d->share_device processes, host memory among
+ *  d->share_host. Fails (-1, err naming asked and available) when the device cannot be queried, the
+ *  input's tiles do not fit, or max_tiles asks more than the device has. need() may fail (a CUDA
+ *  size query): it then returns 1e300 and leaves its message in need_err; a candidate the search
+ *  rejected may fail, the capacity chosen must not. */
+int gpu_capacity(const deck_t *d, const mesh_t *m, cap_need_fn need, const void *ctx, char *need_err,
+                 cap_t *c, char *err, size_t errlen);
+/** Device memory free now: cudaMemGetInfo, at most DPAMR_TEST_DEVICE_FREE=BYTES when set (tests). */
+cudaError_t gpu_free_memory(size_t *free_bytes, size_t *total_bytes);
+/** Bytes of the device tile store of cap tiles with the engine's small fixed buffers (counters,
+ *  timeline stamps of `slots` slots). */
+double dmesh_store_bytes(const dp_params *p, long long cap, int slots);
 
 /** Write the timeline stamps of named kernels as a Chrome trace JSON (path may be ""). */
 int timeline_write(const char *path, const char *const *names, const unsigned long long *stamps, int n, char *err,

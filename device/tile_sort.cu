@@ -68,6 +68,22 @@ __global__ void gatherTiles(dmesh_t M, dmesh_t Out, long long first, long long n
     stamp_end(M.stamps, 2);
 }
 
+cudaError_t dmesh_sort_bytes(const dp_params *p, long long first, long long n, cudaStream_t s, double *bytes)
+{
+    size_t tmp_bytes = 0;
+    *bytes = 0.0;
+    if (n <= 0) return cudaSuccess;
+    /* the size query: no pointer is read, nothing is launched */
+    const cudaError_t e = cub::DeviceRadixSort::SortPairs(NULL, tmp_bytes, (const uint64_t *)NULL, (uint64_t *)NULL,
+                                                          (const long long *)NULL, (long long *)NULL, (int64_t)n, 0,
+                                                          64, s);
+    if (e != cudaSuccess) return e;
+    /* k_in, k_out, v_in, v_out, newpos (8 bytes each per sorted tile), CUB's scratch, the second
+     * tile arrays for every tile (as dmesh_sort allocates them) */
+    *bytes = 40.0 * (double)n + (double)tmp_bytes + mesh_bytes((double)(first + n), p->dim, p->B, p->nf);
+    return cudaSuccess;
+}
+
 int dmesh_sort(dmesh_t *M, long long first, long long n, int pdl, cudaStream_t s, float *ms, char *err,
                size_t errlen)
 {

@@ -1,34 +1,249 @@
-/* tile_store.cu - the GPU tile store (dmesh_t): bytes per tile, capacity from the deck and device
- * memory, allocation with the input mesh's upload, download into a host mesh. */
+/* tile_store.cu - the GPU tile store (dmesh_t): capacity from the deck, device and host memory;
+ * allocation with the input mesh's upload, download into a host mesh, both through pinned staging
+ * buffers (dstage_t). */
 #include <nvtx3/nvToolsExt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gpu.h"
 #include "gpu_common.cuh"
+#include "../src/xfer.h"
 
-size_t dmesh_tile_bytes(const dp_params *p)
+cudaError_t gpu_free_memory(size_t *free_bytes, size_t *total_bytes)
 {
-    /* level, coord, key, parent, childmask + fields; twice over for the sort's second buffers */
-    return 2 * (size_t)mesh_bytes(1.0, p->dim, p->B, p->nf);
+    const cudaError_t e = cudaMemGetInfo(free_bytes, total_bytes);
+    if (e != cudaSuccess) return e;
+    const char *env = getenv("DPAMR_TEST_DEVICE_FREE");
+    if (env && env[0]) {
+        char *end = NULL;
+        const double v = strtod(env, &end);
+        if (end != env && v >= 0 && v < (double)*free_bytes) *free_bytes = (size_t)v;
+    }
+    return cudaSuccess;
 }
 
-long long gpu_tile_capacity(const deck_t *d, const mesh_t *m, size_t reserve_bytes, size_t *free_bytes, char *err,
-                            size_t errlen)
+double dmesh_store_bytes(const dp_params *p, long long cap, int slots)
+{
+    return mesh_bytes((double)cap, p->dim, p->B, p->nf) + (double)ST_COUNT * sizeof(unsigned long long) +
+           2.0 * (slots > 0 ? slots : 0) * sizeof(unsigned long long);
+}
+
+int gpu_capacity(const deck_t *d, const mesh_t *m, cap_need_fn need, const void *ctx, char *need_err, cap_t *c,
+                 char *err, size_t errlen)
 {
     size_t fr = 0, total = 0;
-    const cudaError_t e = cudaMemGetInfo(&fr, &total);
+    const cudaError_t e = gpu_free_memory(&fr, &total);
     if (e != cudaSuccess) {
         snprintf(err, errlen, "CUDA error in cudaMemGetInfo: %s", cudaGetErrorString(e));
         return -1;
     }
-    *free_bytes = fr;
-    if (d->max_tiles > 0) return d->max_tiles;
-    /* leave 10% and what the caller reserves (the launch pool) for the runtime */
-    const double usable = (double)fr * 0.9 - (double)reserve_bytes;
-    const long long fit = usable > 0 ? (long long)(usable / (double)dmesh_tile_bytes(&d->p)) : 0;
-    return (long long)tile_capacity(d, m, fit > 0 ? fit : 1);
+    cap_memory_t mem[2];
+    memset(mem, 0, sizeof mem);
+    mem[0].name = "device";
+    mem[0].state = "free";
+    mem[0].free_bytes = (double)fr;
+    mem[0].share = d->share_device;
+    mem[0].need = need;
+    mem[0].ctx = ctx;
+    cap_host_ctx_t hc;
+    cap_host_memory(m, d->share_host, dstage_host_bytes(), &hc, &mem[1]);
+    /* the frontier's children, counted on the host with the engines' criterion: a tighter bound
+     * than 2^dim per frontier tile, so a store of the bound is smaller (it only bounds the
+     * capacity: a level past the capacity is an overflow error, never a write out of bounds) */
+    cap_compute(d->max_tiles, &d->p, m, cap_frontier_children(&d->p, m), mem, 2, c);
+    /* a size query that failed for a candidate the search rejected does not matter; at the
+     * capacity chosen it must succeed */
+    if (need_err) need_err[0] = '\0';
+    const double asked = need(c->cap, ctx), usable = cap_usable(&mem[0]);
+    if (need_err && need_err[0]) {
+        snprintf(err, errlen, "%s", need_err);
+        return -1;
+    }
+    const char *share = d->share_device > 1 ? " (this rank's share)" : "";
+    if (c->by != CAP_BY_MEMORY) { /* max_tiles, or the bound: the device must hold it with the scratch */
+        if (asked > usable) {
+            snprintf(err, errlen,
+                     "the device lacks memory for this run: %s; the tile store and the engine's scratch for %lld "
+                     "tiles need %.2f GiB, the device has %.2f GiB free of %.2f GiB, %.2f GiB usable%s; %s",
+                     c->limit, c->cap, asked / CAP_GIB, fr / CAP_GIB, total / CAP_GIB, usable / CAP_GIB, share,
+                     d->max_tiles > 0 ? "lower max_tiles (0: as many tiles as fit)" : "lower max_level");
+            return -1;
+        }
+    }
+    if (c->cap < m->ntiles) {
+        char advice[256];
+        snprintf(err, errlen, "the input mesh has %lld tiles, more than the tile store can hold: %s; %s",
+                 (long long)m->ntiles, c->limit, cap_advice(c, (long long)m->ntiles, advice, sizeof advice));
+        return -1;
+    }
+    return 0;
 }
+
+/* ---- pinned staging ---------------------------------------------------------------------------- */
+
+void dstage_destroy(dstage_t *S)
+{
+    for (int b = 0; b < 2; ++b) {
+        if (S->ev[b]) {
+            cudaEventSynchronize(S->ev[b]); /* a copy still in flight on the buffer (an error path) */
+            cudaEventDestroy(S->ev[b]);
+        }
+        if (S->buf[b]) cudaFreeHost(S->buf[b]);
+        S->buf[b] = NULL;
+        S->ev[b] = NULL;
+    }
+    S->chunk = 0;
+}
+
+/** Buffers of at least `chunk` bytes. 0; or -1 with the reason in S->pageable (nothing allocated:
+ *  the transfer goes pageable). Errors of the allocation are cleared (not sticky). */
+static int dstage_ensure(dstage_t *S, size_t chunk)
+{
+    if (S->chunk >= chunk) return 0;
+    dstage_destroy(S);
+    cudaError_t e = cudaSuccess;
+    for (int b = 0; b < 2 && e == cudaSuccess; ++b) {
+        e = cudaHostAlloc(&S->buf[b], chunk, cudaHostAllocDefault);
+        if (e == cudaSuccess) e = cudaEventCreateWithFlags(&S->ev[b], cudaEventDisableTiming);
+    }
+    if (e != cudaSuccess) {
+        snprintf(S->pageable, sizeof S->pageable, "pinned staging of 2 x %.0f MiB unavailable: %s",
+                 chunk / 1048576.0, cudaGetErrorString(e));
+        cudaGetLastError(); /* an allocation failure is not sticky: do not let a later check see it */
+        dstage_destroy(S);
+        return -1;
+    }
+    S->chunk = chunk;
+    return 0;
+}
+
+/* One contiguous run of bytes between a host array and a device array. */
+typedef struct {
+    char *host, *dev;
+    size_t bytes;
+} dseg_t;
+
+/** The segments of tiles [a, a + n) of every tile array and field of host mesh h and device store D. */
+static int tile_segments(const mesh_t *h, const dmesh_t *D, size_t a, size_t n, size_t cells, dseg_t *seg)
+{
+    int k = 0;
+#define DP_SEG_ARRAY(name, type, per)                                                                     \
+    seg[k].host = (char *)(h->name + a * (per));                                                          \
+    seg[k].dev = (char *)(D->name + a * (per));                                                           \
+    seg[k++].bytes = n * (per) * sizeof(type);
+    DP_TILE_ARRAYS(DP_SEG_ARRAY)
+#undef DP_SEG_ARRAY
+    for (int f = 0; f < h->nf; ++f) {
+        seg[k].host = (char *)(h->field[f] + a * cells);
+        seg[k].dev = (char *)(D->field[f] + a * cells);
+        seg[k++].bytes = n * cells * sizeof(float);
+    }
+    return k;
+}
+
+/* The chunks of a segment list, in order: chunk i is bytes [off, off + len) of segment seg. */
+typedef struct {
+    const dseg_t *seg;
+    int nseg;
+    size_t chunk;
+    int s;      /* the segment of the next chunk */
+    size_t off; /* its offset there */
+} dchunks_t;
+
+/** The next chunk (host, dev, len); 0 when there is none. */
+static int next_chunk(dchunks_t *it, char **host, char **dev, size_t *len)
+{
+    while (it->s < it->nseg && it->off >= it->seg[it->s].bytes) {
+        ++it->s;
+        it->off = 0;
+    }
+    if (it->s >= it->nseg) return 0;
+    const dseg_t *g = &it->seg[it->s];
+    *len = g->bytes - it->off < it->chunk ? g->bytes - it->off : it->chunk;
+    *host = g->host + it->off;
+    *dev = g->dev + it->off;
+    it->off += *len;
+    return 1;
+}
+
+/** Move the segments host -> device (to_device) or device -> host, on stream s. Staged when the
+ *  total is DSTAGE_DIRECT or more and pinned buffers can be had, else directly. Returns when every
+ *  byte has arrived. progress: NULL or a started progress_t (amount: bytes). */
+static int dstage_move(dstage_t *S, const dseg_t *seg, int nseg, int to_device, cudaStream_t s, progress_t *pg,
+                       char *err, size_t errlen)
+{
+    const cudaMemcpyKind kind = to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+    size_t total = 0, done = 0;
+    for (int i = 0; i < nseg; ++i) total += seg[i].bytes;
+    S->pageable[0] = '\0';
+    /* chunks of at most 64 MiB, at least 8 of them on a smaller transfer (so that copies overlap);
+     * DPAMR_TEST_STAGE_CHUNK=BYTES (tests) stages every transfer in chunks of that many bytes */
+    size_t chunk = (total / 8 + 4095) & ~(size_t)4095;
+    chunk = chunk > DSTAGE_CHUNK ? DSTAGE_CHUNK : chunk;
+    const char *hook = getenv("DPAMR_TEST_STAGE_CHUNK");
+    const long long forced = hook ? atoll(hook) : 0;
+    if (forced > 0) chunk = (size_t)forced;
+    if (total == 0 || (forced <= 0 && total < DSTAGE_DIRECT) || dstage_ensure(S, chunk) != 0) {
+        for (int i = 0; i < nseg; ++i)
+            if (seg[i].bytes) {
+                CK(cudaMemcpyAsync(to_device ? seg[i].dev : seg[i].host, to_device ? seg[i].host : seg[i].dev,
+                                   seg[i].bytes, kind, s));
+            }
+        CK(cudaStreamSynchronize(s));
+        if (pg) progress_update(pg, (double)total);
+        return 0;
+    }
+    chunk = forced > 0 ? (size_t)forced : S->chunk; /* buffers may be larger than a forced chunk */
+    {
+        dchunks_t it = { seg, nseg, chunk, 0, 0 };
+        char *host[2] = { NULL, NULL }, *dev[2] = { NULL, NULL };
+        size_t len[2] = { 0, 0 };
+        if (to_device) {
+            /* chunk i: the host fills buffer i % 2 (once the copy of chunk i - 2 out of it is done),
+             * then the device copies it out while the host fills the other one */
+            for (long long i = 0;; ++i) {
+                const int b = (int)(i & 1);
+                if (!next_chunk(&it, &host[b], &dev[b], &len[b])) break;
+                if (i >= 2) CK(cudaEventSynchronize(S->ev[b]));
+                xfer_copy(S->buf[b], host[b], len[b]);
+                CK(cudaMemcpyAsync(dev[b], S->buf[b], len[b], kind, s));
+                CK(cudaEventRecord(S->ev[b], s));
+                done += len[b];
+                if (pg) progress_update(pg, (double)done);
+            }
+            CK(cudaStreamSynchronize(s));
+        } else {
+            /* the device copies chunks i and i + 1 into the two buffers; the host takes chunk i out
+             * of buffer i % 2 once its event has passed, then the device refills that buffer with
+             * chunk i + 2 while the host takes chunk i + 1 */
+            int have[2] = { 0, 0 };
+            for (int b = 0; b < 2; ++b) {
+                have[b] = next_chunk(&it, &host[b], &dev[b], &len[b]);
+                if (!have[b]) break;
+                CK(cudaMemcpyAsync(S->buf[b], dev[b], len[b], kind, s));
+                CK(cudaEventRecord(S->ev[b], s));
+            }
+            for (int b = 0; have[b]; b ^= 1) {
+                CK(cudaEventSynchronize(S->ev[b]));
+                xfer_copy(host[b], S->buf[b], len[b]);
+                done += len[b];
+                if (pg) progress_update(pg, (double)done);
+                have[b] = next_chunk(&it, &host[b], &dev[b], &len[b]);
+                if (have[b]) {
+                    CK(cudaMemcpyAsync(S->buf[b], dev[b], len[b], kind, s));
+                    CK(cudaEventRecord(S->ev[b], s));
+                }
+            }
+            CK(cudaStreamSynchronize(s));
+        }
+    }
+    return 0;
+fail:
+    cudaStreamSynchronize(s); /* nothing may still read or write a buffer when the caller frees it */
+    return -1;
+}
+
+/* ---- the store ----------------------------------------------------------------------------------- */
 
 void dmesh_destroy(dmesh_t *M)
 {
@@ -52,20 +267,21 @@ cudaError_t dmesh_alloc_arrays(dmesh_t *M, size_t n, int nf, size_t cells)
     return e;
 }
 
-int dmesh_create(dmesh_t *M, const mesh_t *m, long long cap, int timeline_slots, cudaStream_t s, char *err,
-                 size_t errlen)
+int dmesh_create(dmesh_t *M, const mesh_t *m, long long cap, int timeline_slots, dstage_t *S, int progress,
+                 cudaStream_t s, char *err, size_t errlen)
 {
     const size_t n = (size_t)cap, cells = (size_t)mesh_cells(m), nt = (size_t)m->ntiles;
+    dseg_t seg[DP_MAX_FIELDS + 8];
     dmesh_zero(M);
     M->cap = cap;
-    const size_t need = (size_t)mesh_bytes((double)n, m->dim, m->B, m->nf);
+    const double need = mesh_bytes((double)n, m->dim, m->B, m->nf);
     size_t fr = 0, tot = 0;
-    CK(cudaMemGetInfo(&fr, &tot));
-    if (need > fr) {
+    CK(gpu_free_memory(&fr, &tot));
+    if (need > (double)fr) { /* gpu_capacity checked the run's need; this is the last guard */
         snprintf(err, errlen,
                  "the device lacks memory for the tile store: %lld tiles need %.3f GiB, %.3f GiB free of %.3f GiB "
                  "(lower max_tiles or max_level)",
-                 cap, need / 1073741824.0, fr / 1073741824.0, tot / 1073741824.0);
+                 cap, need / CAP_GIB, fr / CAP_GIB, tot / CAP_GIB);
         return -1;
     }
     CK(dmesh_alloc_arrays(M, n, m->nf, cells));
@@ -78,7 +294,13 @@ int dmesh_create(dmesh_t *M, const mesh_t *m, long long cap, int timeline_slots,
         for (int i = 0; i < timeline_slots; ++i)
             CK(cudaMemsetAsync(M->stamps + 2 * i + 1, 0, sizeof(unsigned long long), s));
     }
-    CK(copy_tile_arrays(*M, *m, 0, nt, m->nf, cells, cudaMemcpyHostToDevice, s));
+    {
+        progress_t pg;
+        progress_begin(&pg, progress, "upload", mesh_bytes((double)nt, m->dim, m->B, m->nf), NULL);
+        const int rc = dstage_move(S, seg, tile_segments(m, M, 0, nt, cells, seg), 1, s, &pg, err, errlen);
+        progress_end(&pg);
+        if (rc != 0) goto fail;
+    }
     {
         const unsigned long long n0 = (unsigned long long)m->ntiles;
         CK(cudaMemcpyAsync(M->stats + ST_NTILES, &n0, sizeof n0, cudaMemcpyHostToDevice, s));
@@ -86,23 +308,29 @@ int dmesh_create(dmesh_t *M, const mesh_t *m, long long cap, int timeline_slots,
     }
     return 0;
 fail:
+    cudaStreamSynchronize(s); /* nothing in flight may use what is freed */
     dmesh_destroy(M);
     return -1;
 }
 
-int dmesh_download(const dmesh_t *M, mesh_t *m, long long from, long long ntiles, cudaStream_t s, char *err,
-                   size_t errlen)
+int dmesh_download(const dmesh_t *M, mesh_t *m, long long from, long long ntiles, dstage_t *S, int progress,
+                   cudaStream_t s, char *err, size_t errlen)
 {
     const size_t cells = (size_t)mesh_cells(m), a = (size_t)from, n = (size_t)(ntiles - from);
-    if (mesh_reserve(m, ntiles) != 0) {
-        snprintf(err, errlen, "out of host memory for %lld tiles", ntiles);
+    dseg_t seg[DP_MAX_FIELDS + 8];
+    if (mesh_reserve_unset(m, ntiles) != 0) { /* every tile from m->ntiles >= from on is written below */
+        snprintf(err, errlen, "out of host memory for the download: %lld tiles need %.2f GiB, the host has %.2f GiB "
+                 "available", ntiles, mesh_bytes((double)ntiles, m->dim, m->B, m->nf) / CAP_GIB,
+                 cap_host_available() / CAP_GIB);
         return -1;
     }
-    CK(copy_tile_arrays(*m, *M, a, n, m->nf, cells, cudaMemcpyDeviceToHost, s));
-    CK(cudaStreamSynchronize(s));
+    const int nseg = tile_segments(m, M, a, n, cells, seg);
+    progress_t pg;
+    progress_begin(&pg, progress, "download", mesh_bytes((double)n, m->dim, m->B, m->nf), NULL);
+    const int rc = dstage_move(S, seg, nseg, 0, s, &pg, err, errlen);
+    progress_end(&pg);
+    if (rc != 0) return -1;
     m->ntiles = ntiles;
     mesh_index_levels(m);
     return 0;
-fail:
-    return -1;
 }

@@ -402,6 +402,10 @@ static const deck_key_t k_keys[] = {
       "what dpamr run prints: quiet = warnings, errors and the written file only; normal = the run's lines and "
       "the summary of phases; verbose = also the build and machine", 'c', 1, 1, 0, 0, NULL,
       { "quiet", "normal", "verbose", NULL } },
+    { "progress", "word", "auto", NULL,
+      "progress of long phases (the GPU variants' download): auto = one line rewritten in place when stdout is a "
+      "terminal, else a plain line every 10 s once a phase has run 5 s; off = none (verbosity = quiet: none)", 'c',
+      1, 1, 0, 0, NULL, { "off", "auto", NULL } },
     { "variant", "word", "auto", NULL, "engine; auto takes cdp when a GPU is usable, else cpu (and says so)", 'c', 1, 1, 0,
       0, NULL, { "auto", "cpu", "cdp", "host", NULL } },
     { "pdl", "word", "on", NULL, "the PDL launch attribute of the GPU variants' chained kernels", 'c', 1, 1, 0, 0, NULL,
@@ -410,8 +414,10 @@ static const deck_key_t k_keys[] = {
       "where PDL primaries trigger: after their work, or right after their own wait", 'c', 1, 1, 0, 0, NULL,
       { "late", "early", NULL } },
     { "max_tiles", "int", "0 (computed)", NULL,
-      "tile store capacity; 0: every tile the domain can hold up to max_level, at most 2^21 (and, on the GPU, what "
-      "fits in device memory)", 'i', 1, 1, 0, LL(1) << 40, "0 (computed) or a tile count", { NULL } },
+      "tile store capacity (per rank); 0: as many tiles as memory holds (the device's free memory with the "
+      "engine's scratch on the GPU variants, and the host's available memory for the result), at most every tile a "
+      "refinement of the input can reach up to max_level", 'i', 1, 1, 0, LL(1) << 40,
+      "0 (computed) or a tile count", { NULL } },
     { "pool", "int", "0 (computed)", NULL, "force the CDP pending-launch pool size", 'i', 1, 1, 0, LL(1) << 26,
       "0 (computed bound) or a pending-launch count", { NULL } },
     { "cdp_grain", "word", "level", NULL,
@@ -755,6 +761,8 @@ static int schema(kv_t *kv, deck_t *d, const char *deck_path)
     if (get_choice_k(kv, "overwrite", &d->overwrite) == -2) return -1;
     d->verbosity = DP_VERBOSITY_NORMAL;
     if (get_choice_k(kv, "verbosity", &d->verbosity) == -2) return -1;
+    d->progress = 1;
+    if (get_choice_k(kv, "progress", &d->progress) == -2) return -1;
 
     for (int i = 0; i < kv->n; ++i)
         if (!kv->e[i].used) {

@@ -47,11 +47,14 @@ typedef struct {
     int nbench_groups;
     char trace[8192];       /* Chrome trace output path ("" = none) */
     int threads;            /* OpenMP threads for the cpu engine, 0 = default */
+    int progress;           /* 1: progress lines of long phases (auto), 0: none (off) */
     int bench_repeats;      /* timed repeats per variant (median reported) */
     int bench_warmup;       /* untimed runs per variant before timing */
     int bench_cpu;          /* 1: time the cpu variant too */
     char bench_out[8192];   /* prefix of the bench CSV and JSON files */
     int quiet;              /* not a key: engines print no per-level lines (bench) */
+    int share_device;       /* not a key: processes splitting this device's memory (MPI ranks on it); 0 = 1 */
+    int share_host;         /* not a key: processes splitting this host's memory (MPI ranks on the node); 0 = 1 */
 } deck_t;
 
 /** One row of the key table in deck.c: the one source of a key's type, default and valid values, used

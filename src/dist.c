@@ -32,7 +32,7 @@
 #include "mesh.h"
 #include "partition.h"
 #include "run.h"
-#include "tile.h"
+#include "capacity.h"
 #include "timer.h"
 
 typedef struct {
@@ -414,6 +414,20 @@ int dist_run(int argc, char **argv)
     char why[512] = "";
     const int variant = run_variant(&d, c.local, &device, why, sizeof why, err, sizeof err);
     if (dp_agree(c.comm, variant >= 0, err, sizeof err) != 0) return root ? run_die(err) : 1;
+    /* memory shared on a node: the host's by every rank there, a device's by the ranks that use it;
+     * each rank's capacity (max_tiles = 0) takes its even share (capacity.h). The capacities need no
+     * agreement: they do not change the output, and a rank that runs out stops every rank (dp_agree). */
+    d.share_host = c.local_size;
+    {
+        MPI_Comm shm, same;
+        MPI_Comm_split_type(c.comm, MPI_COMM_TYPE_SHARED, c.rank, MPI_INFO_NULL, &shm);
+        MPI_Comm_split(shm, device >= 0 ? device : MPI_UNDEFINED, c.rank, &same);
+        if (same != MPI_COMM_NULL) {
+            MPI_Comm_size(same, &d.share_device);
+            MPI_Comm_free(&same);
+        }
+        MPI_Comm_free(&shm);
+    }
     if (d.variant == DP_VARIANT_AUTO) { /* say where auto fell back to the cpu */
         int mine = variant == DP_VARIANT_CPU, nfell = 0, who = 0;
         MPI_Allreduce(&mine, &nfell, 1, MPI_INT, MPI_SUM, c.comm);
@@ -449,7 +463,18 @@ int dist_run(int argc, char **argv)
     /* the estimates and the output's room before any refinement: at least the loaded levels */
     long long in_tiles = part.ntiles;
     MPI_Allreduce(MPI_IN_PLACE, &in_tiles, 1, MPI_LONG_LONG, MPI_SUM, c.comm);
-    const dp_tidx cap0 = tile_capacity(&d, &part, (dp_tidx)1 << 40), cap = cap0 > in_tiles ? cap0 : in_tiles;
+    /* the capacities the ranks' host memory allows (each holds its part's result), summed */
+    long long capsum = part.ntiles;
+    if (part_has_frontier(&part, in_levels)) {
+        cap_host_ctx_t hc;
+        cap_memory_t host;
+        cap_t hcap;
+        cap_host_memory(&part, d.share_host, 0.0, &hc, &host);
+        cap_compute(d.max_tiles, &d.p, &part, -1, &host, 1, &hcap);
+        capsum = hcap.cap > part.ntiles ? hcap.cap : part.ntiles;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &capsum, 1, MPI_LONG_LONG, MPI_SUM, c.comm);
+    const dp_tidx cap = capsum;
     const double file_lo = h5io_raw_bytes(&part, in_tiles), file_hi = h5io_raw_bytes(&part, cap);
     ok = !root || run_check_output("output", d.output, file_lo, err, sizeof err) == 0;
     if (dp_agree(c.comm, ok, err, sizeof err) != 0) {
@@ -489,6 +514,7 @@ int dist_run(int argc, char **argv)
         return root ? run_die(err) : 1;
     }
     if (root && say && rr.note[0]) printf("rank 0: %s\n", rr.note);
+    if (root && say) run_say_capacity(&rr, c.size);
     if (root && d.p.fill == DP_FILL_MODEL) run_warn_model(&d);
 
     /* level counts of every rank -> where each rank's levels go in the canonical order */

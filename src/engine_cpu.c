@@ -12,11 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capacity.h"
 #include "tile.h"
 #include "timer.h"
 
 /* Build level L+1 from the tiles of level L. Returns the number of new tiles, or -1. */
-static dp_tidx build_level(const deck_t *d, mesh_t *m, int L, dp_tidx cap, char *err, size_t errlen)
+static dp_tidx build_level(const deck_t *d, mesh_t *m, int L, const cap_t *c, char *err, size_t errlen)
 {
     const dp_params *p = &d->p;
     const dp_tidx s = m->level_start[L], n = m->level_start[L + 1] - s;
@@ -34,11 +35,11 @@ static dp_tidx build_level(const deck_t *d, mesh_t *m, int L, dp_tidx cap, char 
     off[0] = 0;
     for (dp_tidx i = 0; i < n; ++i) off[i + 1] = off[i] + dp_popcount(mask[i]);
     const dp_tidx total = off[n], first = m->ntiles;
-    if (first + total > cap) {
-        snprintf(err, errlen,
-                 "tile store overflow at level %d: capacity %lld tiles, at least %lld needed "
-                 "(set max_tiles >= %lld, or lower max_level)",
-                 L + 1, (long long)cap, (long long)(first + total), (long long)(first + total));
+    if (first + total > c->cap) {
+        char advice[256];
+        snprintf(err, errlen, "tile store overflow at level %d: at least %lld tiles needed, capacity %lld: %s; %s",
+                 L + 1, (long long)(first + total), c->cap, c->limit,
+                 cap_advice(c, (long long)(first + total), advice, sizeof advice));
         free(mask);
         free(off);
         return -1;
@@ -82,10 +83,17 @@ static dp_tidx build_level(const deck_t *d, mesh_t *m, int L, dp_tidx cap, char 
 int refine_cpu(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen)
 {
     const double t0 = timer_ms();
-    const dp_tidx cap = tile_capacity(d, m, (dp_tidx)1 << 40);
+    /* the capacity: max_tiles, or what the host's memory holds (the store grows as levels come) */
+    cap_host_ctx_t hc;
+    cap_memory_t host;
+    cap_host_memory(m, d->share_host, 0.0, &hc, &host);
+    cap_t c;
+    cap_compute(d->max_tiles, &d->p, m, -1, &host, 1, &c);
+    r->capacity = c.cap;
+    snprintf(r->capacity_limit, sizeof r->capacity_limit, "%s", c.limit);
     for (int L = m->nlevels - 1; L < d->p.max_level; ++L) {
         const double tl = timer_ms();
-        const dp_tidx added = build_level(d, m, L, cap, err, errlen);
+        const dp_tidx added = build_level(d, m, L, &c, err, errlen);
         if (added < 0) return -1;
         if (added == 0) break;
         r->level_ms[L + 1] = timer_ms() - tl;

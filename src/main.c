@@ -13,7 +13,7 @@
 #include "engine.h"
 #include "mesh.h"
 #include "run.h"
-#include "tile.h"
+#include "capacity.h"
 #include "timer.h"
 
 static void usage(FILE *fp)
@@ -161,7 +161,13 @@ static int cmd_run(int argc, char **argv)
     const int replacing = run_refuse_overwrite("output", d.output, &d, 1, err, sizeof err);
     if (replacing < 0) return run_die(err);
     /* the output location before any refinement: at least the loaded levels are written */
-    const dp_tidx cap = tile_capacity(&d, &m, (dp_tidx)1 << 40);
+    /* the estimates: the capacity the host's memory allows (every variant holds its result there) */
+    cap_host_ctx_t hc;
+    cap_memory_t host;
+    cap_t hcap;
+    cap_host_memory(&m, 1, 0.0, &hc, &host);
+    cap_compute(d.max_tiles, &d.p, &m, -1, &host, 1, &hcap);
+    const dp_tidx cap = hcap.cap;
     const double file_lo = h5io_raw_bytes(&m, m.ntiles), file_hi = h5io_raw_bytes(&m, cap > m.ntiles ? cap : m.ntiles);
     if (run_check_output("output", d.output, file_lo, err, sizeof err) != 0) return run_die(err);
     const double load_ms = timer_ms() - t0;
@@ -192,6 +198,7 @@ static int cmd_run(int argc, char **argv)
     refine_report_t r;
     if (engine_refine(variant, &d, &m, &r, err, sizeof err) != 0) return run_die(err);
     if (say && r.note[0]) printf("%s\n", r.note);
+    if (say) run_say_capacity(&r, 1);
     if (say) run_say_pool(&r, r.device_launches, r.launch_failures, 1);
     if (say)
         printf("refined in %.3f ms (engine total %.3f ms): %lld tiles on %d levels\n", r.refine_ms, r.total_ms,

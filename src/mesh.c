@@ -23,7 +23,8 @@ int mesh_fits_memory(double bytes, char *why, size_t n)
 
 #define NULL_ARRAY(name, type, n) m->name = NULL;
 
-int mesh_reserve(mesh_t *m, dp_tidx cap)
+/** Grow to cap tiles; zero: clear the new tiles. */
+static int mesh_grow(mesh_t *m, dp_tidx cap, int zero)
 {
     if (cap <= m->cap) return 0;
     const size_t cells = (size_t)mesh_cells(m);
@@ -33,7 +34,7 @@ int mesh_reserve(mesh_t *m, dp_tidx cap)
         void *q = realloc((ptr), n * (per) * sizeof(*(ptr)));                    \
         if (!q) return -1;                                                       \
         (ptr) = q;                                                               \
-        memset((ptr) + old * (per), 0, (n - old) * (per) * sizeof(*(ptr)));      \
+        if (zero) memset((ptr) + old * (per), 0, (n - old) * (per) * sizeof(*(ptr))); \
     } while (0)
 #define GROW_ARRAY(name, type, per) GROW(m->name, per);
     DP_TILE_ARRAYS(GROW_ARRAY)
@@ -43,6 +44,10 @@ int mesh_reserve(mesh_t *m, dp_tidx cap)
     m->cap = cap;
     return 0;
 }
+
+int mesh_reserve(mesh_t *m, dp_tidx cap) { return mesh_grow(m, cap, 1); }
+
+int mesh_reserve_unset(mesh_t *m, dp_tidx cap) { return mesh_grow(m, cap, 0); }
 
 int mesh_alloc(mesh_t *m, dp_tidx cap)
 {

@@ -55,6 +55,9 @@ int mesh_fits_memory(double bytes, char *why, size_t n);
 int mesh_alloc(mesh_t *m, dp_tidx cap);
 /** Grow the arrays to at least cap tiles, keeping contents. Returns 0 or -1. */
 int mesh_reserve(mesh_t *m, dp_tidx cap);
+/** mesh_reserve without clearing the new tiles, for a caller that writes every one of them (the GPU
+ *  download: its pages are then first touched by its parallel copy, not by a serial memset). */
+int mesh_reserve_unset(mesh_t *m, dp_tidx cap);
 void mesh_free(mesh_t *m);
 /** Recompute nlevels and level_start from level[] (tiles must be in canonical order). */
 void mesh_index_levels(mesh_t *m);

@@ -26,6 +26,8 @@ typedef struct {
     double gap_ns[DP_MAX_LEVELS];         /* start of the dependent kernel minus end of the primary:
                                              negative = overlap */
     char note[256];                       /* engine summary line */
+    long long capacity;                   /* the tile store's capacity (capacity.h), 0 when not computed */
+    char capacity_limit[512];             /* what limits it (cap_t.limit) */
 } refine_report_t;
 
 #ifdef __cplusplus

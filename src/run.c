@@ -303,6 +303,12 @@ int run_warn_model(const deck_t *d)
     return n;
 }
 
+void run_say_capacity(const refine_report_t *r, int nranks)
+{
+    if (r->capacity > 0)
+        printf("tile store capacity%s %lld: %s\n", nranks > 1 ? " (rank 0)" : "", r->capacity, r->capacity_limit);
+}
+
 void run_say_pool(const refine_report_t *r, long long launches, long long failures, int nranks)
 {
     if (r->pool_size < 0) return; /* not a cdp run */

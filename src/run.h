@@ -42,6 +42,10 @@ int run_load(deck_t *d, mesh_t *m, int argc, char **argv, char *err, size_t n);
 /** Warn (stderr) about model objects entirely outside the domain; returns how many. */
 int run_warn_model(const deck_t *d);
 /** Warn (stderr) when a refinement output of nlevels levels stops below max_level, with the reason. */
+/** The tile store capacity line of `dpamr run`: the tiles and what limits them (rank 0's, for
+ *  nranks > 1). */
+void run_say_capacity(const refine_report_t *r, int nranks);
+
 /** The cdp pending-launch pool line of `dpamr run` (nothing for other engines): the pool granted,
  *  asked and computed (rank 0's, for nranks > 1) and the device launches and failures (all ranks). */
 void run_say_pool(const refine_report_t *r, long long launches, long long failures, int nranks);

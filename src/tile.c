@@ -1,23 +1,7 @@
-/* tile.c - per-tile functions of the core layer (tile.h): octant flags, fill, store capacity. */
+/* tile.c - per-tile functions of the core layer (tile.h): octant flags, fill. */
 #include "tile.h"
 
 #include <assert.h>
-
-dp_tidx tile_capacity(const deck_t *d, const mesh_t *m, dp_tidx limit)
-{
-    if (d->max_tiles > 0) return (dp_tidx)d->max_tiles;
-    /* Default: the full-domain bound (every tile of every level up to max_level), at most
-     * DP_DEFAULT_MAX_TILES. The same on every variant, so a deck fails or passes alike. */
-    if (limit > DP_DEFAULT_MAX_TILES) limit = DP_DEFAULT_MAX_TILES;
-    const dp_tidx roots = (dp_tidx)m->root[0] * m->root[1] * m->root[2];
-    dp_tidx total = 0, per = roots;
-    for (int L = 0; L <= d->p.max_level; ++L) {
-        total += per;
-        if (total >= limit) return limit;
-        per <<= d->p.dim;
-    }
-    return total < limit ? total : limit;
-}
 
 unsigned tile_octant_flags(const dp_params *p, const mesh_t *m, dp_tidx t)
 {

@@ -1,5 +1,5 @@
-/* tile.h - per-tile functions of the core layer, used by every engine: a tile's octant flags, the
- * fill of a new tile, and the tile store's capacity for a deck. */
+/* tile.h - per-tile functions of the core layer, used by every engine: a tile's octant flags and the
+ * fill of a new tile. (The tile store's capacity: capacity.h.) */
 #ifndef DPAMR_TILE_H
 #define DPAMR_TILE_H
 
@@ -9,13 +9,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/** Default tile store capacity: 2^21 tiles (max_tiles = 0). */
-#define DP_DEFAULT_MAX_TILES ((dp_tidx)1 << 21)
-
-/** Tile capacity for a deck: max_tiles if set, else the full-domain bound up to max_level,
- *  capped at DP_DEFAULT_MAX_TILES and at `limit` (e.g. what fits in device memory). */
-dp_tidx tile_capacity(const deck_t *d, const mesh_t *m, dp_tidx limit);
 
 /** Fill one new tile's cells (fields of tile t) from its parent (prolong) or the model. */
 void tile_fill(const dp_params *p, mesh_t *m, dp_tidx t, dp_tidx parent, int octant);

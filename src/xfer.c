@@ -1,0 +1,89 @@
+/* xfer.c - the host side of long transfers (xfer.h): parallel memcpy, progress lines. */
+#include "xfer.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "timer.h"
+
+#define XFER_PIECE ((size_t)1 << 20)
+
+void xfer_copy(void *dst, const void *src, size_t n)
+{
+    if (n < 4 * XFER_PIECE) {
+        memcpy(dst, src, n);
+        return;
+    }
+    const long long pieces = (long long)((n + XFER_PIECE - 1) / XFER_PIECE);
+#pragma omp parallel for schedule(static)
+    for (long long i = 0; i < pieces; ++i) {
+        const size_t a = (size_t)i * XFER_PIECE, k = n - a < XFER_PIECE ? n - a : XFER_PIECE;
+        memcpy((char *)dst + a, (const char *)src + a, k);
+    }
+}
+
+/* ---- progress ---------------------------------------------------------------------------------- */
+
+#define TTY_EVERY_MS 100.0
+#define PLAIN_AFTER_MS 5000.0
+#define PLAIN_EVERY_MS 10000.0
+
+void progress_begin(progress_t *p, int on, const char *phase, double total, const char *unit)
+{
+    memset(p, 0, sizeof *p);
+    p->on = on;
+    if (!on) return;
+    p->tty = isatty(STDOUT_FILENO);
+    p->bytes = unit == NULL;
+    p->phase = phase;
+    p->unit = unit ? unit : "GB";
+    p->total = total;
+    p->t0 = p->shown = timer_ms();
+}
+
+/** One progress text: "download  3.21 of 9.60 GB  12.3 GB/s  1 s left". */
+static void progress_text(const progress_t *p, double now, char *buf, size_t n)
+{
+    const double s = (now - p->t0) / 1e3, scale = p->bytes ? 1e-9 : 1.0;
+    const double rate = s > 0 ? p->done * scale / s : 0.0;
+    int k = snprintf(buf, n, "%s %8.2f", p->phase, p->done * scale);
+    if (p->total > 0 && k >= 0 && (size_t)k < n) k += snprintf(buf + k, n - (size_t)k, " of %.2f", p->total * scale);
+    if (k >= 0 && (size_t)k < n) k += snprintf(buf + k, n - (size_t)k, " %s, %.1f s", p->unit, s);
+    if (rate > 0 && k >= 0 && (size_t)k < n) k += snprintf(buf + k, n - (size_t)k, ", %.2f %s/s", rate, p->unit);
+    if (rate > 0 && p->total > p->done && k >= 0 && (size_t)k < n)
+        snprintf(buf + k, n - (size_t)k, ", %.0f s left", (p->total - p->done) * scale / rate);
+}
+
+void progress_update(progress_t *p, double done)
+{
+    if (!p->on) return;
+    p->done = done;
+    const double now = timer_ms();
+    char line[256];
+    if (p->tty) {
+        if (now - p->shown < TTY_EVERY_MS) return;
+        progress_text(p, now, line, sizeof line);
+        printf("\r%-79s", line);
+        fflush(stdout);
+        p->drawn = 1;
+    } else {
+        if (now - p->t0 < PLAIN_AFTER_MS || now - p->shown < PLAIN_EVERY_MS) return;
+        progress_text(p, now, line, sizeof line);
+        printf("%s\n", line);
+        fflush(stdout);
+        p->drawn = 1;
+    }
+    p->shown = now;
+}
+
+void progress_end(progress_t *p)
+{
+    if (!p->on || !p->drawn) return;
+    char line[256];
+    progress_text(p, timer_ms(), line, sizeof line);
+    if (p->tty) printf("\r%-79s\n", line);
+    else printf("%s (done)\n", line);
+    fflush(stdout);
+    p->drawn = 0;
+}
