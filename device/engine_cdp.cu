@@ -545,12 +545,7 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
         goto fail;
     }
     if (st[ST_OVERFLOW] > 0) {
-        char advice[256];
-        snprintf(err, errlen,
-                 "tile store overflow on the device: at least %llu tiles needed (tiles below the refused ones were "
-                 "not counted), capacity %lld: %s; %s",
-                 st[ST_OVERFLOW], cap, capinfo.limit,
-                 cap_advice(&capinfo, (long long)st[ST_OVERFLOW], advice, sizeof advice));
+        cap_overflow_message(&capinfo, (long long)st[ST_OVERFLOW], "tiles below the refused ones were not counted", err, errlen);
         goto fail;
     }
     if (st[ST_BOUND] > 0) {
@@ -595,17 +590,8 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
         }
         if (timeline_write_named(d->trace, level_label, &Lp, stamps, nslot, err, errlen) != 0) goto fail;
     }
-    {
-        const double td = timer_ms();
-        nvtxRangePushA("cdp: download");
-        if (dmesh_download(&M, m, frontier, ntot, &stage, d->progress && !d->quiet, s, err, errlen) != 0) goto fail;
-        nvtxRangePop();
-        r->download_ms = timer_ms() - td;
-        if (stage.pageable[0]) {
-            fflush(stdout);
-            fprintf(stderr, "dpamr: warning: %s: the download went through pageable memory (slower)\n", stage.pageable);
-        }
-    }
+    if (dmesh_download(&M, m, frontier, ntot, &stage, d->progress && !d->quiet, s, &r->download_ms, err, errlen) != 0)
+        goto fail;
     /* refine time: from the input tiles on the device to the canonical mesh on the device */
     r->refine_ms = build_ms + sort_ms;
     r->sort_ms = sort_ms;

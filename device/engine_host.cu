@@ -276,12 +276,7 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     CK(cudaMemcpyAsync(ls, d_ls, sizeof ls, cudaMemcpyDeviceToHost, s));
     CK(cudaStreamSynchronize(s));
     if (st[ST_OVERFLOW] > 0) {
-        char advice[256];
-        snprintf(err, errlen,
-                 "tile store overflow on the device: at least %llu tiles needed (deeper levels not counted), "
-                 "capacity %lld: %s; %s",
-                 st[ST_OVERFLOW], cap, capinfo.limit,
-                 cap_advice(&capinfo, (long long)st[ST_OVERFLOW], advice, sizeof advice));
+        cap_overflow_message(&capinfo, (long long)st[ST_OVERFLOW], "deeper levels not counted", err, errlen);
         goto fail;
     }
     ntot = ls[Lp + 1];
@@ -315,17 +310,8 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
 #undef T_END
         if (timeline_write_named(d->trace, slot_label, &Lp, stamps, nslot, err, errlen) != 0) goto fail;
     }
-    {
-        const double td = timer_ms();
-        nvtxRangePushA("host: download");
-        if (dmesh_download(&M, m, frontier, ntot, &stage, d->progress && !d->quiet, s, err, errlen) != 0) goto fail;
-        nvtxRangePop();
-        r->download_ms = timer_ms() - td;
-        if (stage.pageable[0]) {
-            fflush(stdout);
-            fprintf(stderr, "dpamr: warning: %s: the download went through pageable memory (slower)\n", stage.pageable);
-        }
-    }
+    if (dmesh_download(&M, m, frontier, ntot, &stage, d->progress && !d->quiet, s, &r->download_ms, err, errlen) != 0)
+        goto fail;
     r->refine_ms = build_ms;
     for (int L = Lp + 1; L < m->nlevels; ++L)
         if (!d->quiet) printf("  level %2d: %12lld tiles  %10.3f ms (device timeline)\n", L,

@@ -212,10 +212,11 @@ static inline double dstage_host_bytes(void) { return 2.0 * (double)DSTAGE_CHUNK
 int dmesh_create(dmesh_t *M, const mesh_t *m, long long cap, int timeline_slots, dstage_t *S, int progress,
                  cudaStream_t s, char *err, size_t errlen);
 void dmesh_destroy(dmesh_t *M);
-/** Download tiles [from, ntiles) into m (grown once, as needed) through S and set m->ntiles. Shows
- *  progress when `progress` (d->progress on, not quiet). */
+/** Download tiles [from, ntiles) into m (grown once, as needed) through S and set m->ntiles; *ms =
+ *  its wall time. Shows progress when `progress` (d->progress on, not quiet); warns when it went
+ *  through pageable memory. */
 int dmesh_download(const dmesh_t *M, mesh_t *m, long long from, long long ntiles, dstage_t *S, int progress,
-                   cudaStream_t s, char *err, size_t errlen);
+                   cudaStream_t s, double *ms, char *err, size_t errlen);
 /** Sort tiles [first, first+n) to canonical order (level, Morton key) with CUB, remapping parents.
  *  With M->stamps (3 slots) its kernels stamp the timeline: sortKeys 0, invertPerm 1, gatherTiles 2. */
 int dmesh_sort(dmesh_t *M, long long first, long long n, int pdl, cudaStream_t s, float *ms, char *err,

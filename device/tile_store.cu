@@ -7,6 +7,7 @@
 
 #include "gpu.h"
 #include "gpu_common.cuh"
+#include "../src/timer.h"
 #include "../src/xfer.h"
 
 cudaError_t gpu_free_memory(size_t *free_bytes, size_t *total_bytes)
@@ -314,8 +315,9 @@ fail:
 }
 
 int dmesh_download(const dmesh_t *M, mesh_t *m, long long from, long long ntiles, dstage_t *S, int progress,
-                   cudaStream_t s, char *err, size_t errlen)
+                   cudaStream_t s, double *ms, char *err, size_t errlen)
 {
+    const double t0 = timer_ms();
     const size_t cells = (size_t)mesh_cells(m), a = (size_t)from, n = (size_t)(ntiles - from);
     dseg_t seg[DP_MAX_FIELDS + 8];
     if (mesh_reserve_unset(m, ntiles) != 0) { /* every tile from m->ntiles >= from on is written below */
@@ -327,10 +329,17 @@ int dmesh_download(const dmesh_t *M, mesh_t *m, long long from, long long ntiles
     const int nseg = tile_segments(m, M, a, n, cells, seg);
     progress_t pg;
     progress_begin(&pg, progress, "download", mesh_bytes((double)n, m->dim, m->B, m->nf), NULL);
+    nvtxRangePushA("download");
     const int rc = dstage_move(S, seg, nseg, 0, s, &pg, err, errlen);
+    nvtxRangePop();
     progress_end(&pg);
     if (rc != 0) return -1;
     m->ntiles = ntiles;
     mesh_index_levels(m);
+    *ms = timer_ms() - t0;
+    if (S->pageable[0]) {
+        fflush(stdout);
+        fprintf(stderr, "dpamr: warning: %s: the download went through pageable memory (slower)\n", S->pageable);
+    }
     return 0;
 }

@@ -266,3 +266,10 @@ void cap_host_memory(const mesh_t *m, int share, double fixed_bytes, cap_host_ct
     mem->need = host_need;
     mem->ctx = ctx;
 }
+
+void cap_overflow_message(const cap_t *c, long long needed, const char *which, char *err, size_t errlen)
+{
+    char advice[256];
+    snprintf(err, errlen, "tile store overflow on the device: at least %lld tiles needed (%s), capacity %lld: %s; %s",
+             needed, which, c->cap, c->limit, cap_advice(c, needed, advice, sizeof advice));
+}

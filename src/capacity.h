@@ -87,6 +87,10 @@ void cap_compute(long long max_tiles, const dp_params *p, const mesh_t *m, long 
  *  or spread the root tiles over more ranks (mpirun)". */
 const char *cap_advice(const cap_t *c, long long needed, char *buf, size_t n);
 
+/** The GPU engines' tile store overflow message into err: the tiles needed (`which` says what the
+ *  count leaves out), the capacity, what limits it and what to do. */
+void cap_overflow_message(const cap_t *c, long long needed, const char *which, char *err, size_t errlen);
+
 /** The host's available memory in bytes: MemAvailable of /proc/meminfo (else free pages from
  *  sysconf), at most the room left in this process's cgroup (v2 memory.max, v1 limit_in_bytes; page
  *  cache it could drop counted as room). DPAMR_TEST_HOST_AVAILABLE=BYTES replaces it (tests). */
