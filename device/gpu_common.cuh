@@ -134,7 +134,7 @@ static __device__ __forceinline__ unsigned block_octant_flags(const dmesh_t &M, 
     const dp_params *p = &c_params;
     const int B = p->B, cells = dp_cells(p->dim, B);
     const float *u = dmesh_field(M, p->crit_field) + (size_t)t * cells;
-    unsigned mine = dp_tile_flags(p, u, dp_spacing(p, level), threadIdx.x, blockDim.x);
+    unsigned mine = dp_tile_flags(p, u, dp_spacing(p, level), threadIdx.x, blockDim.x, 0, NULL);
     /* warp reduce, then one shared atomic per warp */
     for (int o = 16; o > 0; o >>= 1) mine |= __shfl_xor_sync(0xffffffffu, mine, o);
     if ((threadIdx.x & 31) == 0 && mine) atomicOr(smask, mine);
@@ -149,7 +149,7 @@ static __device__ __forceinline__ unsigned warp_octant_flags(const dmesh_t &M, l
     const dp_params *p = &c_params;
     const int B = p->B, cells = dp_cells(p->dim, B);
     const float *u = dmesh_field(M, p->crit_field) + (size_t)t * cells;
-    unsigned mine = dp_tile_flags(p, u, dp_spacing(p, level), lane, 32);
+    unsigned mine = dp_tile_flags(p, u, dp_spacing(p, level), lane, 32, 0, NULL);
     for (int o = 16; o > 0; o >>= 1) mine |= __shfl_xor_sync(0xffffffffu, mine, o);
     return mine;
 }

@@ -168,19 +168,31 @@ static inline DP_HD double dp_spacing(const dp_params *p, int level)
     return h;
 }
 
-/* The octant-flag loop of one tile, the one copy every engine runs: cells first, first + stride,
- * ... of the tile whose criterion field is u (cells of a tile at spacing h); bit o of the result is
- * set when a flagged cell lies in octant o. The CPU calls it with (0, 1); a GPU warp with
- * (lane, 32) and a block with (threadIdx.x, blockDim.x), then OR-reduce. */
-static inline DP_HD unsigned dp_tile_flags(const dp_params *p, const float *u, double h, int first, int stride)
+/* The octant-flag loop of one tile, the one copy that every engine, validation and the partition
+ * run: cells first, first + stride, ... of the tile whose criterion field is u (cells of a tile at
+ * spacing h); bit o of the result is set when a flagged cell lies in octant o. The CPU calls it with
+ * (0, 1); a GPU warp with (lane, 32) and a block with (threadIdx.x, blockDim.x), then OR-reduce.
+ * lazy: a cell whose octant is already flagged is not evaluated, and the loop ends once every
+ * octant is (the same flags from fewer evaluations; validation uses it). nflagged, when not NULL,
+ * gets the number of flagged cells among those evaluated (all of them when not lazy). */
+static inline DP_HD unsigned dp_tile_flags(const dp_params *p, const float *u, double h, int first, int stride,
+                                           int lazy, int *nflagged)
 {
     const int B = p->B, cells = dp_cells(p->dim, B), lb = dp_log2(B);
+    const unsigned all = (1u << (1 << p->dim)) - 1u; /* 2^dim octants */
     unsigned mask = 0;
+    int n = 0;
     for (int i = first; i < cells; i += stride) {
         int x, y, z;
         dp_cell_xyz(i, B, lb, &x, &y, &z);
-        if (dp_flag_cell(p, u, x, y, z, h)) mask |= 1u << dp_octant_of(B, x, y, z);
+        if (lazy && (mask >> dp_octant_of(B, x, y, z) & 1u)) continue;
+        if (dp_flag_cell(p, u, x, y, z, h)) {
+            mask |= 1u << dp_octant_of(B, x, y, z);
+            ++n;
+            if (lazy && mask == all) break;
+        }
     }
+    if (nflagged) *nflagged = n;
     return mask;
 }
 

@@ -1,5 +1,6 @@
-/* tile.h - per-tile functions of the core layer, used by every engine: a tile's octant flags, the
- * fill of a new tile, and the tile store's capacity for a deck. */
+/* tile.h - per-tile functions of the core layer, used by every engine: a tile's octant flags (also
+ * validation's) and flagged cells (the partition's), the fill of a new tile, and the tile store's
+ * capacity for a deck. */
 #ifndef DPAMR_TILE_H
 #define DPAMR_TILE_H
 
@@ -20,8 +21,14 @@ dp_tidx tile_capacity(const deck_t *d, const mesh_t *m, dp_tidx limit);
 /** Fill one new tile's cells (fields of tile t) from its parent (prolong) or the model. */
 void tile_fill(const dp_params *p, mesh_t *m, dp_tidx t, dp_tidx parent, int octant);
 
-/** Octant flags of tile t (bit o set when octant o has a flagged cell). */
+/** Octant flags of tile t (bit o set when octant o has a flagged cell): dp_tile_flags over the
+ *  tile's criterion field, every cell evaluated (the engines). */
 unsigned tile_octant_flags(const dp_params *p, const mesh_t *m, dp_tidx t);
+/** The same flags from dp_tile_flags' lazy walk: an octant's other cells are skipped once it is
+ *  flagged (validation). */
+unsigned tile_octant_flags_lazy(const dp_params *p, const mesh_t *m, dp_tidx t);
+/** The number of tile t's cells the criterion flags (the partition's weights). */
+int tile_flagged_cells(const dp_params *p, const mesh_t *m, dp_tidx t);
 
 #ifdef __cplusplus
 }

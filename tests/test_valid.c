@@ -15,6 +15,7 @@
 
 #include "src/core.h"
 #include "src/mesh.h"
+#include "src/tile.h"
 #include "validation/valid.h"
 
 #include "test_util.h"
@@ -49,18 +50,6 @@ static dp_params make_params(int dim, int B, int max_level, int fill)
     p.obj[1].inside[1] = 3.0;
     p.obj[1].outside[1] = 1.0;
     return p;
-}
-
-static unsigned octant_flags(const dp_params *p, const mesh_t *m, dp_tidx t)
-{
-    const int B = p->B, nz = p->dim == 3 ? B : 1;
-    const float *u = m->field[p->crit_field] + (size_t)t * mesh_cells(m);
-    unsigned mask = 0;
-    for (int z = 0; z < nz; ++z)
-        for (int y = 0; y < B; ++y)
-            for (int x = 0; x < B; ++x)
-                if (dp_flag_cell(p, u, x, y, z, dp_spacing(p, m->level[t]))) mask |= 1u << dp_octant_of(B, x, y, z);
-    return mask;
 }
 
 /* Cells of tile t: from the model (roots, fill=model) or prolonged from parent q's octant o. */
@@ -114,7 +103,7 @@ static void build_mesh(mesh_t *m, const dp_params *p)
     dp_tidx s = 0, e = nroot;
     for (int L = 0; L < p->max_level; ++L) {
         for (dp_tidx q = s; q < e; ++q) {
-            const unsigned fl = octant_flags(p, m, q);
+            const unsigned fl = tile_octant_flags(p, m, q);
             for (int o = 0; o < (1 << p->dim); ++o) {
                 if (!(fl >> o & 1)) continue;
                 if (mesh_reserve(m, m->ntiles + 1) != 0) exit(2);
@@ -252,7 +241,7 @@ static void test_corruptions(const char *tag, const mesh_t *good, const dp_param
     dp_tidx q = -1;
     unsigned fl = 0;
     for (dp_tidx s = first_of_level(&m, fin - 1); s < m.level_start[fin] && q < 0; ++s) {
-        fl = octant_flags(p, &m, s);
+        fl = tile_octant_flags(p, &m, s);
         if (fl != (1u << (1 << p->dim)) - 1u) q = s;
     }
     CHECK(q >= 0, "%s: no parent with an unflagged octant to corrupt", tag);
