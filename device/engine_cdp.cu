@@ -131,7 +131,7 @@ static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chai
         for (int j = tid; j < (g << shift); j += nthr) {
             const long long t = t0 + (j >> shift);
             const int32_t cc[3] = { M.coord[3 * t], M.coord[3 * t + 1], M.coord[3 * t + 2] };
-            const int o = (cc[0] & 1) | ((cc[1] & 1) << 1) | ((cc[2] & 1) << 2);
+            const int o = dp_tile_octant(cc);
             fill_cell(M, t, level, cc, M.parent[t], o, j & (cells - 1));
         }
     }

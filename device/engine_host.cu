@@ -108,7 +108,7 @@ __global__ void fillCells(dmesh_t M, int level, const long long *ls, int slot, i
         const long long t = e + (j >> shift);
         const int c = (int)(j & (cells - 1));
         const int32_t cc[3] = { M.coord[3 * t], M.coord[3 * t + 1], M.coord[3 * t + 2] };
-        const int o = (cc[0] & 1) | ((cc[1] & 1) << 1) | ((cc[2] & 1) << 2);
+        const int o = dp_tile_octant(cc);
         fill_cell(M, t, level + 1, cc, M.parent[t], o, c);
     }
     if (!early) cudaTriggerProgrammaticLaunchCompletion();

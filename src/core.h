@@ -316,6 +316,8 @@ static inline DP_HD float dp_model_cell(const dp_params *p, int f, int level, in
     return out[f];
 }
 
+/* ---- tiles in the tree ------------------------------------------------------------------- */
+
 /* Child tile coordinates from parent coordinates and octant. */
 static inline DP_HD void dp_child_coord(const int32_t *pc, int o, int32_t *cc)
 {
@@ -323,6 +325,10 @@ static inline DP_HD void dp_child_coord(const int32_t *pc, int o, int32_t *cc)
     cc[1] = 2 * pc[1] + ((o >> 1) & 1);
     cc[2] = 2 * pc[2] + ((o >> 2) & 1);
 }
+
+/* The octant a tile (coordinates c) occupies in its parent, the inverse of dp_child_coord: bit a
+ * set when coordinate a is odd. */
+static inline DP_HD int dp_tile_octant(const int32_t *c) { return (c[0] & 1) | ((c[1] & 1) << 1) | ((c[2] & 1) << 2); }
 
 /* Composite sort key (level, Morton key) for the device-side sort. The deck check keeps
  * dim * coordinate bits + 5 <= 64 (see deck.c). */

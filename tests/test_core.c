@@ -22,6 +22,7 @@ static void test_morton(void)
                     int32_t cc[3];
                     dp_child_coord(pc, o, cc);
                     if (dim == 2) cc[2] = 0;
+                    CHECK(dp_tile_octant(cc) == o, "octant %d of child coords %d,%d,%d", o, cc[0], cc[1], cc[2]);
                     const uint64_t pk = dp_morton(dim, pc[0], pc[1], pc[2]);
                     CHECK(dp_morton(dim, cc[0], cc[1], cc[2]) == ((pk << dim) | (uint64_t)o), "child key %d", o);
                 }

@@ -140,7 +140,7 @@ static void insert_tile(mesh_t *m, const dp_params *p, dp_tidx pos, int level, c
         if (m->parent[t] >= pos) ++m->parent[t];
     if (parent >= pos) ++parent;
     set_tile(m, pos, level, c, parent);
-    fill_tile(p, m, pos, parent, (c[0] & 1) | ((c[1] & 1) << 1) | ((c[2] & 1) << 2));
+    fill_tile(p, m, pos, parent, dp_tile_octant(c));
     mesh_index_children(m);
     mesh_index_levels(m);
 }

@@ -111,8 +111,6 @@ static inline uint32_t float_bits(float v)
     return b;
 }
 
-static inline int octant_of_coords(const int32_t *x) { return (x[0] & 1) | ((x[1] & 1) << 1) | ((x[2] & 1) << 2); }
-
 /* Is the parent link of tile t geometrically right (index, level, coordinates)? */
 static int parent_ok(const mesh_t *m, dp_tidx t)
 {
@@ -226,7 +224,7 @@ static int check_tile_self(const vctx *c, dp_tidx t, vfail *vf, double *maxrel)
              global_index(c, q), L - 1, y[0], y[1], y[2], x[0] >> 1, x[1] >> 1, x[2] >> 1);
     } else {
         have_parent = 1;
-        const int o = octant_of_coords(x);
+        const int o = dp_tile_octant(x);
         if (!(c->flags[q] >> o & 1))
             fail(vf, c, t, "lies in octant %d of parent %lld, which the criterion does not flag (parent flags 0x%x)", o,
                  global_index(c, q), c->flags[q]);
@@ -245,7 +243,7 @@ static int check_tile_self(const vctx *c, dp_tidx t, vfail *vf, double *maxrel)
     }
 
     if (p->fill == DP_FILL_PROLONG && have_parent)
-        for (int f = 0; f < m->nf; ++f) conservation_tile(c, t, q, octant_of_coords(x), f, vf, maxrel);
+        for (int f = 0; f < m->nf; ++f) conservation_tile(c, t, q, dp_tile_octant(x), f, vf, maxrel);
     return vf->n - n0;
 }
 
@@ -482,7 +480,7 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
         if (L + 1 > nlv) nlv = L + 1;
         if (t > 0 && L < m->level[t - 1]) sorted = 0;
         if (parent_ok(m, t)) {
-            const uint8_t bit = (uint8_t)(1u << octant_of_coords(m->coord + 3 * t));
+            const uint8_t bit = (uint8_t)(1u << dp_tile_octant(m->coord + 3 * t));
             if (kids[m->parent[t]] & bit) aux[t] |= AUX_DUP;
             kids[m->parent[t]] |= bit;
         }
