@@ -128,12 +128,7 @@ static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chai
     /* 1. cells of new tiles, consecutive threads on consecutive cells */
     if (fill) {
         const int cells = dp_cells(p->dim, p->B), shift = __ffs(cells) - 1; /* cells = 2^shift */
-        for (int j = tid; j < (g << shift); j += nthr) {
-            const long long t = t0 + (j >> shift);
-            const int32_t cc[3] = { M.coord[3 * t], M.coord[3 * t + 1], M.coord[3 * t + 2] };
-            const int o = dp_tile_octant(cc);
-            fill_cell(M, t, level, cc, M.parent[t], o, j & (cells - 1));
-        }
+        for (int j = tid; j < (g << shift); j += nthr) fill_cell(M, t0 + (j >> shift), level, j & (cells - 1));
     }
     if (level >= p->max_level) return; /* the depth cap */
     if (tid == 0) S.smask = 0;

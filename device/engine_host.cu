@@ -104,13 +104,7 @@ __global__ void fillCells(dmesh_t M, int level, const long long *ls, int slot, i
     cudaGridDependencySynchronize(); /* the new tiles' metadata (expandChildren) is ready */
     if (early) cudaTriggerProgrammaticLaunchCompletion();
     const long long e = ls[level + 1], ncell = (ls[level + 2] - e) << shift;
-    for (long long j = tid; j < ncell; j += nthreads) {
-        const long long t = e + (j >> shift);
-        const int c = (int)(j & (cells - 1));
-        const int32_t cc[3] = { M.coord[3 * t], M.coord[3 * t + 1], M.coord[3 * t + 2] };
-        const int o = dp_tile_octant(cc);
-        fill_cell(M, t, level + 1, cc, M.parent[t], o, c);
-    }
+    for (long long j = tid; j < ncell; j += nthreads) fill_cell(M, e + (j >> shift), level + 1, (int)(j & (cells - 1)));
     if (!early) cudaTriggerProgrammaticLaunchCompletion();
     stamp_end(M.stamps, slot);
 }

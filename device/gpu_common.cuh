@@ -97,33 +97,23 @@ static __device__ __forceinline__ float *dmesh_field(const dmesh_t &M, int f)
     return u;
 }
 
-/* One cell of tile t (all fields): from its parent (prolong) or the model. Field loops run over
- * the DP_MAX_FIELDS slots, unrolled, so values and field pointers stay in registers. */
-static __device__ __forceinline__ void fill_cell(const dmesh_t &M, long long t, int level, const int32_t *c,
-                                                 long long parent, int octant, int i)
+/* Cell i of new tile t at `level` (all fields): dp_fill_cell, from the parent (its octant from
+ * the tile's coordinates) or the model, as tile_fill computes it on the CPU. The field loops are
+ * DP_FOR_FIELDS (unrolled over the DP_MAX_FIELDS slots), so values and field pointers stay in
+ * registers. */
+static __device__ __forceinline__ void fill_cell(const dmesh_t &M, long long t, int level, int i)
 {
     const dp_params *p = &c_params;
     const int B = p->B, cells = dp_cells(p->dim, B);
+    const int32_t c[3] = { M.coord[3 * t], M.coord[3 * t + 1], M.coord[3 * t + 2] };
+    const long long parent = M.parent[t];
     int x, y, z;
     dp_cell_xyz(i, B, dp_log2(B), &x, &y, &z);
+    const float *up[DP_MAX_FIELDS];
+    DP_FOR_FIELDS(f, p->nf) up[f] = M.field[f] + (size_t)parent * cells; /* the slots past nf are never read */
     float v[DP_MAX_FIELDS];
-    if (p->fill == DP_FILL_PROLONG) {
-        DP_UNROLL for (int f = 0; f < DP_MAX_FIELDS; ++f)
-            if (f < p->nf) v[f] = dp_prolong(p->dim, B, M.field[f] + (size_t)parent * cells, octant, x, y, z);
-    } else {
-        dp_model_cells(p, level, c[0], c[1], c[2], x, y, z, v);
-    }
-    DP_UNROLL for (int f = 0; f < DP_MAX_FIELDS; ++f)
-        if (f < p->nf) M.field[f][(size_t)t * cells + i] = v[f];
-}
-
-/* Fill tile t's cells; all threads of the block take part, consecutive threads write consecutive
- * cells. */
-static __device__ __forceinline__ void block_fill_tile(const dmesh_t &M, long long t, int level, const int32_t *c,
-                                                       long long parent, int octant)
-{
-    const int cells = dp_cells(c_params.dim, c_params.B);
-    for (int i = threadIdx.x; i < cells; i += blockDim.x) fill_cell(M, t, level, c, parent, octant, i);
+    dp_fill_cell(p, level, c, up, dp_tile_octant(c), x, y, z, v);
+    DP_FOR_FIELDS(f, p->nf) M.field[f][(size_t)t * cells + i] = v[f];
 }
 
 /* Octant flags of tile t (reads only its cells), reduced over the block into *smask.

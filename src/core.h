@@ -21,6 +21,15 @@
 #define DP_UNROLL
 #endif
 
+/* for (f = 0; f < nf; ++f) with a body that handles one field: on the device over the
+ * DP_MAX_FIELDS slots, unrolled and guarded by f < nf (as DP_UNROLL above), on the host to nf
+ * (unrolling the guarded slots there makes the CPU's cell loops slower). */
+#ifdef __CUDA_ARCH__
+#define DP_FOR_FIELDS(f, nf) DP_UNROLL for (int f = 0; f < DP_MAX_FIELDS; ++f) if (f < (nf))
+#else
+#define DP_FOR_FIELDS(f, nf) for (int f = 0; f < (nf); ++f)
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -329,6 +338,25 @@ static inline DP_HD void dp_child_coord(const int32_t *pc, int o, int32_t *cc)
 /* The octant a tile (coordinates c) occupies in its parent, the inverse of dp_child_coord: bit a
  * set when coordinate a is odd. */
 static inline DP_HD int dp_tile_octant(const int32_t *c) { return (c[0] & 1) | ((c[1] & 1) << 1) | ((c[2] & 1) << 2); }
+
+/* ---- fill -------------------------------------------------------------------------------- */
+
+/* The values of every field at cell (x,y,z) of a new tile at `level`, coordinates c, into
+ * v[0..nf-1]: prolonged from the parent tile's octant `octant` when fill = prolong and the parent's
+ * cells are given (up[f]: the parent tile's cells of field f), else sampled from the model. The one
+ * cell fill: tile_fill (src/tile.c) loops over a tile's cells with it, the GPU kernels give each
+ * thread a cell (device/gpu_common.cuh, fill_cell). The field loop is DP_FOR_FIELDS: unrolled on
+ * the device, so values and pointers stay in registers. */
+static inline DP_HD void dp_fill_cell(const dp_params *p, int level, const int32_t *c, const float *const *up,
+                                      int octant, int x, int y, int z, float *v)
+{
+    if (p->fill == DP_FILL_PROLONG && up) {
+        const int B = p->B;
+        DP_FOR_FIELDS(f, p->nf) v[f] = dp_prolong(p->dim, B, up[f], octant, x, y, z);
+    } else {
+        dp_model_cells(p, level, c[0], c[1], c[2], x, y, z, v);
+    }
+}
 
 /* Composite sort key (level, Morton key) for the device-side sort. The deck check keeps
  * dim * coordinate bits + 5 <= 64 (see deck.c). */

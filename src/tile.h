@@ -1,5 +1,6 @@
-/* tile.h - per-tile functions of the core layer, used by every engine: a tile's octant flags (also
- * validation's) and flagged cells (the partition's), the fill of a new tile, and the tile store's
+/* tile.h - per-tile functions of the core layer on a mesh_t, built on the DP_HD functions of core.h
+ * that the GPU kernels call too: a tile's octant flags (the CPU engine, validation) and flagged
+ * cells (the partition), the fill of a new tile (the CPU engine, level 0), and the tile store's
  * capacity for a deck. */
 #ifndef DPAMR_TILE_H
 #define DPAMR_TILE_H
@@ -18,7 +19,8 @@ extern "C" {
  *  capped at DP_DEFAULT_MAX_TILES and at `limit` (e.g. what fits in device memory). */
 dp_tidx tile_capacity(const deck_t *d, const mesh_t *m, dp_tidx limit);
 
-/** Fill one new tile's cells (fields of tile t) from its parent (prolong) or the model. */
+/** Fill one new tile's cells (fields of tile t, coordinates set) with dp_fill_cell: from octant
+ *  `octant` of its parent (fill = prolong), or from the model (fill = model, or parent < 0). */
 void tile_fill(const dp_params *p, mesh_t *m, dp_tidx t, dp_tidx parent, int octant);
 
 /** Octant flags of tile t (bit o set when octant o has a flagged cell): dp_tile_flags over the

@@ -124,7 +124,15 @@ static void test_criterion_prolong(int dim)
         float *child = malloc(sizeof(float) * cells);
         for (int z = 0; z < nz; ++z)
             for (int y = 0; y < B; ++y)
-                for (int x = 0; x < B; ++x) child[x + B * (y + B * z)] = dp_prolong(dim, B, u, o, x, y, z);
+                for (int x = 0; x < B; ++x) {
+                    child[x + B * (y + B * z)] = dp_prolong(dim, B, u, o, x, y, z);
+                    const float *up[DP_MAX_FIELDS] = { u };
+                    const int32_t tc[3] = { 0, 0, 0 };
+                    float v[DP_MAX_FIELDS];
+                    p.fill = DP_FILL_PROLONG;
+                    dp_fill_cell(&p, 1, tc, up, o, x, y, z, v);
+                    CHECK(v[0] == child[x + B * (y + B * z)], "dp_fill_cell prolongs as dp_prolong");
+                }
         for (int z = 0; z < nz; z += 2)
             for (int y = 0; y < B; y += 2)
                 for (int x = 0; x < B; x += 2) {
@@ -172,6 +180,16 @@ static void test_model(void)
     const float v = dp_model_cell(&p, 0, 0, 0, 0, 0, 1, 1, 0);
     CHECK(fabsf(v - (3.0f + 2.0f * (float)exp(-0.5))) < 1e-6f, "box inside + gaussian = %g", v);
     CHECK(dp_model_cell(&p, 1, 0, 0, 0, 0, 3, 3, 0) == 7.0f, "second field");
+    /* dp_fill_cell samples the model for fill = model, and without a parent for fill = prolong */
+    const float *up[DP_MAX_FIELDS] = { NULL };
+    const int32_t tc[3] = { 1, 0, 0 };
+    float got[DP_MAX_FIELDS], want[DP_MAX_FIELDS];
+    dp_model_cells(&p, 2, tc[0], tc[1], tc[2], 3, 1, 0, want);
+    for (int fill = DP_FILL_PROLONG; fill <= DP_FILL_MODEL; ++fill) {
+        p.fill = fill;
+        dp_fill_cell(&p, 2, tc, fill == DP_FILL_MODEL ? up : NULL, 0, 3, 1, 0, got);
+        CHECK(got[0] == want[0] && got[1] == want[1], "dp_fill_cell samples the model (fill %d)", fill);
+    }
     p.obj[0].kind = DP_OBJ_ELLIPSOID;
     CHECK(dp_model_cell(&p, 0, 0, 0, 0, 0, 0, 0, 0) == 3.0f, "ellipsoid outside");
 }

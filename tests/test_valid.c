@@ -52,24 +52,6 @@ static dp_params make_params(int dim, int B, int max_level, int fill)
     return p;
 }
 
-/* Cells of tile t: from the model (roots, fill=model) or prolonged from parent q's octant o. */
-static void fill_tile(const dp_params *p, mesh_t *m, dp_tidx t, dp_tidx q, int o)
-{
-    const int B = p->B, nz = p->dim == 3 ? B : 1;
-    const size_t cells = (size_t)mesh_cells(m);
-    const int32_t *c = m->coord + 3 * t;
-    for (int f = 0; f < p->nf; ++f)
-        for (int z = 0; z < nz; ++z)
-            for (int y = 0; y < B; ++y)
-                for (int x = 0; x < B; ++x) {
-                    float *dst = &m->field[f][t * cells + (size_t)(x + B * (y + B * z))];
-                    if (q >= 0 && p->fill == DP_FILL_PROLONG)
-                        *dst = dp_prolong(p->dim, B, m->field[f] + (size_t)q * cells, o, x, y, z);
-                    else
-                        *dst = dp_model_cell(p, f, m->level[t], c[0], c[1], c[2], x, y, z);
-                }
-}
-
 static void set_tile(mesh_t *m, dp_tidx t, int level, const int32_t *c, int64_t parent)
 {
     m->level[t] = level;
@@ -97,7 +79,7 @@ static void build_mesh(mesh_t *m, const dp_params *p)
     for (int r = 0; r < nroot; ++r) { /* 2x2(x2) roots: Morton order is r itself */
         const int32_t c[3] = { r & 1, (r >> 1) & 1, (r >> 2) & 1 };
         set_tile(m, r, 0, c, -1);
-        fill_tile(p, m, r, -1, 0);
+        tile_fill(p, m, r, -1, 0);
     }
     m->ntiles = nroot;
     dp_tidx s = 0, e = nroot;
@@ -110,7 +92,7 @@ static void build_mesh(mesh_t *m, const dp_params *p)
                 int32_t c[3];
                 dp_child_coord(m->coord + 3 * q, o, c);
                 set_tile(m, m->ntiles, L + 1, c, q);
-                fill_tile(p, m, m->ntiles, q, o);
+                tile_fill(p, m, m->ntiles, q, o);
                 ++m->ntiles;
             }
             m->childmask[q] = (uint8_t)fl;
@@ -140,7 +122,7 @@ static void insert_tile(mesh_t *m, const dp_params *p, dp_tidx pos, int level, c
         if (m->parent[t] >= pos) ++m->parent[t];
     if (parent >= pos) ++parent;
     set_tile(m, pos, level, c, parent);
-    fill_tile(p, m, pos, parent, dp_tile_octant(c));
+    tile_fill(p, m, pos, parent, dp_tile_octant(c));
     mesh_index_children(m);
     mesh_index_levels(m);
 }
