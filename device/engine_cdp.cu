@@ -192,9 +192,7 @@ static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chai
         for (int i = warp; i < g; i += nwarps) {
             const unsigned m = mask_s[i];
             if (lane >= (1 << p->dim) || !(m >> lane & 1)) continue;
-            const long long par = t0 + i;
-            const int32_t pc[3] = { M.coord[3 * par], M.coord[3 * par + 1], M.coord[3 * par + 2] };
-            write_child(M, base + off_s[i] + __popc(m & ((1u << lane) - 1)), level + 1, pc, par, lane);
+            write_child(M, base + off_s[i] + __popc(m & ((1u << lane) - 1)), level + 1, t0 + i, lane);
         }
 
     /* 6. the child grid */

@@ -85,9 +85,7 @@ __global__ void expandChildren(dmesh_t M, int level, long long *ls, const long l
         const unsigned mask = M.childmask[par];
         if (lane >= (1 << dim) || !(mask >> lane & 1)) continue;
         const int o = lane;
-        const long long t = e + offsets[i] + __popc(mask & ((1u << o) - 1));
-        const int32_t pc[3] = { M.coord[3 * par], M.coord[3 * par + 1], M.coord[3 * par + 2] };
-        write_child(M, t, level + 1, pc, par, o);
+        write_child(M, e + offsets[i] + __popc(mask & ((1u << o) - 1)), level + 1, par, o);
     }
     if (!early) cudaTriggerProgrammaticLaunchCompletion();
     stamp_end(M.stamps, slot);

@@ -71,20 +71,23 @@ static __device__ __forceinline__ void stamp_end(unsigned long long *stamps, int
 
 /* ---- block-cooperative tile operations ------------------------------------------------------- */
 
-/* The metadata of new tile t at `level`: the child in octant o of parent `par` (coordinates pc).
- * Both GPU engines create tiles through this; its cells are filled separately. */
-static __device__ __forceinline__ void write_child(const dmesh_t &M, long long t, int level, const int32_t *pc,
-                                                   long long par, int o)
+/* The store's tile arrays as dp_tiles (src/mesh.h). Member by member from the X-macro, so M
+ * stays in parameter space. */
+static __device__ __forceinline__ dp_tiles dmesh_tiles(const dmesh_t &M)
 {
-    int32_t cc[3];
-    dp_child_coord(pc, o, cc);
-    M.level[t] = level;
-    M.coord[3 * t] = cc[0];
-    M.coord[3 * t + 1] = cc[1];
-    M.coord[3 * t + 2] = cc[2];
-    M.key[t] = dp_morton(c_params.dim, cc[0], cc[1], cc[2]);
-    M.parent[t] = par;
-    M.childmask[t] = 0;
+    dp_tiles T;
+#define DP_TILE_ARRAY_TAKE(name, type, n) T.name = M.name;
+    DP_TILE_ARRAYS(DP_TILE_ARRAY_TAKE)
+#undef DP_TILE_ARRAY_TAKE
+    return T;
+}
+
+/* The metadata of new tile t at `level`, the child in octant o of tile par: dp_write_child, as
+ * the CPU engine writes it. Both GPU engines create tiles through this; the cells are filled
+ * separately (fill_cell). */
+static __device__ __forceinline__ void write_child(const dmesh_t &M, long long t, int level, long long par, int o)
+{
+    dp_write_child(dmesh_tiles(M), c_params.dim, t, level, par, o);
 }
 
 /* Field f's array. The unrolled select keeps M in parameter space: indexing M.field by a run-time

@@ -1,7 +1,9 @@
 /* core.h - numerics shared by the CPU reference engine and the CUDA kernels.
  *
  * Everything here is a static inline function usable on host and device (DP_HD), so the variants
- * cannot drift apart: criterion, octant flags, prolongation, model evaluation and Morton keys.
+ * cannot drift apart: criterion, the octant-flag loop of a tile, prolongation, model evaluation,
+ * the fill of a cell, Morton keys and a tile's octant in its parent (the child metadata writer,
+ * dp_write_child, is in mesh.h beside the tile arrays it writes).
  * Bit-identical results also need the same rounding: host code is compiled with -ffp-contract=off
  * and device code with -fmad=false (see CMakeLists.txt), and nothing here calls a libm function
  * whose last bit may differ between glibc and CUDA (exp is computed by dp_exp below).

@@ -62,7 +62,9 @@ static void set_tile(mesh_t *m, dp_tidx t, int level, const int32_t *c, int64_t 
 }
 
 /* The reference construction: roots in Morton order, then children of flagged octants, parent by
- * parent and octant by octant, which is canonical order (design.md). */
+ * parent and octant by octant, which is canonical order (design.md). It uses the core's per-tile
+ * functions (tile_octant_flags, dp_write_child, tile_fill), as the CPU engine does: test_core checks
+ * the flag loop against an independent reference, and validation checks what they build. */
 static void build_mesh(mesh_t *m, const dp_params *p)
 {
     memset(m, 0, sizeof *m);
@@ -89,9 +91,7 @@ static void build_mesh(mesh_t *m, const dp_params *p)
             for (int o = 0; o < (1 << p->dim); ++o) {
                 if (!(fl >> o & 1)) continue;
                 if (mesh_reserve(m, m->ntiles + 1) != 0) exit(2);
-                int32_t c[3];
-                dp_child_coord(m->coord + 3 * q, o, c);
-                set_tile(m, m->ntiles, L + 1, c, q);
+                dp_write_child(mesh_tiles(m), m->dim, m->ntiles, L + 1, q, o);
                 tile_fill(p, m, m->ntiles, q, o);
                 ++m->ntiles;
             }
