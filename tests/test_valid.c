@@ -52,19 +52,11 @@ static dp_params make_params(int dim, int B, int max_level, int fill)
     return p;
 }
 
-static void set_tile(mesh_t *m, dp_tidx t, int level, const int32_t *c, int64_t parent)
-{
-    m->level[t] = level;
-    memcpy(m->coord + 3 * t, c, 3 * sizeof *c);
-    m->key[t] = dp_morton(m->dim, c[0], c[1], c[2]);
-    m->parent[t] = parent;
-    m->childmask[t] = 0;
-}
-
 /* The reference construction: roots in Morton order, then children of flagged octants, parent by
  * parent and octant by octant, which is canonical order (design.md). It uses the core's per-tile
- * functions (tile_octant_flags, dp_write_child, tile_fill), as the CPU engine does: test_core checks
- * the flag loop against an independent reference, and validation checks what they build. */
+ * functions (tile_octant_flags, dp_write_tile, dp_write_child, tile_fill), as the engines do:
+ * test_core checks the flag loop against an independent reference, and validation checks what
+ * they build. */
 static void build_mesh(mesh_t *m, const dp_params *p)
 {
     memset(m, 0, sizeof *m);
@@ -80,7 +72,7 @@ static void build_mesh(mesh_t *m, const dp_params *p)
     const int nroot = m->root[0] * m->root[1] * m->root[2];
     for (int r = 0; r < nroot; ++r) { /* 2x2(x2) roots: Morton order is r itself */
         const int32_t c[3] = { r & 1, (r >> 1) & 1, (r >> 2) & 1 };
-        set_tile(m, r, 0, c, -1);
+        dp_write_tile(mesh_tiles(m), m->dim, r, 0, c, -1);
         tile_fill(p, m, r, -1, 0);
     }
     m->ntiles = nroot;
@@ -121,7 +113,7 @@ static void insert_tile(mesh_t *m, const dp_params *p, dp_tidx pos, int level, c
     for (dp_tidx t = 0; t < m->ntiles; ++t)
         if (m->parent[t] >= pos) ++m->parent[t];
     if (parent >= pos) ++parent;
-    set_tile(m, pos, level, c, parent);
+    dp_write_tile(mesh_tiles(m), m->dim, pos, level, c, parent);
     tile_fill(p, m, pos, parent, dp_tile_octant(c));
     mesh_index_children(m);
     mesh_index_levels(m);
