@@ -136,12 +136,7 @@ static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chai
     /* 1. cells of new tiles, consecutive threads on consecutive cells */
     if (fill) {
         const int cells = dp_cells(p->dim, p->B), shift = __ffs(cells) - 1; /* cells = 2^shift */
-        for (int j = tid; j < (g << shift); j += nthr) {
-            const long long t = t0 + (j >> shift);
-            const int32_t cc[3] = { M.coord[3 * t], M.coord[3 * t + 1], M.coord[3 * t + 2] };
-            const int o = (cc[0] & 1) | ((cc[1] & 1) << 1) | ((cc[2] & 1) << 2);
-            fill_cell(M, t, level, cc, M.parent[t], o, j & (cells - 1));
-        }
+        for (int j = tid; j < (g << shift); j += nthr) fill_cell(M, t0 + (j >> shift), level, j & (cells - 1));
     }
     if (level >= p->max_level) return; /* the depth cap */
     if (tid == 0) S.smask = 0;
@@ -205,9 +200,7 @@ static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chai
         for (int i = warp; i < g; i += nwarps) {
             const unsigned m = mask_s[i];
             if (lane >= (1 << p->dim) || !(m >> lane & 1)) continue;
-            const long long par = t0 + i;
-            const int32_t pc[3] = { M.coord[3 * par], M.coord[3 * par + 1], M.coord[3 * par + 2] };
-            write_child(M, base + off_s[i] + __popc(m & ((1u << lane) - 1)), level + 1, pc, par, lane);
+            write_child(M, base + off_s[i] + __popc(m & ((1u << lane) - 1)), level + 1, t0 + i, lane);
         }
 
     /* 6. the child grid */

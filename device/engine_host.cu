@@ -89,9 +89,7 @@ __global__ void expandChildren(dmesh_t M, int level, long long *ls, const long l
         const unsigned mask = M.childmask[par];
         if (lane >= (1 << dim) || !(mask >> lane & 1)) continue;
         const int o = lane;
-        const long long t = e + offsets[i] + __popc(mask & ((1u << o) - 1));
-        const int32_t pc[3] = { M.coord[3 * par], M.coord[3 * par + 1], M.coord[3 * par + 2] };
-        write_child(M, t, level + 1, pc, par, o);
+        write_child(M, e + offsets[i] + __popc(mask & ((1u << o) - 1)), level + 1, par, o);
     }
     if (!early) cudaTriggerProgrammaticLaunchCompletion();
     stamp_end(M.stamps, slot);
@@ -108,13 +106,7 @@ __global__ void fillCells(dmesh_t M, int level, const long long *ls, int slot, i
     cudaGridDependencySynchronize(); /* the new tiles' metadata (expandChildren) is ready */
     if (early) cudaTriggerProgrammaticLaunchCompletion();
     const long long e = ls[level + 1], ncell = (ls[level + 2] - e) << shift;
-    for (long long j = tid; j < ncell; j += nthreads) {
-        const long long t = e + (j >> shift);
-        const int c = (int)(j & (cells - 1));
-        const int32_t cc[3] = { M.coord[3 * t], M.coord[3 * t + 1], M.coord[3 * t + 2] };
-        const int o = (cc[0] & 1) | ((cc[1] & 1) << 1) | ((cc[2] & 1) << 2);
-        fill_cell(M, t, level + 1, cc, M.parent[t], o, c);
-    }
+    for (long long j = tid; j < ncell; j += nthreads) fill_cell(M, e + (j >> shift), level + 1, (int)(j & (cells - 1)));
     if (!early) cudaTriggerProgrammaticLaunchCompletion();
     stamp_end(M.stamps, slot);
 }

@@ -72,20 +72,23 @@ static __device__ __forceinline__ void stamp_end(unsigned long long *stamps, int
 
 /* ---- block-cooperative tile operations ------------------------------------------------------- */
 
-/* The metadata of new tile t at `level`: the child in octant o of parent `par` (coordinates pc).
- * Both GPU engines create tiles through this; its cells are filled separately. */
-static __device__ __forceinline__ void write_child(const dmesh_t &M, long long t, int level, const int32_t *pc,
-                                                   long long par, int o)
+/* The store's tile arrays as dp_tiles (src/mesh.h). Member by member from the X-macro, so M
+ * stays in parameter space. */
+static __device__ __forceinline__ dp_tiles dmesh_tiles(const dmesh_t &M)
 {
-    int32_t cc[3];
-    dp_child_coord(pc, o, cc);
-    M.level[t] = level;
-    M.coord[3 * t] = cc[0];
-    M.coord[3 * t + 1] = cc[1];
-    M.coord[3 * t + 2] = cc[2];
-    M.key[t] = dp_morton(c_params.dim, cc[0], cc[1], cc[2]);
-    M.parent[t] = par;
-    M.childmask[t] = 0;
+    dp_tiles T;
+#define DP_TILE_ARRAY_TAKE(name, type, n) T.name = M.name;
+    DP_TILE_ARRAYS(DP_TILE_ARRAY_TAKE)
+#undef DP_TILE_ARRAY_TAKE
+    return T;
+}
+
+/* The metadata of new tile t at `level`, the child in octant o of tile par: dp_write_child, as
+ * the CPU engine writes it. Both GPU engines create tiles through this; the cells are filled
+ * separately (fill_cell). */
+static __device__ __forceinline__ void write_child(const dmesh_t &M, long long t, int level, long long par, int o)
+{
+    dp_write_child(dmesh_tiles(M), c_params.dim, t, level, par, o);
 }
 
 /* Field f's array. The unrolled select keeps M in parameter space: indexing M.field by a run-time
@@ -98,33 +101,23 @@ static __device__ __forceinline__ float *dmesh_field(const dmesh_t &M, int f)
     return u;
 }
 
-/* One cell of tile t (all fields): from its parent (prolong) or the model. Field loops run over
- * the DP_MAX_FIELDS slots, unrolled, so values and field pointers stay in registers. */
-static __device__ __forceinline__ void fill_cell(const dmesh_t &M, long long t, int level, const int32_t *c,
-                                                 long long parent, int octant, int i)
+/* Cell i of new tile t at `level` (all fields): dp_fill_cell, from the parent (its octant from
+ * the tile's coordinates) or the model, as tile_fill computes it on the CPU. The field loops are
+ * DP_FOR_FIELDS (unrolled over the DP_MAX_FIELDS slots), so values and field pointers stay in
+ * registers. */
+static __device__ __forceinline__ void fill_cell(const dmesh_t &M, long long t, int level, int i)
 {
     const dp_params *p = &c_params;
     const int B = p->B, cells = dp_cells(p->dim, B);
+    const int32_t c[3] = { M.coord[3 * t], M.coord[3 * t + 1], M.coord[3 * t + 2] };
+    const long long parent = M.parent[t];
     int x, y, z;
     dp_cell_xyz(i, B, dp_log2(B), &x, &y, &z);
+    const float *up[DP_MAX_FIELDS];
+    DP_FOR_FIELDS(f, p->nf) up[f] = M.field[f] + (size_t)parent * cells; /* the slots past nf are never read */
     float v[DP_MAX_FIELDS];
-    if (p->fill == DP_FILL_PROLONG) {
-        DP_UNROLL for (int f = 0; f < DP_MAX_FIELDS; ++f)
-            if (f < p->nf) v[f] = dp_prolong(p->dim, B, M.field[f] + (size_t)parent * cells, octant, x, y, z);
-    } else {
-        dp_model_cells(p, level, c[0], c[1], c[2], x, y, z, v);
-    }
-    DP_UNROLL for (int f = 0; f < DP_MAX_FIELDS; ++f)
-        if (f < p->nf) M.field[f][(size_t)t * cells + i] = v[f];
-}
-
-/* Fill tile t's cells; all threads of the block take part, consecutive threads write consecutive
- * cells. */
-static __device__ __forceinline__ void block_fill_tile(const dmesh_t &M, long long t, int level, const int32_t *c,
-                                                       long long parent, int octant)
-{
-    const int cells = dp_cells(c_params.dim, c_params.B);
-    for (int i = threadIdx.x; i < cells; i += blockDim.x) fill_cell(M, t, level, c, parent, octant, i);
+    dp_fill_cell(p, level, c, up, dp_tile_octant(c), x, y, z, v);
+    DP_FOR_FIELDS(f, p->nf) M.field[f][(size_t)t * cells + i] = v[f];
 }
 
 /* Octant flags of tile t (reads only its cells), reduced over the block into *smask.
@@ -135,7 +128,7 @@ static __device__ __forceinline__ unsigned block_octant_flags(const dmesh_t &M, 
     const dp_params *p = &c_params;
     const int B = p->B, cells = dp_cells(p->dim, B);
     const float *u = dmesh_field(M, p->crit_field) + (size_t)t * cells;
-    unsigned mine = dp_tile_flags(p, u, dp_spacing(p, level), threadIdx.x, blockDim.x);
+    unsigned mine = dp_tile_flags(p, u, dp_spacing(p, level), threadIdx.x, blockDim.x, 0, NULL);
     /* warp reduce, then one shared atomic per warp */
     for (int o = 16; o > 0; o >>= 1) mine |= __shfl_xor_sync(0xffffffffu, mine, o);
     if ((threadIdx.x & 31) == 0 && mine) atomicOr(smask, mine);
@@ -150,7 +143,7 @@ static __device__ __forceinline__ unsigned warp_octant_flags(const dmesh_t &M, l
     const dp_params *p = &c_params;
     const int B = p->B, cells = dp_cells(p->dim, B);
     const float *u = dmesh_field(M, p->crit_field) + (size_t)t * cells;
-    unsigned mine = dp_tile_flags(p, u, dp_spacing(p, level), lane, 32);
+    unsigned mine = dp_tile_flags(p, u, dp_spacing(p, level), lane, 32, 0, NULL);
     for (int o = 16; o > 0; o >>= 1) mine |= __shfl_xor_sync(0xffffffffu, mine, o);
     return mine;
 }

@@ -1,7 +1,9 @@
 /* core.h - numerics shared by the CPU reference engine and the CUDA kernels.
  *
  * Everything here is a static inline function usable on host and device (DP_HD), so the variants
- * cannot drift apart: criterion, octant flags, prolongation, model evaluation and Morton keys.
+ * cannot drift apart: criterion, the octant-flag loop of a tile, prolongation, model evaluation,
+ * the fill of a cell, Morton keys and a tile's octant in its parent (the child metadata writer,
+ * dp_write_child, is in mesh.h beside the tile arrays it writes).
  * Bit-identical results also need the same rounding: host code is compiled with -ffp-contract=off
  * and device code with -fmad=false (see CMakeLists.txt), and nothing here calls a libm function
  * whose last bit may differ between glibc and CUDA (exp is computed by dp_exp below).
@@ -19,6 +21,15 @@
 #else
 #define DP_HD
 #define DP_UNROLL
+#endif
+
+/* for (f = 0; f < nf; ++f) with a body that handles one field: on the device over the
+ * DP_MAX_FIELDS slots, unrolled and guarded by f < nf (as DP_UNROLL above), on the host to nf
+ * (unrolling the guarded slots there makes the CPU's cell loops slower). */
+#ifdef __CUDA_ARCH__
+#define DP_FOR_FIELDS(f, nf) DP_UNROLL for (int f = 0; f < DP_MAX_FIELDS; ++f) if (f < (nf))
+#else
+#define DP_FOR_FIELDS(f, nf) for (int f = 0; f < (nf); ++f)
 #endif
 
 #ifdef __cplusplus
@@ -168,19 +179,31 @@ static inline DP_HD double dp_spacing(const dp_params *p, int level)
     return h;
 }
 
-/* The octant-flag loop of one tile, the one copy every engine runs: cells first, first + stride,
- * ... of the tile whose criterion field is u (cells of a tile at spacing h); bit o of the result is
- * set when a flagged cell lies in octant o. The CPU calls it with (0, 1); a GPU warp with
- * (lane, 32) and a block with (threadIdx.x, blockDim.x), then OR-reduce. */
-static inline DP_HD unsigned dp_tile_flags(const dp_params *p, const float *u, double h, int first, int stride)
+/* The octant-flag loop of one tile, the one copy that every engine, validation and the partition
+ * run: cells first, first + stride, ... of the tile whose criterion field is u (cells of a tile at
+ * spacing h); bit o of the result is set when a flagged cell lies in octant o. The CPU calls it with
+ * (0, 1); a GPU warp with (lane, 32) and a block with (threadIdx.x, blockDim.x), then OR-reduce.
+ * lazy: a cell whose octant is already flagged is not evaluated, and the loop ends once every
+ * octant is (the same flags from fewer evaluations; validation uses it). nflagged, when not NULL,
+ * gets the number of flagged cells among those evaluated (all of them when not lazy). */
+static inline DP_HD unsigned dp_tile_flags(const dp_params *p, const float *u, double h, int first, int stride,
+                                           int lazy, int *nflagged)
 {
     const int B = p->B, cells = dp_cells(p->dim, B), lb = dp_log2(B);
+    const unsigned all = (1u << (1 << p->dim)) - 1u; /* 2^dim octants */
     unsigned mask = 0;
+    int n = 0;
     for (int i = first; i < cells; i += stride) {
         int x, y, z;
         dp_cell_xyz(i, B, lb, &x, &y, &z);
-        if (dp_flag_cell(p, u, x, y, z, h)) mask |= 1u << dp_octant_of(B, x, y, z);
+        if (lazy && (mask >> dp_octant_of(B, x, y, z) & 1u)) continue;
+        if (dp_flag_cell(p, u, x, y, z, h)) {
+            mask |= 1u << dp_octant_of(B, x, y, z);
+            ++n;
+            if (lazy && mask == all) break;
+        }
     }
+    if (nflagged) *nflagged = n;
     return mask;
 }
 
@@ -304,12 +327,37 @@ static inline DP_HD float dp_model_cell(const dp_params *p, int f, int level, in
     return out[f];
 }
 
+/* ---- tiles in the tree ------------------------------------------------------------------- */
+
 /* Child tile coordinates from parent coordinates and octant. */
 static inline DP_HD void dp_child_coord(const int32_t *pc, int o, int32_t *cc)
 {
     cc[0] = 2 * pc[0] + (o & 1);
     cc[1] = 2 * pc[1] + ((o >> 1) & 1);
     cc[2] = 2 * pc[2] + ((o >> 2) & 1);
+}
+
+/* The octant a tile (coordinates c) occupies in its parent, the inverse of dp_child_coord: bit a
+ * set when coordinate a is odd. */
+static inline DP_HD int dp_tile_octant(const int32_t *c) { return (c[0] & 1) | ((c[1] & 1) << 1) | ((c[2] & 1) << 2); }
+
+/* ---- fill -------------------------------------------------------------------------------- */
+
+/* The values of every field at cell (x,y,z) of a new tile at `level`, coordinates c, into
+ * v[0..nf-1]: prolonged from the parent tile's octant `octant` when fill = prolong and the parent's
+ * cells are given (up[f]: the parent tile's cells of field f), else sampled from the model. The one
+ * cell fill: tile_fill (src/tile.c) loops over a tile's cells with it, the GPU kernels give each
+ * thread a cell (device/gpu_common.cuh, fill_cell). The field loop is DP_FOR_FIELDS: unrolled on
+ * the device, so values and pointers stay in registers. */
+static inline DP_HD void dp_fill_cell(const dp_params *p, int level, const int32_t *c, const float *const *up,
+                                      int octant, int x, int y, int z, float *v)
+{
+    if (p->fill == DP_FILL_PROLONG && up) {
+        const int B = p->B;
+        DP_FOR_FIELDS(f, p->nf) v[f] = dp_prolong(p->dim, B, up[f], octant, x, y, z);
+    } else {
+        dp_model_cells(p, level, c[0], c[1], c[2], x, y, z, v);
+    }
 }
 
 /* Composite sort key (level, Morton key) for the device-side sort. The deck check keeps

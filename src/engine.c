@@ -1,6 +1,7 @@
 /* engine.c - variant dispatch (the CPU engine or the device library) and level 0 from the model. */
 #include "engine.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,16 +62,14 @@ int engine_make_level0(const deck_t *d, mesh_t *m, char *err, size_t errlen)
         for (int j = 0; j < d->root[1]; ++j)
             for (int i = 0; i < d->root[0]; ++i) keys[t++] = dp_morton(p->dim, i, j, k);
     qsort(keys, (size_t)n, sizeof *keys, cmp_key);
+    const dp_tiles T = mesh_tiles(m);
     for (t = 0; t < n; ++t) {
         /* invert the Morton key (keys are unique, coordinates recovered bit by bit) */
         int32_t c[3] = { 0, 0, 0 };
         for (int b = 0; b < 63 / p->dim; ++b)
             for (int a = 0; a < p->dim; ++a) c[a] |= (int32_t)((keys[t] >> (b * p->dim + a)) & 1u) << b;
-        m->level[t] = 0;
-        memcpy(m->coord + 3 * t, c, sizeof c);
-        m->key[t] = keys[t];
-        m->parent[t] = -1;
-        m->childmask[t] = 0;
+        dp_write_tile(T, p->dim, t, 0, c, -1);
+        assert(m->key[t] == keys[t]);
     }
     free(keys);
     m->ntiles = n;

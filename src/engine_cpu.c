@@ -51,17 +51,14 @@ static dp_tidx build_level(const deck_t *d, mesh_t *m, int L, const cap_t *c, ch
         free(off);
         return -1;
     }
+    const dp_tiles T = mesh_tiles(m);
 #pragma omp parallel for schedule(dynamic, 16)
     for (dp_tidx i = 0; i < n; ++i) {
         dp_tidx ch = first + off[i];
         const dp_tidx par = s + i;
         for (int o = 0; o < (1 << p->dim); ++o) {
             if (!(mask[i] >> o & 1)) continue;
-            m->level[ch] = L + 1;
-            dp_child_coord(m->coord + 3 * par, o, m->coord + 3 * ch);
-            m->key[ch] = dp_morton(p->dim, m->coord[3 * ch], m->coord[3 * ch + 1], m->coord[3 * ch + 2]);
-            m->parent[ch] = par;
-            m->childmask[ch] = 0;
+            dp_write_child(T, p->dim, ch, L + 1, par, o);
             /* canonical order: a child's key is its parent's, shifted, with its octant below */
             assert(m->key[ch] == ((m->key[par] << p->dim) | (uint64_t)o));
             tile_fill(p, m, ch, par, o);

@@ -97,9 +97,7 @@ void mesh_index_children(mesh_t *m)
     for (dp_tidx t = 0; t < m->ntiles; ++t) {
         const int64_t p = m->parent[t];
         if (p < 0 || p >= m->ntiles) continue;
-        const int o = (m->coord[3 * t] & 1) | ((m->coord[3 * t + 1] & 1) << 1) |
-                      ((m->coord[3 * t + 2] & 1) << 2);
-        m->childmask[p] |= (uint8_t)(1u << o);
+        m->childmask[p] |= (uint8_t)(1u << dp_tile_octant(m->coord + 3 * t));
     }
 }
 

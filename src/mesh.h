@@ -27,6 +27,36 @@ extern "C" {
 /** Bytes of metadata per tile (33): the sum over DP_TILE_ARRAYS. */
 #define DP_TILE_META_BYTES ((size_t)(0 DP_TILE_ARRAYS(DP_TILE_ARRAY_BYTES)))
 
+/** The tile arrays of a store (mesh_t on the host, the GPU tile store), for the per-tile functions
+ *  that write tiles on host and device alike. */
+typedef struct {
+    DP_TILE_ARRAYS(DP_TILE_ARRAY_MEMBER)
+} dp_tiles;
+
+/** The metadata of tile t: `level`, coordinates c, their Morton key, `parent` (-1 for a root) and no
+ *  children yet. Roots (engine_make_level0) and children (dp_write_child) are written with it. */
+static inline DP_HD void dp_write_tile(dp_tiles T, int dim, dp_tidx t, int level, const int32_t *c, dp_tidx parent)
+{
+    T.level[t] = level;
+    T.coord[3 * t] = c[0];
+    T.coord[3 * t + 1] = c[1];
+    T.coord[3 * t + 2] = c[2];
+    T.key[t] = dp_morton(dim, c[0], c[1], c[2]);
+    T.parent[t] = parent;
+    T.childmask[t] = 0;
+}
+
+/** The metadata of new tile t at `level`: the child in octant o of tile par. Every engine creates
+ *  its children with it: the CPU engine and both GPU engines (device/gpu_common.cuh); the cells are
+ *  filled separately (dp_fill_cell). */
+static inline DP_HD void dp_write_child(dp_tiles T, int dim, dp_tidx t, int level, dp_tidx par, int o)
+{
+    const int32_t pc[3] = { T.coord[3 * par], T.coord[3 * par + 1], T.coord[3 * par + 2] };
+    int32_t cc[3];
+    dp_child_coord(pc, o, cc);
+    dp_write_tile(T, dim, t, level, cc, par);
+}
+
 /** A tile hierarchy in canonical order (level, then Morton key). Arrays hold `cap` tiles. */
 typedef struct {
     int dim, B, nf;
@@ -43,6 +73,16 @@ typedef struct {
 
 /** Cells per tile. */
 static inline int mesh_cells(const mesh_t *m) { return dp_cells(m->dim, m->B); }
+
+/** The mesh's tile arrays, for dp_write_tile and dp_write_child. */
+static inline dp_tiles mesh_tiles(const mesh_t *m)
+{
+    dp_tiles T;
+#define DP_TILE_ARRAY_TAKE(name, type, n) T.name = m->name;
+    DP_TILE_ARRAYS(DP_TILE_ARRAY_TAKE)
+#undef DP_TILE_ARRAY_TAKE
+    return T;
+}
 
 /** Bytes the arrays of cap tiles take (mesh_alloc): per tile level, coord, key, parent, childmask
  *  and nf fields of dp_cells(dim, B) float32 values. */

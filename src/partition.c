@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tile.h"
 
 /* First index in [a, b) of level L whose root key is >= rk (keys sorted within the level). */
 static dp_tidx lower_bound(const mesh_t *m, int L, dp_tidx a, dp_tidx b, uint64_t rk)
@@ -21,8 +22,6 @@ void part_weights(const dp_params *p, const mesh_t *m, int64_t *w)
     const dp_tidx nroots = m->level_start[1];
     const int Lf = m->nlevels - 1, togo = p->max_level > Lf ? p->max_level - Lf : 0;
     const dp_tidx s = m->level_start[Lf], e = m->level_start[Lf + 1];
-    const int B = p->B, nz = p->dim == 3 ? B : 1, cells = dp_cells(p->dim, B);
-    const double h = dp_spacing(p, Lf);
     /* a root's frontier tiles are one run of the frontier (found by binary search) */
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1)
@@ -30,14 +29,7 @@ void part_weights(const dp_params *p, const mesh_t *m, int64_t *w)
     for (dp_tidx r = 0; r < nroots; ++r) {
         const dp_tidx a = lower_bound(m, Lf, s, e, m->key[r]), b = lower_bound(m, Lf, a, e, m->key[r] + 1);
         int64_t sum = 1;
-        for (dp_tidx t = a; t < b; ++t) {
-            int64_t flagged = 0;
-            const float *u = m->field[p->crit_field] + (size_t)t * (size_t)cells;
-            for (int z = 0; togo && z < nz; ++z)
-                for (int y = 0; y < B; ++y)
-                    for (int x = 0; x < B; ++x) flagged += dp_flag_cell(p, u, x, y, z, h);
-            sum += 1 + flagged * togo;
-        }
+        for (dp_tidx t = a; t < b; ++t) sum += 1 + (togo ? (int64_t)tile_flagged_cells(p, m, t) * togo : 0);
         w[r] = sum;
     }
 }

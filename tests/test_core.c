@@ -22,6 +22,7 @@ static void test_morton(void)
                     int32_t cc[3];
                     dp_child_coord(pc, o, cc);
                     if (dim == 2) cc[2] = 0;
+                    CHECK(dp_tile_octant(cc) == o, "octant %d of child coords %d,%d,%d", o, cc[0], cc[1], cc[2]);
                     const uint64_t pk = dp_morton(dim, pc[0], pc[1], pc[2]);
                     CHECK(dp_morton(dim, cc[0], cc[1], cc[2]) == ((pk << dim) | (uint64_t)o), "child key %d", o);
                 }
@@ -40,6 +41,48 @@ static void test_exp(void)
     CHECK(dp_exp(-1000.0) == 0.0 && dp_exp(NAN) == 0.0, "underflow and NaN map to 0");
 }
 
+/* The reference for dp_tile_flags, the flag loop every engine and validation run: written
+ * independently of it on purpose (a plain z, y, x walk over the cells), so a fault in the shared
+ * loop cannot hide behind itself. Bit o of the result: octant o has a flagged cell; *count: the
+ * flagged cells. */
+static unsigned ref_octant_flags(const dp_params *p, const float *u, double h, int *count)
+{
+    const int B = p->B, nz = p->dim == 3 ? B : 1;
+    unsigned mask = 0;
+    *count = 0;
+    for (int z = 0; z < nz; ++z)
+        for (int y = 0; y < B; ++y)
+            for (int x = 0; x < B; ++x)
+                if (dp_flag_cell(p, u, x, y, z, h)) {
+                    mask |= 1u << dp_octant_of(B, x, y, z);
+                    ++*count;
+                }
+    return mask;
+}
+
+/* dp_tile_flags in every way it is called (CPU, a warp's lanes, a block's threads, lazy, counting)
+ * gives the reference's flags and count. */
+static void check_tile_flags(const dp_params *p, const float *u, double h, const char *what)
+{
+    int want_n, n = -1;
+    const unsigned want = ref_octant_flags(p, u, h, &want_n);
+    CHECK(dp_tile_flags(p, u, h, 0, 1, 0, &n) == want && n == want_n, "%s: flags %#x (%d cells), reference %#x (%d)",
+          what, dp_tile_flags(p, u, h, 0, 1, 0, NULL), n, want, want_n);
+    CHECK(dp_tile_flags(p, u, h, 0, 1, 1, NULL) == want, "%s: lazy flags %#x, reference %#x", what,
+          dp_tile_flags(p, u, h, 0, 1, 1, NULL), want);
+    static const int strides[] = { 32, 7, 256 };
+    for (int k = 0; k < 3; ++k) {
+        unsigned m = 0;
+        int total = 0;
+        for (int first = 0; first < strides[k]; ++first) {
+            m |= dp_tile_flags(p, u, h, first, strides[k], 0, &n);
+            total += n;
+        }
+        CHECK(m == want && total == want_n, "%s: stride %d gives %#x (%d cells), reference %#x (%d)", what,
+              strides[k], m, total, want, want_n);
+    }
+}
+
 static void test_criterion_prolong(int dim)
 {
     dp_params p;
@@ -55,20 +98,24 @@ static void test_criterion_prolong(int dim)
     float *u = malloc(sizeof(float) * cells);
     /* a step at x = 6 | 7: only octants with x in the upper half are flagged */
     for (int c = 0; c < cells; ++c) u[c] = (c % B) >= 7 ? 2.0f : (float)(c % B) * 0.01f;
-    unsigned mask = 0;
-    for (int z = 0; z < nz; ++z)
-        for (int y = 0; y < B; ++y)
-            for (int x = 0; x < B; ++x)
-                if (dp_flag_cell(&p, u, x, y, z, p.h0)) mask |= 1u << dp_octant_of(B, x, y, z);
+    int nflagged;
+    const unsigned mask = ref_octant_flags(&p, u, p.h0, &nflagged);
     CHECK(mask == (dim == 2 ? 0xAu : 0xAAu), "%dD step flags octants %#x", dim, mask);
+    CHECK(nflagged == 2 * cells / B, "%dD step flags the %d cells beside it: %d", dim, 2 * cells / B, nflagged);
+    check_tile_flags(&p, u, p.h0, "step");
     p.crit = DP_CRIT_GRADIENT;
     p.threshold = 0.5 / p.h0 * 0.999; /* jump 1.93 over h: flagged; smooth 0.01/h = 0.08: not */
-    unsigned mg = 0;
-    for (int z = 0; z < nz; ++z)
-        for (int y = 0; y < B; ++y)
-            for (int x = 0; x < B; ++x)
-                if (dp_flag_cell(&p, u, x, y, z, p.h0)) mg |= 1u << dp_octant_of(B, x, y, z);
+    const unsigned mg = ref_octant_flags(&p, u, p.h0, &nflagged);
     CHECK(mg == mask, "gradient criterion agrees on the step: %#x", mg);
+    check_tile_flags(&p, u, p.h0, "step, gradient");
+    /* scattered jumps: octants flagged by one cell or by many, some not at all */
+    p.crit = DP_CRIT_JUMP;
+    for (int c = 0; c < cells; ++c) u[c] = (c * 37 % 101 == 0 && (c % B) < B / 2) ? 5.0f : 0.0f;
+    check_tile_flags(&p, u, p.h0, "scattered");
+    for (int c = 0; c < cells; ++c) u[c] = (float)(c % 5);
+    check_tile_flags(&p, u, p.h0, "everywhere");
+    for (int c = 0; c < cells; ++c) u[c] = 1.0f;
+    check_tile_flags(&p, u, p.h0, "nowhere");
 
     /* prolongation is conservative: children of each parent cell average back to it */
     for (int c = 0; c < cells; ++c) u[c] = (float)sin(0.37 * c) + (c % 3 == 0 ? 1.5f : 0.0f);
@@ -77,7 +124,15 @@ static void test_criterion_prolong(int dim)
         float *child = malloc(sizeof(float) * cells);
         for (int z = 0; z < nz; ++z)
             for (int y = 0; y < B; ++y)
-                for (int x = 0; x < B; ++x) child[x + B * (y + B * z)] = dp_prolong(dim, B, u, o, x, y, z);
+                for (int x = 0; x < B; ++x) {
+                    child[x + B * (y + B * z)] = dp_prolong(dim, B, u, o, x, y, z);
+                    const float *up[DP_MAX_FIELDS] = { u };
+                    const int32_t tc[3] = { 0, 0, 0 };
+                    float v[DP_MAX_FIELDS];
+                    p.fill = DP_FILL_PROLONG;
+                    dp_fill_cell(&p, 1, tc, up, o, x, y, z, v);
+                    CHECK(v[0] == child[x + B * (y + B * z)], "dp_fill_cell prolongs as dp_prolong");
+                }
         for (int z = 0; z < nz; z += 2)
             for (int y = 0; y < B; y += 2)
                 for (int x = 0; x < B; x += 2) {
@@ -125,6 +180,16 @@ static void test_model(void)
     const float v = dp_model_cell(&p, 0, 0, 0, 0, 0, 1, 1, 0);
     CHECK(fabsf(v - (3.0f + 2.0f * (float)exp(-0.5))) < 1e-6f, "box inside + gaussian = %g", v);
     CHECK(dp_model_cell(&p, 1, 0, 0, 0, 0, 3, 3, 0) == 7.0f, "second field");
+    /* dp_fill_cell samples the model for fill = model, and without a parent for fill = prolong */
+    const float *up[DP_MAX_FIELDS] = { NULL };
+    const int32_t tc[3] = { 1, 0, 0 };
+    float got[DP_MAX_FIELDS], want[DP_MAX_FIELDS];
+    dp_model_cells(&p, 2, tc[0], tc[1], tc[2], 3, 1, 0, want);
+    for (int fill = DP_FILL_PROLONG; fill <= DP_FILL_MODEL; ++fill) {
+        p.fill = fill;
+        dp_fill_cell(&p, 2, tc, fill == DP_FILL_MODEL ? up : NULL, 0, 3, 1, 0, got);
+        CHECK(got[0] == want[0] && got[1] == want[1], "dp_fill_cell samples the model (fill %d)", fill);
+    }
     p.obj[0].kind = DP_OBJ_ELLIPSOID;
     CHECK(dp_model_cell(&p, 0, 0, 0, 0, 0, 0, 0, 0) == 3.0f, "ellipsoid outside");
 }

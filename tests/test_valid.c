@@ -15,6 +15,7 @@
 
 #include "src/core.h"
 #include "src/mesh.h"
+#include "src/tile.h"
 #include "validation/valid.h"
 
 #include "test_util.h"
@@ -51,47 +52,11 @@ static dp_params make_params(int dim, int B, int max_level, int fill)
     return p;
 }
 
-static unsigned octant_flags(const dp_params *p, const mesh_t *m, dp_tidx t)
-{
-    const int B = p->B, nz = p->dim == 3 ? B : 1;
-    const float *u = m->field[p->crit_field] + (size_t)t * mesh_cells(m);
-    unsigned mask = 0;
-    for (int z = 0; z < nz; ++z)
-        for (int y = 0; y < B; ++y)
-            for (int x = 0; x < B; ++x)
-                if (dp_flag_cell(p, u, x, y, z, dp_spacing(p, m->level[t]))) mask |= 1u << dp_octant_of(B, x, y, z);
-    return mask;
-}
-
-/* Cells of tile t: from the model (roots, fill=model) or prolonged from parent q's octant o. */
-static void fill_tile(const dp_params *p, mesh_t *m, dp_tidx t, dp_tidx q, int o)
-{
-    const int B = p->B, nz = p->dim == 3 ? B : 1;
-    const size_t cells = (size_t)mesh_cells(m);
-    const int32_t *c = m->coord + 3 * t;
-    for (int f = 0; f < p->nf; ++f)
-        for (int z = 0; z < nz; ++z)
-            for (int y = 0; y < B; ++y)
-                for (int x = 0; x < B; ++x) {
-                    float *dst = &m->field[f][t * cells + (size_t)(x + B * (y + B * z))];
-                    if (q >= 0 && p->fill == DP_FILL_PROLONG)
-                        *dst = dp_prolong(p->dim, B, m->field[f] + (size_t)q * cells, o, x, y, z);
-                    else
-                        *dst = dp_model_cell(p, f, m->level[t], c[0], c[1], c[2], x, y, z);
-                }
-}
-
-static void set_tile(mesh_t *m, dp_tidx t, int level, const int32_t *c, int64_t parent)
-{
-    m->level[t] = level;
-    memcpy(m->coord + 3 * t, c, 3 * sizeof *c);
-    m->key[t] = dp_morton(m->dim, c[0], c[1], c[2]);
-    m->parent[t] = parent;
-    m->childmask[t] = 0;
-}
-
 /* The reference construction: roots in Morton order, then children of flagged octants, parent by
- * parent and octant by octant, which is canonical order (design.md). */
+ * parent and octant by octant, which is canonical order (design.md). It uses the core's per-tile
+ * functions (tile_octant_flags, dp_write_tile, dp_write_child, tile_fill), as the engines do:
+ * test_core checks the flag loop against an independent reference, and validation checks what
+ * they build. */
 static void build_mesh(mesh_t *m, const dp_params *p)
 {
     memset(m, 0, sizeof *m);
@@ -107,21 +72,19 @@ static void build_mesh(mesh_t *m, const dp_params *p)
     const int nroot = m->root[0] * m->root[1] * m->root[2];
     for (int r = 0; r < nroot; ++r) { /* 2x2(x2) roots: Morton order is r itself */
         const int32_t c[3] = { r & 1, (r >> 1) & 1, (r >> 2) & 1 };
-        set_tile(m, r, 0, c, -1);
-        fill_tile(p, m, r, -1, 0);
+        dp_write_tile(mesh_tiles(m), m->dim, r, 0, c, -1);
+        tile_fill(p, m, r, -1, 0);
     }
     m->ntiles = nroot;
     dp_tidx s = 0, e = nroot;
     for (int L = 0; L < p->max_level; ++L) {
         for (dp_tidx q = s; q < e; ++q) {
-            const unsigned fl = octant_flags(p, m, q);
+            const unsigned fl = tile_octant_flags(p, m, q);
             for (int o = 0; o < (1 << p->dim); ++o) {
                 if (!(fl >> o & 1)) continue;
                 if (mesh_reserve(m, m->ntiles + 1) != 0) exit(2);
-                int32_t c[3];
-                dp_child_coord(m->coord + 3 * q, o, c);
-                set_tile(m, m->ntiles, L + 1, c, q);
-                fill_tile(p, m, m->ntiles, q, o);
+                dp_write_child(mesh_tiles(m), m->dim, m->ntiles, L + 1, q, o);
+                tile_fill(p, m, m->ntiles, q, o);
                 ++m->ntiles;
             }
             m->childmask[q] = (uint8_t)fl;
@@ -150,8 +113,8 @@ static void insert_tile(mesh_t *m, const dp_params *p, dp_tidx pos, int level, c
     for (dp_tidx t = 0; t < m->ntiles; ++t)
         if (m->parent[t] >= pos) ++m->parent[t];
     if (parent >= pos) ++parent;
-    set_tile(m, pos, level, c, parent);
-    fill_tile(p, m, pos, parent, (c[0] & 1) | ((c[1] & 1) << 1) | ((c[2] & 1) << 2));
+    dp_write_tile(mesh_tiles(m), m->dim, pos, level, c, parent);
+    tile_fill(p, m, pos, parent, dp_tile_octant(c));
     mesh_index_children(m);
     mesh_index_levels(m);
 }
@@ -252,7 +215,7 @@ static void test_corruptions(const char *tag, const mesh_t *good, const dp_param
     dp_tidx q = -1;
     unsigned fl = 0;
     for (dp_tidx s = first_of_level(&m, fin - 1); s < m.level_start[fin] && q < 0; ++s) {
-        fl = octant_flags(p, &m, s);
+        fl = tile_octant_flags(p, &m, s);
         if (fl != (1u << (1 << p->dim)) - 1u) q = s;
     }
     CHECK(q >= 0, "%s: no parent with an unflagged octant to corrupt", tag);

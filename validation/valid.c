@@ -2,14 +2,17 @@
  *
  * valid_check re-derives everything it can from the tiles themselves and the shared numerics of
  * core.h, so it trusts no engine: the parent links and coordinates, the canonical order and keys,
- * the refinement decisions (octant flags recomputed with dp_flag_cell), the cap on levels, finite
- * values, conservation of prolonged values and the child masks. It then computes checksums in
- * canonical order, which makes them regression values independent of the variant and thread count.
+ * the refinement decisions (octant flags recomputed from the cells by the shared flag loop,
+ * tile_octant_flags_lazy, never read from the engine's childmask), the cap on levels, finite values,
+ * conservation of prolonged values and the child masks. The flag loop itself is checked against an
+ * independent reference in tests/test_core.c. Checksums are then computed in canonical order,
+ * which makes them regression values independent of the variant and thread count.
  *
  * Passes (the per-tile ones run under OpenMP; every reduction is order-independent):
  *   1. global: the mesh agrees with the parameters and is safe to walk (else stop here);
  *   A. sequential O(tiles): levels present, children seen per parent, duplicate children;
- *   B. octant flags of every tile that can be a parent (the expensive part: reads every cell);
+ *   B. octant flags of every tile that can be a parent (the expensive part: reads the cells, lazily:
+ *      an octant's remaining cells are skipped once it is flagged);
  *   C. per-tile checks in two phases: 2 = the tile itself (level, coords, key, order, parent,
  *      flagged octant, finite values, conservation), 3 = its children (completeness, childmask);
  *   4. the level index (nlevels, level_start) and the root tile count;
@@ -18,6 +21,8 @@
  * re-running that tile's checks with messages on: the same message whatever the thread count.
  */
 #include "valid.h"
+
+#include "../src/tile.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -47,7 +52,7 @@ enum { AUX_DUP = 1 };
 typedef struct {
     const mesh_t *m;
     const dp_params *p;
-    int cells, nz, nlv;      /* nlv: levels present (max valid level + 1) */
+    int cells, nlv;          /* nlv: levels present (max valid level + 1) */
     int complete_below;      /* levels below this one must have every flagged octant refined */
     const uint8_t *flags;    /* octant flags recomputed with the criterion (levels < complete_below) */
     const uint8_t *kids;     /* octants that have a child whose parent link is valid */
@@ -106,8 +111,6 @@ static inline uint32_t float_bits(float v)
     return b;
 }
 
-static inline int octant_of_coords(const int32_t *x) { return (x[0] & 1) | ((x[1] & 1) << 1) | ((x[2] & 1) << 2); }
-
 /* Is the parent link of tile t geometrically right (index, level, coordinates)? */
 static int parent_ok(const mesh_t *m, dp_tidx t)
 {
@@ -116,27 +119,6 @@ static int parent_ok(const mesh_t *m, dp_tidx t)
     for (int a = 0; a < 3; ++a)
         if ((m->coord[3 * t + a] >> 1) != m->coord[3 * q + a]) return 0;
     return 1;
-}
-
-/* Octant flags of tile t from the shared criterion: what the engines decide refinement with. */
-static unsigned octant_flags(const vctx *c, dp_tidx t)
-{
-    const dp_params *p = c->p;
-    const int B = p->B;
-    const float *u = c->m->field[p->crit_field] + (size_t)t * (size_t)c->cells;
-    const double h = dp_spacing(p, c->m->level[t]);
-    const unsigned all = (1u << (1 << p->dim)) - 1u; /* 2^dim octants */
-    unsigned mask = 0;
-    for (int z = 0; z < c->nz; ++z)
-        for (int y = 0; y < B; ++y)
-            for (int x = 0; x < B; ++x) {
-                const unsigned bit = 1u << dp_octant_of(B, x, y, z);
-                if (!(mask & bit) && dp_flag_cell(p, u, x, y, z, h)) {
-                    mask |= bit;
-                    if (mask == all) return mask;
-                }
-            }
-    return mask;
 }
 
 /* Conservation of field f between child t (octant o) and its parent q: every parent cell the child
@@ -242,7 +224,7 @@ static int check_tile_self(const vctx *c, dp_tidx t, vfail *vf, double *maxrel)
              global_index(c, q), L - 1, y[0], y[1], y[2], x[0] >> 1, x[1] >> 1, x[2] >> 1);
     } else {
         have_parent = 1;
-        const int o = octant_of_coords(x);
+        const int o = dp_tile_octant(x);
         if (!(c->flags[q] >> o & 1))
             fail(vf, c, t, "lies in octant %d of parent %lld, which the criterion does not flag (parent flags 0x%x)", o,
                  global_index(c, q), c->flags[q]);
@@ -261,7 +243,7 @@ static int check_tile_self(const vctx *c, dp_tidx t, vfail *vf, double *maxrel)
     }
 
     if (p->fill == DP_FILL_PROLONG && have_parent)
-        for (int f = 0; f < m->nf; ++f) conservation_tile(c, t, q, octant_of_coords(x), f, vf, maxrel);
+        for (int f = 0; f < m->nf; ++f) conservation_tile(c, t, q, dp_tile_octant(x), f, vf, maxrel);
     return vf->n - n0;
 }
 
@@ -471,7 +453,7 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
     parts->nf = m->nf;
 
     const dp_tidx n = m->ntiles;
-    vctx c = { .m = m, .p = p, .cells = mesh_cells(m), .nz = m->dim == 3 ? m->B : 1, .gstart = o->gstart };
+    vctx c = { .m = m, .p = p, .cells = mesh_cells(m), .gstart = o->gstart };
     uint8_t *flags = calloc((size_t)n + 1, 1), *kids = calloc((size_t)n + 1, 1), *aux = calloc((size_t)n + 1, 1);
     if (!flags || !kids || !aux) {
         free(flags);
@@ -498,7 +480,7 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
         if (L + 1 > nlv) nlv = L + 1;
         if (t > 0 && L < m->level[t - 1]) sorted = 0;
         if (parent_ok(m, t)) {
-            const uint8_t bit = (uint8_t)(1u << octant_of_coords(m->coord + 3 * t));
+            const uint8_t bit = (uint8_t)(1u << dp_tile_octant(m->coord + 3 * t));
             if (kids[m->parent[t]] & bit) aux[t] |= AUX_DUP;
             kids[m->parent[t]] |= bit;
         }
@@ -514,7 +496,7 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
     VALID_PRAGMA(omp parallel for schedule(dynamic, 64))
     for (dp_tidx t = 0; t < n; ++t)
         if (m->level[t] >= 0 && m->level[t] < flag_below && m->level[t] < p->max_level)
-            flags[t] = (uint8_t)octant_flags(&c, t);
+            flags[t] = (uint8_t)tile_octant_flags_lazy(p, m, t);
 
     /* Pass C: per-tile checks; remember the lowest failing tile of each phase. */
     long long nfail2 = 0, nfail3 = 0;
