@@ -18,7 +18,7 @@ int gpu_available(char *why, size_t whylen);
  *  node-local rank. Returns the device used, or -1 with the reason in why. */
 int gpu_select(int index, char *why, size_t whylen);
 
-/** Refine m on the GPU with variant DP_VARIANT_CDP or DP_VARIANT_HOST. 0, or -1 with err. */
+/** Refine m on the GPU with variant DP_VARIANT_CDP or DP_VARIANT_HOSTLAUNCH. 0, or -1 with err. */
 int gpu_refine(int variant, const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen);
 
 /** The CUDA runtime this build uses and the driver's CUDA version (1000 x major + 10 x minor; 0 when

@@ -92,7 +92,7 @@ extern "C" int gpu_refine(int variant, const deck_t *d, mesh_t *m, refine_report
         return -1;
     }
     if (variant == DP_VARIANT_CDP) return refine_cdp(d, m, r, err, errlen);
-    if (variant == DP_VARIANT_HOST) return refine_host(d, m, r, err, errlen);
+    if (variant == DP_VARIANT_HOSTLAUNCH) return refine_host(d, m, r, err, errlen);
     snprintf(err, errlen, "gpu_refine: variant %d is not a GPU variant", variant);
     return -1;
 }

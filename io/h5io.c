@@ -1919,8 +1919,8 @@ static int v_provenance(rctx *c, const mesh_t *m)
     char *variant = r_attr_str(c, g, obj, "variant"), *version = variant ? r_attr_str(c, g, obj, "version") : NULL;
     int rc = version ? 0 : -1;
     const int mesh_only = variant && strcmp(variant, "mesh") == 0;
-    if (rc == 0 && !mesh_only && strcmp(variant, "cpu") && strcmp(variant, "cdp") && strcmp(variant, "host"))
-        rc = rfail(c, "%s@variant is '%.64s', expected cpu, cdp, host or mesh", obj, variant);
+    if (rc == 0 && !mesh_only && strcmp(variant, "cpu") && strcmp(variant, "cdp") && strcmp(variant, "hostlaunch") && strcmp(variant, "host"))
+        rc = rfail(c, "%s@variant is '%.64s', expected cpu, cdp, hostlaunch (host in older files) or mesh", obj, variant);
     int64_t iv;
     double dv;
     for (int i = 0; rc == 0 && i < 4; ++i) rc = r_attr_num(c, g, obj, nums[i], 0, 1, &iv);

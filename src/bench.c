@@ -209,7 +209,7 @@ int bench_main(int argc, char **argv)
     if (d.bench_cpu) add_row(rows, &nrows, DP_VARIANT_CPU, 0, 0, 0);
     if (gpu) {
         /* host, then the cdp grains from the smallest launch to the largest; pdl off and on each */
-        for (int pdl = 0; pdl < 2; ++pdl) add_row(rows, &nrows, DP_VARIANT_HOST, pdl, 0, 0);
+        for (int pdl = 0; pdl < 2; ++pdl) add_row(rows, &nrows, DP_VARIANT_HOSTLAUNCH, pdl, 0, 0);
         for (int pdl = 0; pdl < 2; ++pdl) add_row(rows, &nrows, DP_VARIANT_CDP, pdl, DP_GRAIN_TILE, 1);
         for (int g = 0; g < d.nbench_groups; ++g)
             for (int pdl = 0; pdl < 2; ++pdl) add_row(rows, &nrows, DP_VARIANT_CDP, pdl, DP_GRAIN_GROUP, d.bench_groups[g]);
@@ -223,7 +223,7 @@ int bench_main(int argc, char **argv)
     }
     int base = 0; /* the stated baseline: host with pdl off (cpu without a GPU) */
     for (int i = 0; i < nrows; ++i)
-        if (rows[i].variant == DP_VARIANT_HOST && !rows[i].pdl) base = i;
+        if (rows[i].variant == DP_VARIANT_HOSTLAUNCH && !rows[i].pdl) base = i;
     const int cells = mesh_cells(&in);
     printf("dpamr bench %s: %dD, tile %d^%d, %d field(s), max_level %d, fill %s; %lld input tiles\n", d.path, d.p.dim,
            d.p.B, d.p.dim, d.p.nf, d.p.max_level, d.p.fill == DP_FILL_PROLONG ? "prolong" : "model",
@@ -251,7 +251,7 @@ int bench_main(int argc, char **argv)
         }
         char diff[512];
         const int same = mesh_equal(&ref, &out, diff, sizeof diff);
-        printf("gate: %-9s pdl=%-3s vs %s: %s\n", rows[i].label, rows[i].pdl ? "on" : "off", rows[0].label,
+        printf("gate: %-10s pdl=%-3s vs %s: %s\n", rows[i].label, rows[i].pdl ? "on" : "off", rows[0].label,
                same ? "byte-identical" : diff);
         mesh_free(&out);
         if (!same) {
@@ -302,7 +302,7 @@ int bench_main(int argc, char **argv)
            "bandwidth floor; gap = median over transitions of (next kernel's first block start - previous kernel's\n"
            "last block end), negative = overlap: PDL pairs (host, sort of cdp tile/group) or tail launches (cdp level)\n\n",
            d.bench_repeats, d.bench_warmup, rows[base].variant == DP_VARIANT_CPU ? "cpu" : "host pdl=off");
-    printf("%-9s %-4s %11s %13s %11s %11s %8s %8s %8s %9s %9s  per-level us\n", "variant", "pdl", "refine ms",
+    printf("%-10s %-4s %11s %13s %11s %11s %8s %8s %8s %9s %9s  per-level us\n", "variant", "pdl", "refine ms",
            "end-to-end ms", "tiles/s", "cells/s", "ratio", "x floor", "gap ns", "launches", "pool");
     for (int i = 0; i < nrows; ++i) {
         const row_t *w = &rows[i];
@@ -314,7 +314,7 @@ int bench_main(int argc, char **argv)
             snprintf(launches, sizeof launches, "%lld", w->launches);
             snprintf(pool, sizeof pool, "%lld", w->pool);
         }
-        printf("%-9s %-4s %11.3f %13.3f %11.4g %11.4g %8.3f %8s %8s %9s %9s ", w->label,
+        printf("%-10s %-4s %11.3f %13.3f %11.4g %11.4g %8.3f %8s %8s %9s %9s ", w->label,
                w->variant == DP_VARIANT_CPU ? "-" : (w->pdl ? "on" : "off"), w->med_refine, w->med_total,
                w->new_tiles / sec, w->new_tiles * (double)cells / sec, w->med_refine / rows[base].med_refine, xf, gap,
                launches, pool);

@@ -406,8 +406,10 @@ static const deck_key_t k_keys[] = {
       "progress of long phases (the GPU variants' download): auto = one line rewritten in place when stdout is a "
       "terminal, else a plain line every 10 s once a phase has run 5 s; off = none (verbosity = quiet: none)", 'c',
       1, 1, 0, 0, NULL, { "off", "auto", NULL } },
-    { "variant", "word", "auto", NULL, "engine; auto takes cdp when a GPU is usable, else cpu (and says so)", 'c', 1, 1, 0,
-      0, NULL, { "auto", "cpu", "cdp", "host", NULL } },
+    { "variant", "word", "auto", NULL,
+      "engine: cpu (the reference), cdp (device-launched grids), hostlaunch (host-launched kernels per level; host, its "
+      "old name, is accepted); auto takes cdp when a GPU is usable, else cpu (and says so)", 'c', 1, 1, 0,
+      0, NULL, { "auto", "cpu", "cdp", "hostlaunch", "host", NULL } },
     { "pdl", "word", "on", NULL, "the PDL launch attribute of the GPU variants' chained kernels", 'c', 1, 1, 0, 0, NULL,
       { "off", "on", NULL } },
     { "pdl_trigger", "word", "late", NULL,
@@ -707,6 +709,7 @@ static int schema(kv_t *kv, deck_t *d, const char *deck_path)
 
     d->variant = DP_VARIANT_AUTO;
     if (get_choice_k(kv, "variant", &d->variant) == -2) return -1;
+    if (d->variant == DP_VARIANT_HOSTLAUNCH + 1) d->variant = DP_VARIANT_HOSTLAUNCH; /* "host", the old name */
 
     d->pdl = 1;
     if (get_choice_k(kv, "pdl", &d->pdl) == -2) return -1;
@@ -888,7 +891,7 @@ void deck_free(deck_t *d)
 
 const char *deck_variant_name(int v)
 {
-    static const char *const names[] = { "auto", "cpu", "cdp", "host" };
+    static const char *const names[] = { "auto", "cpu", "cdp", "hostlaunch" };
     return v >= 0 && v < 4 ? names[v] : "?";
 }
 

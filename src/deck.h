@@ -10,7 +10,7 @@
 extern "C" {
 #endif
 
-enum { DP_VARIANT_AUTO = 0, DP_VARIANT_CPU, DP_VARIANT_CDP, DP_VARIANT_HOST };
+enum { DP_VARIANT_AUTO = 0, DP_VARIANT_CPU, DP_VARIANT_CDP, DP_VARIANT_HOSTLAUNCH };
 /* cdp launch grain: one child grid per refining tile, per group of tiles, or per level */
 enum { DP_GRAIN_TILE = 0, DP_GRAIN_GROUP, DP_GRAIN_LEVEL };
 #define DP_MAX_GROUP 1024     /* cdp_group: tiles per block and per child grid, at most */

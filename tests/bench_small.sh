@@ -30,7 +30,7 @@ have = {(r["variant"], r["grain"], r["group"], r["pdl"]) for r in rows}
 if j["device"] == "none":
     assert have == {("cpu", None, None, "-")}, have
 else:
-    want = {("host", None, None, p) for p in ("off", "on")}
+    want = {("hostlaunch", None, None, p) for p in ("off", "on")}
     want |= {("cdp", g, n, p) for g, n in (("tile", 1), ("group", 4), ("group", 16), ("level", None))
              for p in ("off", "on")}
     assert want <= have, want - have

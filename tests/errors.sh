@@ -73,10 +73,12 @@ expect_error "wrong dtype" "dtype.hdf.*level" run ok mesh_file="$work/dtype.hdf"
 mkdeck other; sed -i 's/^tile_size .*/tile_size = 16/' "$work/other.inp"
 expect_error "mesh does not match deck" "tile_size" run other
 
-# without a GPU: cdp and host say so and fail; auto falls back to cpu and says so
+# without a GPU: cdp and hostlaunch say so and fail; auto falls back to cpu and says so
 if ! "$dpamr" gpu >/dev/null; then
     expect_error "variant=cdp without a GPU" "variant=cdp needs a CUDA device" run ok variant=cdp
-    expect_error "variant=host without a GPU" "variant=host needs a CUDA device" run ok variant=host
+    expect_error "variant=hostlaunch without a GPU" "variant=hostlaunch needs a CUDA device" run ok variant=hostlaunch
+    # host: the engine's old name, still accepted, and named by its new one
+    expect_error "variant=host (old name) without a GPU" "variant=hostlaunch needs a CUDA device" run ok variant=host
     if run ok variant=auto >"$work/auto.log" 2>&1 && grep -q "falling back to variant=cpu" "$work/auto.log"; then
         echo "ok   variant=auto without a GPU: $(grep falling "$work/auto.log")"
     else

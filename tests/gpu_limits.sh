@@ -1,6 +1,6 @@
 #!/bin/bash
 # gpu_limits.sh DPAMR DECK WORKDIR - the failure paths of the GPU engines are loud, never a
-# truncated mesh: a forced small pending-launch pool, a tile store too small (cdp and host; by
+# truncated mesh: a forced small pending-launch pool, a tile store too small (cdp and hostlaunch; by
 # max_tiles, and by the device's memory with max_tiles = 0), and the depth cap. Exit 77 (skipped) without a CUDA device.
 set -uo pipefail
 dpamr=$1 deck=$2 work=$3
@@ -39,12 +39,12 @@ for g in tile "group cdp_group=4" level; do
     expect_error "tile store overflow (cdp $g)" "tile store overflow.*max_tiles" \
         "$dpamr" run "$deck" "$m" variant=cdp cdp_grain=$g max_tiles=200 output="$work/out.hdf"
 done
-expect_error "tile store overflow (host)" "tile store overflow.*max_tiles" \
-    "$dpamr" run "$deck" "$m" variant=host max_tiles=200 output="$work/out.hdf"
+expect_error "tile store overflow (hostlaunch)" "tile store overflow.*max_tiles" \
+    "$dpamr" run "$deck" "$m" variant=hostlaunch max_tiles=200 output="$work/out.hdf"
 # capacity from the device's memory (max_tiles = 0; DPAMR_TEST_DEVICE_FREE=BYTES stands for a device
 # with that much free). 8 MB (4 MB usable) holds a few thousand of deep2d's 34895 tiles: every engine
 # stops before writing, naming the device's memory and what it holds.
-for v in "cdp cdp_grain=tile" "cdp cdp_grain=group cdp_group=4" "cdp cdp_grain=level" host; do
+for v in "cdp cdp_grain=tile" "cdp cdp_grain=group cdp_group=4" "cdp cdp_grain=level" hostlaunch; do
     expect_error "device memory too small ($v)" \
         "tile store overflow on the device: .*the device's 7.6 MiB free hold at most [0-9]* tiles of this deck.*lower max_level" \
         env DPAMR_TEST_DEVICE_FREE=8000000 "$dpamr" run "$deck" "$m" variant=$v max_tiles=0 output="$work/out.hdf"
@@ -52,10 +52,10 @@ done
 # max_tiles asking more than the device has: refused before any allocation, asked and available named
 expect_error "max_tiles past the device's memory" \
     "the device lacks memory for this run: max_tiles = 1000000; the tile store and the engine's scratch for 1000000 tiles need .* GiB, the device has .* GiB free" \
-    env DPAMR_TEST_DEVICE_FREE=100000000 "$dpamr" run "$deck" "$m" variant=host max_tiles=1000000 output="$work/out.hdf"
+    env DPAMR_TEST_DEVICE_FREE=100000000 "$dpamr" run "$deck" "$m" variant=hostlaunch max_tiles=1000000 output="$work/out.hdf"
 # 1 GB (500 MB usable) holds it: the capacity line names the device, and the mesh is the cpu's
 "$dpamr" run "$deck" "$m" variant=cpu output="$work/full-cpu.hdf" >/dev/null || fail "the full cpu run"
-for v in "cdp cdp_grain=tile" "cdp cdp_grain=group cdp_group=4" "cdp cdp_grain=level" host; do
+for v in "cdp cdp_grain=tile" "cdp cdp_grain=group cdp_group=4" "cdp cdp_grain=level" hostlaunch; do
     name=$(echo "$v" | tr ' =' '__')
     DPAMR_TEST_DEVICE_FREE=1000000000 "$dpamr" run "$deck" "$m" variant=$v max_tiles=0 output="$work/mem-$name.hdf" \
         >"$work/mem.log" 2>&1 || { fail "device-limited capacity ($v): the run"; cat "$work/mem.log"; continue; }
@@ -66,17 +66,17 @@ for v in "cdp cdp_grain=tile" "cdp cdp_grain=group cdp_group=4" "cdp cdp_grain=l
 done
 # the transfers staged in chunks of an odd size (DPAMR_TEST_STAGE_CHUNK; deep2d's 10 MB download is
 # below the size staged otherwise): chunks cross no array's end, the last one of each is short
-for v in "cdp cdp_grain=tile" "cdp cdp_grain=level" host; do
+for v in "cdp cdp_grain=tile" "cdp cdp_grain=level" hostlaunch; do
     name=$(echo "$v" | tr ' =' '__')
     DPAMR_TEST_STAGE_CHUNK=12345 "$dpamr" run "$deck" "$m" variant=$v output="$work/stage-$name.hdf" >"$work/stage.log" 2>&1 ||
         { fail "staged transfers ($v): the run"; cat "$work/stage.log"; continue; }
     grep -q "pageable" "$work/stage.log" && fail "staged transfers ($v): went pageable: $(grep pageable "$work/stage.log")"
     h5cmp "$work/full-cpu.hdf" "$work/stage-$name.hdf" --ignore /dpamr/deck || fail "staged transfers ($v): differs from cpu"
 done
-echo "ok   staged transfers in chunks of 12345 bytes: cdp tile, cdp level, host match cpu"
+echo "ok   staged transfers in chunks of 12345 bytes: cdp tile, cdp level, hostlaunch match cpu"
 # the depth cap: no tile beyond max_level, and the same mesh as the cpu at that cap
 "$dpamr" run "$deck" "$m" variant=cpu max_level=3 output="$work/cap-cpu.hdf" >/dev/null || fail "depth cap: the cpu run"
-for v in "cdp cdp_grain=tile" "cdp cdp_grain=group" "cdp cdp_grain=level" host; do
+for v in "cdp cdp_grain=tile" "cdp cdp_grain=group" "cdp cdp_grain=level" hostlaunch; do
     name=$(echo "$v" | tr ' =' '__')
     "$dpamr" run "$deck" "$m" variant=$v max_level=3 output="$work/cap-$name.hdf" >/dev/null || fail "depth cap ($v): the run"
     levels=$($py -c "import h5py; print(h5py.File('$work/cap-$name.hdf','r')['/dpamr/tiles/level'][()].max())")

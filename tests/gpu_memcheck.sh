@@ -16,7 +16,7 @@ fresh_dir "$work"
 "$dpamr" mesh "$deck" mesh_file="$work/mesh.hdf" >/dev/null || exit 1
 m=mesh_file="$work/mesh.hdf"
 "$dpamr" run "$deck" "$m" variant=cpu output="$work/cpu.hdf" >/dev/null || exit 1
-for v in "cdp cdp_grain=tile" "cdp cdp_grain=group cdp_group=5" "cdp cdp_grain=level" host; do
+for v in "cdp cdp_grain=tile" "cdp cdp_grain=group cdp_group=5" "cdp cdp_grain=level" hostlaunch; do
     name=$(echo "$v" | tr ' =' '__')
     # --error-exitcode: any memcheck report fails the run even when dpamr itself exits 0
     if DPAMR_TEST_STAGE_CHUNK=65537 "$san" --tool memcheck --leak-check full --error-exitcode 99 --print-limit 20 \

@@ -6,7 +6,7 @@ usage: plot_bench.py BENCH.json [-o OUT.png] [--title TEXT]
 The x axis holds the cdp launch grains in order of growing launch size (tile, group N for each
 group size ascending, level); the y axis the median refine time in ms, log scale. One line for
 cdp pdl=on and one for cdp pdl=off, each point labelled with its device-side launch count;
-dashed reference lines for host pdl=on, host pdl=off and cpu, where the file has them. A file
+dashed reference lines for hostlaunch pdl=on, hostlaunch pdl=off and cpu, where the file has them. A file
 without cdp rows (a machine without a GPU) still gives a plot of its reference lines.
 
 OUT.png defaults to BENCH.json with .json replaced by .png. It is written to a temporary name
@@ -47,7 +47,9 @@ def check_row(i, row):
         pdl = f" pdl={row['pdl']}" if variant != "cpu" and isinstance(row.get("pdl"), str) else ""
         where += f" ({variant}{pdl})"
     need = ["variant", "refine_ms"]
-    if variant in ("host", "cdp"):
+    if variant == "host":  # files written before the engine was renamed hostlaunch
+        variant = row["variant"] = "hostlaunch"
+    if variant in ("hostlaunch", "cdp"):
         need.append("pdl")
     if variant == "cdp":
         need += ["grain"] + (["group"] if row.get("grain") == "group" else [])
@@ -55,8 +57,8 @@ def check_row(i, row):
     if missing:
         raise BadInput(f"{where}: missing key{'s' if len(missing) > 1 else ''} "
                        + ", ".join(repr(k) for k in missing))
-    if variant not in ("cpu", "host", "cdp"):
-        raise BadInput(f"{where}: unknown variant {variant!r} (expected cpu, host or cdp)")
+    if variant not in ("cpu", "hostlaunch", "cdp"):
+        raise BadInput(f"{where}: unknown variant {variant!r} (expected cpu, hostlaunch (host in older files) or cdp)")
     if not is_number(row["refine_ms"]) or row["refine_ms"] <= 0:
         raise BadInput(f"{where}: refine_ms is {row['refine_ms']!r}, not a positive number")
     if variant != "cpu" and row["pdl"] not in ("on", "off"):
@@ -166,7 +168,7 @@ def plot(doc, rows, out, title):
             ax.annotate(text, (x, r["refine_ms"]), textcoords="offset points", xytext=(6, -6 if k else 6),
                         ha="left", va="top" if k else "bottom", fontsize=8, color=color)
 
-    refs = [("host", "on", "tab:blue"), ("host", "off", "tab:orange"), ("cpu", None, "0.35")]
+    refs = [("hostlaunch", "on", "tab:blue"), ("hostlaunch", "off", "tab:orange"), ("cpu", None, "0.35")]
     for variant, pdl, color in refs:
         for r in rows:
             if r["variant"] == variant and (pdl is None or r["pdl"] == pdl):
