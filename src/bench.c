@@ -1,7 +1,7 @@
 /* bench.c - `dpamr bench DECK`: the comparison users come for.
  *
  * 1. Gate: every variant it will time builds the mesh once and must match the reference (cpu when
- *    bench_cpu=on, else host with pdl off) byte for byte: tiles, tree and every field bit. A
+ *    bench_cpu=on, else hostlaunch with pdl off) byte for byte: tiles, tree and every field bit. A
  *    mismatch fails the run before anything is timed.
  * 2. Timing: bench_warmup untimed runs, then bench_repeats timed runs per variant and pdl setting;
  *    medians. GPU times come from CUDA events around the refinement (upload and download are
@@ -27,7 +27,7 @@
 typedef struct {
     int variant, pdl;
     int grain, group;    /* cdp: launch grain and group size (cdp_grain, cdp_group) */
-    char label[32];      /* cpu, host, cdp tile, cdp g64, cdp level */
+    char label[32];      /* cpu, hostlaunch, cdp tile, cdp g64, cdp level */
     double refine[MAXREP], total[MAXREP], gap[MAXREP];
     double level[DP_MAX_LEVELS][MAXREP];
     int nrep;
@@ -133,7 +133,7 @@ static int write_results(const deck_t *d, const row_t *rows, int nrows, int base
     fprintf(js, ",\"threads\":%d}", ri->threads);
     fprintf(js, ",\"floor_ms\":%.6f", floor_ms);
     fprintf(js, ",\"repeats\":%d,\"baseline\":\"%s\",\"rows\":[\n", d->bench_repeats,
-            rows[base].variant == DP_VARIANT_CPU ? "cpu" : "host pdl=off");
+            rows[base].variant == DP_VARIANT_CPU ? "cpu" : "hostlaunch pdl=off");
     for (int i = 0; i < nrows; ++i) {
         const row_t *w = &rows[i];
         const double sec = w->med_refine * 1e-3;
@@ -301,7 +301,7 @@ int bench_main(int argc, char **argv)
            "end-to-end adds upload and download; ratio = refine time / baseline (%s); x floor = refine time / the\n"
            "bandwidth floor; gap = median over transitions of (next kernel's first block start - previous kernel's\n"
            "last block end), negative = overlap: PDL pairs (host, sort of cdp tile/group) or tail launches (cdp level)\n\n",
-           d.bench_repeats, d.bench_warmup, rows[base].variant == DP_VARIANT_CPU ? "cpu" : "host pdl=off");
+           d.bench_repeats, d.bench_warmup, rows[base].variant == DP_VARIANT_CPU ? "cpu" : "hostlaunch pdl=off");
     printf("%-10s %-4s %11s %13s %11s %11s %8s %8s %8s %9s %9s  per-level us\n", "variant", "pdl", "refine ms",
            "end-to-end ms", "tiles/s", "cells/s", "ratio", "x floor", "gap ns", "launches", "pool");
     for (int i = 0; i < nrows; ++i) {

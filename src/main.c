@@ -58,7 +58,7 @@ static const struct {
                "  file cannot be read.\n" },
     { "bench", "usage: dpamr bench DECK [key=value ...]\n"
                "  Build the mesh once with every variant and require identical bytes, then time bench_warmup\n"
-               "  untimed and bench_repeats timed runs of each (cpu, host, cdp at every grain, pdl off and on).\n"
+               "  untimed and bench_repeats timed runs of each (cpu, hostlaunch, cdp at every grain, pdl off and on).\n"
                "  Writes BENCH_OUT.csv and BENCH_OUT.json (bench_out, default `bench`). Exit 3 on a mismatch.\n" },
     { "gpu", "usage: dpamr gpu\n"
              "  Say whether a usable CUDA device is present (exit 0) or why not (exit 1).\n" },
