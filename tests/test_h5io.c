@@ -1,4 +1,4 @@
-/* test_h5io.c - unit test of io/h5io.c: round trips, VTKHDF layout, reproducible bytes, error paths.
+/* test_h5io.c - unit test of io/ (h5io.h): round trips, VTKHDF layout, reproducible bytes, error paths.
  *
  * Usage: test_h5io [SCRATCH_DIR]   (default "."). Exit 0 on pass; on failure prints the check and exits 1.
  * Builds small 2D and 3D meshes by hand; needs no valid_check (the report is filled by hand).

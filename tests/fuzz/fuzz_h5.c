@@ -1,4 +1,4 @@
-/* fuzz_h5.c - libFuzzer target: the mesh and output loaders (io/h5io.c) on any bytes, opened as an
+/* fuzz_h5.c - libFuzzer target: the mesh and output loaders (io/h5io_read.c) on any bytes, opened as an
  * HDF5 file image in memory: h5io_read as `dpamr run` loads a mesh, then what `dpamr check` does with
  * a file (the stored deck parsed, the tiles validated with it, h5io_verify). Every input must end in
  * a result or an error message; never a crash, a sanitizer report or a leak. */
