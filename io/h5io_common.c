@@ -64,6 +64,15 @@ const char *h5i_reason(char *buf)
     return buf;
 }
 
+/** Full HDF5 path of loc/name, for messages. */
+void h5i_obj_path(hid_t loc, const char *name, char *out, size_t n)
+{
+    char base[512] = "";
+    if (H5Iget_name(loc, base, sizeof base) < 0) base[0] = '\0';
+    if (!name) snprintf(out, n, "%s", base);
+    else snprintf(out, n, "%s%s%s", base, strcmp(base, "/") == 0 ? "" : "/", name);
+}
+
 /** Is a field name usable as an HDF5 link name and in the space-separated list? */
 int h5i_name_ok(const char *s)
 {

@@ -37,6 +37,8 @@ void h5i_seterr(char *err, size_t errlen, const char *fmt, ...)
 /** The innermost HDF5 error description (or a generic text) in buf (200 bytes); clears the error
  *  stack. Call it right after the failing call: any later HDF5 call (even a close) empties the stack. */
 const char *h5i_reason(char *buf);
+/** Full HDF5 path of loc/name (name NULL: of loc), for messages. */
+void h5i_obj_path(hid_t loc, const char *name, char *out, size_t n);
 /** Is a field name usable as an HDF5 link name and in the space-separated list? */
 int h5i_name_ok(const char *s);
 /** The memory type of a row of /dpamr/provenance/ranks: h5io_rank_t as the compiler lays it out. */

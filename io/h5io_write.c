@@ -14,22 +14,13 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-/** Full HDF5 path of loc/name, for messages. */
-static void obj_path(hid_t loc, const char *name, char *out, size_t n)
-{
-    char base[512] = "";
-    if (H5Iget_name(loc, base, sizeof base) < 0) base[0] = '\0';
-    if (!name) snprintf(out, n, "%s", base);
-    else snprintf(out, n, "%s%s%s", base, strcmp(base, "/") == 0 ? "" : "/", name);
-}
-
 /** Record an HDF5 failure on object loc/name, right after the failing call (see h5i_reason).
  *  Always returns -1. */
 static int w_fail(wctx *c, hid_t loc, const char *name, const char *what)
 {
     char where[600], why[200];
-    h5i_reason(why); /* first: obj_path's own HDF5 call would empty the error stack */
-    obj_path(loc, name, where, sizeof where);
+    h5i_reason(why); /* first: h5i_obj_path's own HDF5 call would empty the error stack */
+    h5i_obj_path(loc, name, where, sizeof where);
     h5i_seterr(c->err, c->errlen, "cannot write %s: %s %s failed (%s)", c->path, what, where, why);
     return -1;
 }
@@ -236,7 +227,7 @@ static int w_check_rows(wctx *c, hid_t loc, const char *name, hid_t mt, int whol
                 rc = w_fail_lost(c, loc, name, "reading back dataset");
             } else if (memcmp(got, want, (size_t)n * row) != 0) {
                 char where[600];
-                obj_path(loc, name, where, sizeof where);
+                h5i_obj_path(loc, name, where, sizeof where);
                 h5i_seterr(c->err, c->errlen, "cannot write %s: reading back %s gave other bytes than were written",
                            c->path, where);
                 rc = w_lost(c);
