@@ -99,7 +99,8 @@ int h5io_verify_image(const void *image, size_t n, const char *name, const mesh_
 double h5io_raw_bytes(const mesh_t *m, dp_tidx ntiles);
 
 /** 1 when path is an HDF5 file dpamr wrote (`dpamr run` or `dpamr mesh`: /dpamr/provenance with its
- *  version and variant, and /dpamr/deck); 0 for anything else (absent, not HDF5, another tool's). */
+ *  version and variant, and /dpamr/deck); 0 for anything else (absent, not HDF5, another tool's, a
+ *  format dpamr does not read, a damaged object header on the way). */
 int h5io_is_dpamr_output(const char *path);
 
 #ifdef __cplusplus

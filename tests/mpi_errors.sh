@@ -61,7 +61,7 @@ expect_out() {
 expect_out output_dir_missing
 expect_out output_dir_missing_gather mpi_write=gather
 expect bad_mpi_write 2 "override 'mpi_write=both': valid values are auto, collective, gather" mpi_write=both
-# one rank's HDF5 call fails in the middle of the write (the writer's test hook, see io/h5io.c):
+# one rank's HDF5 call fails in the middle of the write (the writer's test hook, see io/h5io_write.c):
 # every rank stops at that object, one message names the rank, no file; before the writer agreed
 # after each collective call, the other ranks waited in the next one for ever
 if "$dpamr" --version | grep -q "parallel HDF5: yes"; then

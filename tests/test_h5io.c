@@ -1,4 +1,4 @@
-/* test_h5io.c - unit test of io/h5io.c: round trips, VTKHDF layout, reproducible bytes, error paths.
+/* test_h5io.c - unit test of io/ (h5io.h): round trips, VTKHDF layout, reproducible bytes, error paths.
  *
  * Usage: test_h5io [SCRATCH_DIR]   (default "."). Exit 0 on pass; on failure prints the check and exits 1.
  * Builds small 2D and 3D meshes by hand; needs no valid_check (the report is filled by hand).
@@ -463,6 +463,39 @@ static void replace_attr(const char *src, const char *path, const char *name, hi
     H5Fclose(f);
 }
 
+/** A new file at path holding one empty group: in the HDF5 1.8-1.10 format (v18 1: as dpamr
+ *  writes) or in the library's default, the 1.6 format (superblock 0, version-1 object headers);
+ *  with a user block of ub bytes, or (persist 1) the free-space manager kept in the file, which
+ *  needs superblock 2 while the objects keep version-1 headers under the default format. */
+static void create_with_group(const char *path, const char *group, int v18, hsize_t ub, int persist)
+{
+    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE), fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (v18) CHECK(H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V110) >= 0);
+    if (ub) CHECK(H5Pset_userblock(fcpl, ub) >= 0);
+    if (persist) CHECK(H5Pset_file_space_strategy(fcpl, H5F_FSPACE_STRATEGY_FSM_AGGR, 1, 1) >= 0);
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, fapl);
+    hid_t g = H5Gcreate2(f, group, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(f >= 0 && g >= 0);
+    H5Gclose(g);
+    H5Fclose(f);
+    H5Pclose(fcpl);
+    H5Pclose(fapl);
+}
+
+/** Replace /dpamr/<rel> of a copy of src with a soft link to target (external: a link to
+ *  target in the file src). */
+static void replace_link(const char *src, const char *path, const char *rel, const char *target, int external)
+{
+    copy_file(src, path);
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t g = H5Gopen2(f, "dpamr", H5P_DEFAULT);
+    CHECK(f >= 0 && g >= 0 && H5Ldelete(g, rel, H5P_DEFAULT) >= 0);
+    if (external) CHECK(H5Lcreate_external(src, target, g, rel, H5P_DEFAULT, H5P_DEFAULT) >= 0);
+    else CHECK(H5Lcreate_soft(target, g, rel, H5P_DEFAULT, H5P_DEFAULT) >= 0);
+    H5Gclose(g);
+    H5Fclose(f);
+}
+
 /** Overwrite one element of dataset /dpamr/<rel> (2-D: row, col) in place. */
 static void poke(const char *path, const char *rel, hid_t mt, hsize_t row, hsize_t col, int rank, const void *v)
 {
@@ -634,10 +667,7 @@ static void test_bad_files(const mesh_t *m, const char *good)
     fclose(fp);
     expect_read_error(p, "not an HDF5 file");
 
-    hid_t f = H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    hid_t g = H5Gcreate2(f, "VTKHDF", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    H5Gclose(g);
-    H5Fclose(f);
+    create_with_group(p, "VTKHDF", 1, 0, 0);
     expect_read_error(p, "not a dpamr mesh: no /dpamr group");
 
     int32_t *c2 = calloc(2 * n, sizeof *c2);
@@ -743,6 +773,89 @@ static void test_bad_files(const mesh_t *m, const char *good)
     remove(p);
 }
 
+/** The file format (issue 17): the superblock is read before HDF5 opens a file, and every object
+ *  header dpamr looks into must carry a checksum. Old-format files are refused with the conversion
+ *  command; every object header of a good file damaged in turn, and its superblock, make the load or
+ *  the check fail with a message (HDF5 verifies the checksums), never crash. */
+static void test_file_format(const mesh_t *m)
+{
+    const char *good = scratch("fmt_good.hdf"), *p = scratch("fmt.hdf");
+    char err[1024] = "";
+    valid_report_t v;
+    fill_report(&v, m);
+    h5io_meta_t mt;
+    fill_meta(&mt, DECK, &v, 0.0);
+    mt.variant = "mesh"; /* no rank table to account for: h5io_verify passes on the good file */
+    CHECK(h5io_write(good, m, &mt, err, sizeof err) == 0, "%s", err);
+    CHECK(h5io_is_dpamr_output(good) == 1);
+
+    /* the HDF5 1.6 format: superblock 0; refused before HDF5 opens it, with the command that converts */
+    create_with_group(p, "dpamr", 0, 0, 0);
+    expect_read_error(p, "HDF5 superblock version 0: the HDF5 1.6 file format, whose metadata carries no checksums");
+    expect_read_error(p, "h5repack --low=1 --high=2 -f NONE");
+    CHECK(h5io_is_dpamr_output(p) == 0);
+    /* superblock 2 (kept free-space manager) but version-1 object headers (the default format) */
+    create_with_group(p, "dpamr", 0, 0, 1);
+    size_t n = 0;
+    unsigned char *img = slurp(p, &n);
+    CHECK(n > 9 && img[8] == 2, "superblock version %d, expected 2", n > 9 ? img[8] : -1);
+    free(img);
+    expect_read_error(p, "/ has a version-1 object header (the HDF5 1.6 format), which carries no checksum");
+    /* a user block: the superblock at byte 512 is found and read */
+    create_with_group(p, "VTKHDF", 1, 512, 0);
+    expect_read_error(p, "not a dpamr mesh: no /dpamr group");
+    /* only hard links are followed */
+    replace_link(good, p, "tiles/key", "/dpamr/tiles/level", 0);
+    expect_read_error(p, "/dpamr/tiles/key is a soft link");
+    replace_link(good, p, "tiles/key", "/dpamr/tiles/key", 1);
+    expect_read_error(p, "/dpamr/tiles/key is an external link");
+
+    /* damage: a byte of every object header (signature OHDR; continuation chunks OCHK) in turn, at
+     * the version byte and inside the checksummed part, and of the superblock */
+    img = slurp(good, &n);
+    mesh_t r;
+    char *text = NULL;
+    CHECK(h5io_read_image(img, n, "good.hdf", &r, &text, err, sizeof err) == 0, "%s", err);
+    CHECK(h5io_verify_image(img, n, "good.hdf", &r, &v, err, sizeof err) == 0, "%s", err);
+    free(text);
+    mesh_free(&r);
+    int headers = 0, damaged = 0;
+    for (size_t at = 0; at + 16 < n; ++at) {
+        const int hdr = memcmp(img + at, "OHDR", 4) == 0, chunk = memcmp(img + at, "OCHK", 4) == 0;
+        if (at > 0 && !hdr && !chunk) continue;
+        headers += at > 0;
+        for (int k = 0; k < 2; ++k) {
+            const size_t b = at + (at == 0 ? (k ? 20 : 8) : (k ? 12 : 4)); /* superblock: version, root address */
+            img[b] ^= 0x5a;
+            err[0] = '\0';
+            text = NULL;
+            int rc = h5io_read_image(img, n, "damaged.hdf", &r, &text, err, sizeof err);
+            CHECK(rc != 0 || text != NULL);
+            if (rc == 0) {
+                rc = h5io_verify_image(img, n, "damaged.hdf", &r, &v, err, sizeof err);
+                free(text);
+                mesh_free(&r);
+            }
+            CHECK(rc != 0 && (strstr(err, "damaged.hdf: /") || strstr(err, "cannot open damaged.hdf: ")),
+                  "header at byte %zu, byte %zu changed: rc %d ('%s')", at, b, rc, err);
+            damaged += strstr(err, "its object header is damaged (HDF5: ") != NULL;
+            CHECK_NO_OPEN();
+            FILE *fp = fopen(p, "wb"); /* and on disk: whether dpamr wrote it is answered, never a crash */
+            CHECK(fp && fwrite(img, 1, n, fp) == n);
+            fclose(fp);
+            (void)h5io_is_dpamr_output(p);
+            CHECK_NO_OPEN();
+            img[b] ^= 0x5a;
+        }
+    }
+    CHECK(headers >= 20, "only %d object headers found", headers);
+    CHECK(damaged == 2 * headers, "%d of %d damaged object headers named as damaged", damaged, 2 * headers);
+    if (getenv("TEST_H5IO_VERBOSE")) printf("  %d object headers damaged in turn (2 bytes each)\n", headers);
+    free(img);
+    remove(p);
+    remove(good);
+}
+
 /** Failed writes: no file and no temp file left, an older file intact. */
 static void test_bad_writes(const mesh_t *m)
 {
@@ -804,6 +917,7 @@ int main(int argc, char **argv)
     test_empty_level();
     test_vlen_deck(scratch("2d_a.hdf"));
     test_bad_files(&m2, scratch("2d_a.hdf"));
+    test_file_format(&m3);
     test_bad_writes(&m3);
     remove(scratch("2d_a.hdf"));
     remove(scratch("3d_a.hdf"));

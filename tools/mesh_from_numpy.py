@@ -102,7 +102,8 @@ def _write(path, names, fields, dim, B, root, origin, h0, tiles):
     import h5py
 
     n = len(tiles)
-    with h5py.File(path, "w") as f:
+    # the HDF5 1.8 to 1.10 format, as dpamr writes: checksummed metadata (dpamr refuses files without)
+    with h5py.File(path, "w", libver=("v108", "v110")) as f:
         g = f.create_group("dpamr")
         g.attrs["format"] = np.bytes_("dpamr-mesh")
         g.attrs["format_version"] = np.int32(1)

@@ -1,4 +1,4 @@
-/* fuzz_h5.c - libFuzzer target: the mesh and output loaders (io/h5io.c) on any bytes, opened as an
+/* fuzz_h5.c - libFuzzer target: the mesh and output loaders (io/h5io_read.c) on any bytes, opened as an
  * HDF5 file image in memory: h5io_read as `dpamr run` loads a mesh, then what `dpamr check` does with
  * a file (the stored deck parsed, the tiles validated with it, h5io_verify). Every input must end in
  * a result or an error message; never a crash, a sanitizer report or a leak. */
@@ -9,6 +9,21 @@
 #include "../../io/h5io.h"
 #include "../../src/deck.h"
 #include "../../validation/valid.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/** One OpenMP thread: validation's parallel loops would otherwise start and synchronise a thread team
+ *  for every input of a few tiles, which took half the time of a run (docs/testing.md); the results do
+ *  not depend on the thread count (test_engine), and libFuzzer wants a deterministic target. */
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc, (void)argv;
+#ifdef _OPENMP
+    omp_set_num_threads(1);
+#endif
+    return 0;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,7 +1,10 @@
 #!/bin/bash
-# seeds.sh DPAMR SRC OUT - the fuzz seeds: OUT/deck, the shipped decks; OUT/h5, the level-0 meshes
-# of the small shipped decks and a small run output, written by this build (the format dpamr
-# writes: checksummed object headers, docs/format.md).
+# seeds.sh DPAMR SRC OUT - the fuzz seeds: OUT/deck, the shipped decks; OUT/h5, small files of every
+# kind dpamr reads, written by this build (the format dpamr writes: checksummed object headers,
+# docs/format.md): a level-0 mesh and a run output (levels 0..2) in 2D with one field and with two
+# (model2d), and in 3D with fill=model and fill=prolong, on one or four root tiles of 4^dim cells
+# (12 to 46 KB), and the shipped default mesh. Small files keep each execution short (the HDF5
+# metadata, not the cells, is most of what a mutation can reach).
 set -euo pipefail
 dpamr=$1 src=$2 out=$3
 # the seeds are not under test: LeakSanitizer's exit-time check of this build's dpamr is left out
@@ -9,7 +12,15 @@ dpamr=$1 src=$2 out=$3
 export ASAN_OPTIONS=detect_leaks=0
 rm -rf "$out" && mkdir -p "$out/deck" "$out/h5"
 cp "$src"/inputs/*.inp "$src"/tests/decks/*.inp "$out/deck/"
-for d in default model2d sphere3d blob3d; do
-    "$dpamr" mesh "$src/inputs/$d.inp" mesh_file="$out/h5/$d.mesh.hdf" >/dev/null
-done
-"$dpamr" run "$src/inputs/default.inp" variant=cpu max_level=2 output="$out/h5/run.hdf" >/dev/null
+cp "$src/inputs/default.mesh.hdf" "$out/h5/"
+# NAME DECK ROOT: OUT/h5/NAME_mesh.hdf and NAME_run.hdf
+small() {
+    local m="$out/h5/$1_mesh.hdf"
+    "$dpamr" mesh "$src/inputs/$2.inp" root="$3" tile_size=4 mesh_file="$m" >/dev/null
+    "$dpamr" run "$src/inputs/$2.inp" root="$3" tile_size=4 max_level=2 variant=cpu mesh_file="$m" \
+        output="$out/h5/$1_run.hdf" >/dev/null
+}
+small 2d default "2 2"
+small 2d_2f model2d "1 1"
+small 3d sphere3d "1 1 1"
+small 3d_prolong blob3d "1 1 1"

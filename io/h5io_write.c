@@ -1,0 +1,693 @@
+/* h5io_write.c - the writer: VTKHDF OverlappingAMR (for ParaView 5.11) plus the /dpamr group.
+ *
+ * Layout: docs/format.md. Writing goes to PATH.tmp.PID, renamed onto PATH on success. Object time
+ * stamps are off, so the same content gives the same bytes. Run timings are attributes: datasets of
+ * two runs of one deck are identical. One traversal (w_vtkhdf, w_dpamr) serves the serial write,
+ * the collective write (h5io_collective.c: every rank its rows) and its read-back (c->verify). */
+#include "h5io_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+/** Record an HDF5 failure on object loc/name, right after the failing call (see h5i_reason).
+ *  Always returns -1. */
+static int w_fail(wctx *c, hid_t loc, const char *name, const char *what)
+{
+    char where[600], why[200];
+    h5i_reason(why); /* first: h5i_obj_path's own HDF5 call would empty the error stack */
+    h5i_obj_path(loc, name, where, sizeof where);
+    h5i_seterr(c->err, c->errlen, "cannot write %s: %s %s failed (%s)", c->path, what, where, why);
+    return -1;
+}
+
+/** Add to a read-back failure what it means. Always returns -1. */
+int w_lost(wctx *c)
+{
+    const size_t k = c->err ? strlen(c->err) : 0;
+    if (c->err && k + 1 < c->errlen)
+        h5i_seterr(c->err + k, c->errlen - k, "; the write was reported as done, so the MPI-IO layer lost data (Open MPI "
+                                              "4's OMPIO does on a full disk; its ROMIO reports it: mpirun --mca io romio321)");
+    return -1;
+}
+
+/** Test hook: with DPAMR_FAIL_WRITE="RANK:STEP:NAME" in the environment, STEP ("create" or "write")
+ *  of the dataset NAME (its link name, e.g. AMRBox) reports a failure on rank RANK alone, after the
+ *  HDF5 call itself was made, as when a file system fails under one rank of a collective write. The
+ *  MPI error tests use it; a run without the variable never takes it. */
+static int w_injected(const wctx *c, const char *step, const char *name)
+{
+    const char *spec = getenv("DPAMR_FAIL_WRITE");
+    if (!spec || c->verify) return 0;
+    char *end = NULL;
+    const long r = strtol(spec, &end, 10);
+    const size_t n = strlen(step);
+    if (end == spec || *end != ':' || r != c->rank || strncmp(end + 1, step, n) != 0 || end[1 + n] != ':') return 0;
+    if (strcmp(end + 2 + n, name) != 0) return 0;
+    h5i_seterr(c->err, c->errlen, "cannot write %s: %s of dataset %s failed (injected by DPAMR_FAIL_WRITE on rank %d)",
+               c->path, step, name, c->rank);
+    return 1;
+}
+
+/** w_fail, then w_lost: a read-back that could not read what was written. */
+static int w_fail_lost(wctx *c, hid_t loc, const char *name, const char *what)
+{
+    w_fail(c, loc, name, what);
+    return w_lost(c);
+}
+
+/** In a collective write a failure can be one rank's alone (a full disk is seen by the rank whose
+ *  MPI-IO aggregator wrote). Every leaf writer (group, attribute, dataset) therefore calls this
+ *  before each of its collective HDF5 calls (on its local preparation) and after it (on its result),
+ *  on every rank and path, and stops at the first disagreement: all ranks leave the writer at the same call, with the lowest failing rank's
+ *  message, and none waits in a collective call the others have left. */
+static int w_sync(wctx *c, int rc)
+{
+#ifdef H5_HAVE_PARALLEL
+    if (c->par) return dp_agree(c->comm, rc == 0, c->err, c->errlen);
+#else
+    (void)c;
+#endif
+    return rc;
+}
+
+/** Object creation property list without time stamps (dataset or group). */
+static hid_t w_ocpl(hid_t cls)
+{
+    hid_t p = H5Pcreate(cls);
+    if (p >= 0 && H5Pset_obj_track_times(p, 0) < 0) {
+        H5Pclose(p);
+        return -1;
+    }
+    return p;
+}
+
+/** Create group loc/name without time stamps. Returns the group or -1 (err set). */
+static hid_t w_group(wctx *c, hid_t loc, const char *name)
+{
+    hid_t gcpl = w_ocpl(H5P_GROUP_CREATE), g = -1;
+    if (gcpl < 0) w_fail(c, loc, name, "preparing group");
+    if (w_sync(c, gcpl < 0 ? -1 : 0) == 0) {
+        g = c->verify ? H5Gopen2(loc, name, H5P_DEFAULT) : H5Gcreate2(loc, name, H5P_DEFAULT, gcpl, H5P_DEFAULT);
+        if (g < 0 && c->verify) w_fail_lost(c, loc, name, "reading back group");
+        else if (g < 0) w_fail(c, loc, name, "creating group");
+        if (w_sync(c, g < 0 ? -1 : 0) != 0) {
+            h5i_close(g);
+            g = -1;
+        }
+    }
+    h5i_close(gcpl);
+    return g;
+}
+
+/** Create and close an empty group. */
+static int w_empty_group(wctx *c, hid_t loc, const char *name)
+{
+    hid_t g = w_group(c, loc, name);
+    if (g < 0) return -1;
+    H5Gclose(g);
+    return 0;
+}
+
+/** Dataspace: scalar for rank 0, else simple with dims. */
+static hid_t w_space(int rank, const hsize_t *dims)
+{
+    return rank == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(rank, dims, NULL);
+}
+
+/** Write attribute loc@name of file type ft from buf (memory type mt). */
+static int w_attr(wctx *c, hid_t loc, const char *name, hid_t ft, hid_t mt, int rank, const hsize_t *dims,
+                  const void *buf)
+{
+    if (c->verify) return w_sync(c, 0); /* metadata: a lost header fails the opens of the read-back */
+    hid_t s = w_space(rank, dims), a = -1;
+    int rc = s >= 0 && ft >= 0 && mt >= 0 ? 0 : w_fail(c, loc, name, "preparing attribute");
+    rc = w_sync(c, rc); /* before and after each collective call: all ranks or none make it */
+    if (rc == 0) {
+        if ((a = H5Acreate2(loc, name, ft, s, H5P_DEFAULT, H5P_DEFAULT)) < 0) rc = w_fail(c, loc, name, "creating attribute");
+        rc = w_sync(c, rc);
+    }
+    if (rc == 0) {
+        if (H5Awrite(a, mt, buf) < 0) rc = w_fail(c, loc, name, "writing attribute");
+        rc = w_sync(c, rc);
+    }
+    h5i_close(a);
+    h5i_close(s);
+    return rc;
+}
+
+/** Fixed-length NULLPAD string type holding s (size strlen(s), at least 1). */
+static hid_t w_strtype(const char *s)
+{
+    size_t n = strlen(s);
+    hid_t t = H5Tcopy(H5T_C_S1);
+    if (t < 0) return -1;
+    if (H5Tset_size(t, n ? n : 1) < 0 || H5Tset_strpad(t, H5T_STR_NULLPAD) < 0) {
+        H5Tclose(t);
+        return -1;
+    }
+    return t;
+}
+
+/** Scalar fixed-length string attribute (NULLPAD, size strlen: "OverlappingAMR" gets 14). */
+static int w_attr_str(wctx *c, hid_t loc, const char *name, const char *s)
+{
+    if (!s) s = "";
+    hid_t t = w_strtype(s); /* -1 on failure: the leaf reports it, after the same agreements */
+    int rc = w_attr(c, loc, name, t, t, 0, NULL, s[0] ? s : "\0");
+    h5i_close(t);
+    return rc;
+}
+
+static int w_attr_i32(wctx *c, hid_t loc, const char *name, int32_t v)
+{
+    return w_attr(c, loc, name, H5T_STD_I32LE, H5T_NATIVE_INT32, 0, NULL, &v);
+}
+
+static int w_attr_i64(wctx *c, hid_t loc, const char *name, int64_t v)
+{
+    return w_attr(c, loc, name, H5T_STD_I64LE, H5T_NATIVE_INT64, 0, NULL, &v);
+}
+
+static int w_attr_u64(wctx *c, hid_t loc, const char *name, uint64_t v)
+{
+    return w_attr(c, loc, name, H5T_STD_U64LE, H5T_NATIVE_UINT64, 0, NULL, &v);
+}
+
+static int w_attr_f64(wctx *c, hid_t loc, const char *name, double v)
+{
+    return w_attr(c, loc, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 0, NULL, &v);
+}
+
+/** 1-D attribute of n values. */
+static int w_attr_vec(wctx *c, hid_t loc, const char *name, hid_t ft, hid_t mt, hsize_t n, const void *buf)
+{
+    return w_attr(c, loc, name, ft, mt, 1, &n, buf);
+}
+
+/** Read-back pass: dataset loc/name must hold, in rows fofs[i] .. fofs[i] + cnt[i] (one after the
+ *  other), the bytes of buf in memory type mt; with whole, all of it (the small datasets rank 0
+ *  writes; nseg, fofs and cnt unused). Independent reads in slices of at most 64 MiB, so each
+ *  rank reads only what it wrote and needs little memory. 0, or -1 with err set. */
+static int w_check_rows(wctx *c, hid_t loc, const char *name, hid_t mt, int whole, int nseg, const hsize_t *fofs,
+                        const hsize_t *cnt, const void *buf)
+{
+    hid_t d = H5Dopen2(loc, name, H5P_DEFAULT), fs = d < 0 ? -1 : H5Dget_space(d), ms = -1;
+    const int rank = fs < 0 ? -1 : H5Sget_simple_extent_ndims(fs);
+    hsize_t dims[2] = { 1, 1 };
+    const int shaped = rank >= 0 && rank <= 2 && (rank == 0 || H5Sget_simple_extent_dims(fs, dims, NULL) == rank);
+    const size_t row = shaped ? H5Tget_size(mt) * (rank > 1 ? (size_t)dims[1] : 1) : 0;
+    if (row == 0) {
+        w_fail_lost(c, loc, name, "reading back dataset");
+        h5i_close(fs);
+        h5i_close(d);
+        return -1;
+    }
+    if (whole) nseg = 1;
+    hsize_t step = (hsize_t)((64u << 20) / row > 0 ? (64u << 20) / row : 1), most = 0;
+    for (int i = 0; !whole && i < nseg; ++i) most = cnt[i] > most ? cnt[i] : most;
+    if (!whole && most < step) step = most; /* a slice buffer no larger than the largest run */
+    char *got = malloc((size_t)(whole ? (rank ? dims[0] : 1) : step) * row + 1);
+    const char *want = buf;
+    int rc = got ? 0 : -1, same = 1;
+    if (!got) h5i_seterr(c->err, c->errlen, "cannot write %s: out of memory for the read-back", c->path);
+    for (int i = 0; rc == 0 && same && i < nseg; ++i) {
+        const hsize_t rows = whole ? (rank ? dims[0] : 1) : cnt[i];
+        for (hsize_t r = 0; rc == 0 && same && r < rows; r += whole ? rows : step) {
+            hsize_t n = whole ? rows : (rows - r < step ? rows - r : step);
+            hsize_t start[2] = { (whole ? 0 : fofs[i]) + r, 0 }, count[2] = { n, dims[1] };
+            h5i_close(ms);
+            ms = rank ? H5Screate_simple(rank, count, NULL) : H5Screate(H5S_SCALAR);
+            if (ms < 0 || (rank && H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) < 0) ||
+                H5Dread(d, mt, ms, rank ? fs : H5S_ALL, c->dxpl, got) < 0) {
+                rc = w_fail_lost(c, loc, name, "reading back dataset");
+            } else if (memcmp(got, want, (size_t)n * row) != 0) {
+                char where[600];
+                h5i_obj_path(loc, name, where, sizeof where);
+                h5i_seterr(c->err, c->errlen, "cannot write %s: reading back %s gave other bytes than were written",
+                           c->path, where);
+                rc = w_lost(c);
+                same = 0;
+            }
+            want += (size_t)n * row;
+        }
+    }
+    free(got);
+    h5i_close(ms);
+    h5i_close(fs);
+    h5i_close(d);
+    return rc;
+}
+
+/** The collective steps of writing dataset loc/name (no time stamps), each agreed on by every rank
+ *  (see w_sync): the local preparation (ok: the caller's spaces and types were made), the create
+ *  (type ft over file space fs), and, when the dataset has elements (write), one H5Dwrite of buf
+ *  (memory type mt, memory space ms) into fs's selection. */
+static int w_put(wctx *c, hid_t loc, const char *name, int ok, hid_t ft, hid_t mt, hid_t ms, hid_t fs, int write,
+                 const void *buf)
+{
+    hid_t dcpl = w_ocpl(H5P_DATASET_CREATE), d = -1;
+    ok = ok && dcpl >= 0 && ft >= 0 && mt >= 0;
+    int rc = w_sync(c, ok ? 0 : w_fail(c, loc, name, "preparing dataset"));
+    if (rc == 0) { /* before and after each collective call: all ranks or none make it */
+        if ((d = H5Dcreate2(loc, name, ft, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT)) < 0)
+            rc = w_fail(c, loc, name, "creating dataset");
+        else if (w_injected(c, "create", name)) rc = -1;
+        rc = w_sync(c, rc);
+    }
+    if (rc == 0) {
+        if (write && H5Dwrite(d, mt, ms, fs, c->dxpl, buf) < 0) rc = w_fail(c, loc, name, "writing dataset");
+        else if (w_injected(c, "write", name)) rc = -1;
+        rc = w_sync(c, rc);
+    }
+    h5i_close(d);
+    h5i_close(dcpl);
+    return rc;
+}
+
+/** Small contiguous dataset loc/name, all of it from buf: in a collective write every rank takes
+ *  part and rank 0 alone supplies the data. */
+static int w_dset(wctx *c, hid_t loc, const char *name, hid_t ft, hid_t mt, int rank, const hsize_t *dims,
+                  const void *buf)
+{
+    if (c->verify) return w_sync(c, w_check_rows(c, loc, name, mt, c->rank == 0, 0, NULL, NULL, buf));
+    hid_t s = w_space(rank, dims);
+    hssize_t np = -1;
+    const int ok = s >= 0 && (np = H5Sget_simple_extent_npoints(s)) >= 0 && (c->rank == 0 || H5Sselect_none(s) >= 0);
+    const int rc = w_put(c, loc, name, ok, ft, mt, s, s, np > 0, buf);
+    h5i_close(s);
+    return rc;
+}
+
+/** Per-tile dataset loc/name of global shape dims (dims[0] rows): this process writes nseg runs of
+ *  rows, run i at file row fofs[i], cnt[i] rows, taken one after the other from buf. */
+static int w_rows(wctx *c, hid_t loc, const char *name, hid_t ft, hid_t mt, int rank, const hsize_t *dims, int nseg,
+                  const hsize_t *fofs, const hsize_t *cnt, const void *buf)
+{
+    if (c->verify) return w_sync(c, w_check_rows(c, loc, name, mt, 0, nseg, fofs, cnt, buf));
+    hid_t fs = w_space(rank, dims), ms = -1;
+    hsize_t mine = 0, start[2] = { 0, 0 }, count[2] = { 0, rank > 1 ? dims[1] : 1 };
+    int ok = fs >= 0 && H5Sselect_none(fs) >= 0;
+    for (int i = 0; ok && i < nseg; ++i) {
+        if (cnt[i] == 0) continue;
+        start[0] = fofs[i];
+        count[0] = cnt[i];
+        ok = H5Sselect_hyperslab(fs, H5S_SELECT_OR, start, NULL, count, NULL) >= 0;
+        mine += cnt[i];
+    }
+    const hsize_t mdims[2] = { mine > 0 ? mine : 1, count[1] };
+    ok = ok && (ms = H5Screate_simple(rank, mdims, NULL)) >= 0 && (mine > 0 || H5Sselect_none(ms) >= 0);
+    const int rc = w_put(c, loc, name, ok, ft, mt, ms, fs, dims[0] > 0, buf);
+    h5i_close(ms);
+    h5i_close(fs);
+    return rc;
+}
+
+/** Scalar fixed-length string dataset. */
+static int w_dset_str(wctx *c, hid_t loc, const char *name, const char *s)
+{
+    hid_t t = w_strtype(s); /* -1 on failure: the leaf reports it, after the same agreements */
+    int rc = w_dset(c, loc, name, t, t, 0, NULL, s[0] ? s : "\0");
+    h5i_close(t);
+    return rc;
+}
+
+/** CellData of one level: every field, then vtkGhostType. */
+static int w_celldata(wctx *c, hid_t lev, const mesh_t *m, int L, uint8_t *ghost, const uint8_t *oct)
+{
+    dp_tidx s, e;
+    w_lrange(m, L, &s, &e);
+    const size_t cells = (size_t)mesh_cells(m);
+    const hsize_t n = (hsize_t)(c->level_start[L + 1] - c->level_start[L]) * cells;
+    const hsize_t fofs = (hsize_t)c->offset[L] * cells, cnt = (hsize_t)(e - s) * cells;
+    hid_t cd = w_group(c, lev, "CellData");
+    if (cd < 0) return -1;
+    int rc = 0;
+    for (int f = 0; f < m->nf && rc == 0; ++f)
+        rc = w_rows(c, cd, m->field_name[f], H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 1, &n, 1, &fofs, &cnt,
+                    m->field[f] + (size_t)s * cells);
+    if (rc == 0) {
+        w_ghost(m, s, e, oct, ghost);
+        rc = w_rows(c, cd, "vtkGhostType", H5T_STD_U8LE, H5T_NATIVE_UINT8, 1, &n, 1, &fofs, &cnt, ghost);
+    }
+    H5Gclose(cd);
+    return rc;
+}
+
+/** /VTKHDF/LevelL: Spacing, AMRBox, CellData, empty PointData and FieldData. */
+static int w_level(wctx *c, hid_t vtk, const mesh_t *m, int L, int32_t *box, uint8_t *ghost, const uint8_t *oct)
+{
+    char name[32];
+    snprintf(name, sizeof name, "Level%d", L);
+    dp_tidx s, e;
+    w_lrange(m, L, &s, &e);
+    hid_t lev = w_group(c, vtk, name);
+    if (lev < 0) return -1;
+    int rc = -1;
+    double h = m->h0;
+    for (int l = 0; l < L; ++l) h *= 0.5;
+    const double sp[3] = { h, h, h };
+    if (w_attr_vec(c, lev, "Spacing", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 3, sp) != 0) goto done;
+    w_boxes(m, s, e, box); /* the int32 range was checked before the file was made */
+    const hsize_t bd[2] = { (hsize_t)(c->level_start[L + 1] - c->level_start[L]), 6 };
+    const hsize_t fofs = (hsize_t)c->offset[L], cnt = (hsize_t)(e - s);
+    if (w_rows(c, lev, "AMRBox", H5T_STD_I32LE, H5T_NATIVE_INT32, 2, bd, 1, &fofs, &cnt, box) != 0) goto done;
+    if (w_celldata(c, lev, m, L, ghost, oct) != 0) goto done;
+    if (w_empty_group(c, lev, "PointData") != 0 || w_empty_group(c, lev, "FieldData") != 0) goto done;
+    rc = 0;
+done:
+    H5Gclose(lev);
+    return rc;
+}
+
+/** The /VTKHDF group (OverlappingAMR). */
+int w_vtkhdf(wctx *c, hid_t file, const mesh_t *m, wbuf *b)
+{
+    hid_t vtk = w_group(c, file, "VTKHDF");
+    int rc = -1;
+    if (vtk < 0) goto done;
+    const int32_t ver[2] = { 1, 0 };
+    if (w_attr_vec(c, vtk, "Version", H5T_STD_I32LE, H5T_NATIVE_INT32, 2, ver) != 0) goto done;
+    if (w_attr_str(c, vtk, "Type", "OverlappingAMR") != 0) goto done;
+    if (w_attr_vec(c, vtk, "Origin", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 3, m->origin) != 0) goto done;
+    for (int L = 0; L < w_vtk_levels(c); ++L)
+        if (w_level(c, vtk, m, L, b->box, b->ghost, b->oct) != 0) goto done;
+    rc = 0;
+done:
+    h5i_close(vtk);
+    return rc;
+}
+
+/** Attributes of /dpamr describing the mesh. */
+static int w_dpamr_attrs(wctx *c, hid_t g, const mesh_t *m)
+{
+    char names[DP_MAX_FIELDS * DP_NAME_LEN] = "";
+    for (int f = 0; f < m->nf; ++f) {
+        if (f) strcat(names, " ");
+        strcat(names, m->field_name[f]);
+    }
+    const int32_t root[3] = { m->root[0], m->root[1], m->root[2] };
+    if (w_attr_str(c, g, "format", FORMAT_NAME) || w_attr_i32(c, g, "format_version", FORMAT_VERSION) ||
+        w_attr_i32(c, g, "dim", m->dim) || w_attr_i32(c, g, "tile_size", m->B) ||
+        w_attr_vec(c, g, "root", H5T_STD_I32LE, H5T_NATIVE_INT32, 3, root) ||
+        w_attr_vec(c, g, "origin", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 3, m->origin) ||
+        w_attr_f64(c, g, "h0", m->h0) || w_attr_i32(c, g, "nlevels", c->nlevels) ||
+        w_attr_str(c, g, "fields", names))
+        return -1;
+    return 0;
+}
+
+/** /dpamr/tiles and /dpamr/fields: level L of this process goes to global rows
+ *  level_start[L] + offset[L].. (the whole mesh when writing alone). */
+static int w_dpamr_tiles(wctx *c, hid_t g, const mesh_t *m)
+{
+    const hsize_t n = (hsize_t)c->level_start[c->nlevels], n3[2] = { n, 3 }, nc[2] = { n, (hsize_t)mesh_cells(m) };
+    hsize_t fofs[DP_MAX_LEVELS], cnt[DP_MAX_LEVELS];
+    for (int L = 0; L < c->nlevels; ++L) {
+        dp_tidx s, e;
+        w_lrange(m, L, &s, &e);
+        fofs[L] = (hsize_t)(c->level_start[L] + c->offset[L]);
+        cnt[L] = (hsize_t)(e - s);
+    }
+    const int ns = c->nlevels;
+    int rc = -1;
+    hid_t tg = w_group(c, g, "tiles"), fg = -1;
+    if (tg < 0) goto done;
+    if (w_rows(c, tg, "level", H5T_STD_I32LE, H5T_NATIVE_INT32, 1, &n, ns, fofs, cnt, m->level) ||
+        w_rows(c, tg, "coord", H5T_STD_I32LE, H5T_NATIVE_INT32, 2, n3, ns, fofs, cnt, m->coord) ||
+        w_rows(c, tg, "key", H5T_STD_U64LE, H5T_NATIVE_UINT64, 1, &n, ns, fofs, cnt, m->key) ||
+        w_rows(c, tg, "parent", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &n, ns, fofs, cnt, c->parent) ||
+        w_rows(c, tg, "childmask", H5T_STD_U8LE, H5T_NATIVE_UINT8, 1, &n, ns, fofs, cnt, m->childmask))
+        goto done;
+    fg = w_group(c, g, "fields");
+    if (fg < 0) goto done;
+    for (int f = 0; f < m->nf; ++f)
+        if (w_rows(c, fg, m->field_name[f], H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 2, nc, ns, fofs, cnt, m->field[f]))
+            goto done;
+    const hsize_t nl = (hsize_t)c->nlevels + 1;
+    if (w_dset(c, g, "level_start", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &nl, c->level_start)) goto done;
+    rc = 0;
+done:
+    h5i_close(fg);
+    h5i_close(tg);
+    return rc;
+}
+
+/** /dpamr/provenance/ranks: the per-rank table, a compound dataset of h5io_rank_t rows. */
+static int w_ranks(wctx *c, hid_t loc, int n, const h5io_rank_t *rows)
+{
+    const size_t fsize = 4 + 4 + 8 * 5;
+    hid_t ft = H5Tcreate(H5T_COMPOUND, fsize), mt = h5i_rank_mtype();
+    /* file type: packed little-endian; memory type: the struct as the compiler lays it out */
+    const int ok =
+        ft >= 0 && mt >= 0 && H5Tinsert(ft, "rank", 0, H5T_STD_I32LE) >= 0 &&
+        H5Tinsert(ft, "device", 4, H5T_STD_I32LE) >= 0 && H5Tinsert(ft, "root_tiles", 8, H5T_STD_I64LE) >= 0 &&
+        H5Tinsert(ft, "tiles", 16, H5T_STD_I64LE) >= 0 && H5Tinsert(ft, "cells", 24, H5T_STD_I64LE) >= 0 &&
+        H5Tinsert(ft, "refine_ms", 32, H5T_IEEE_F64LE) >= 0 && H5Tinsert(ft, "write_ms", 40, H5T_IEEE_F64LE) >= 0;
+    if (!ok) { /* the leaf reports the missing type, after the same agreements as on the other ranks */
+        h5i_close(ft);
+        ft = -1;
+    }
+    const hsize_t dims = (hsize_t)n;
+    const int rc = w_dset(c, loc, "ranks", ft, mt, 1, &dims, rows);
+    h5i_close(ft);
+    h5i_close(mt);
+    return rc;
+}
+
+/** /dpamr/provenance: run information, all attributes (timings must not touch datasets), and the
+ *  per-rank table. The one writer of it: serial and MPI runs fill h5io_meta_t alike (src/run.c). */
+static int w_provenance(wctx *c, hid_t g, const h5io_meta_t *mt)
+{
+    hid_t p = w_group(c, g, "provenance");
+    if (p < 0) return -1;
+    int rc = -1;
+    const hsize_t nt = (hsize_t)(mt->nlevels_timed < DP_MAX_LEVELS ? mt->nlevels_timed : DP_MAX_LEVELS);
+    if (w_attr_str(c, p, "variant", mt->variant) || w_attr_str(c, p, "version", mt->version) ||
+        w_attr_i32(c, p, "pdl", mt->pdl) || w_attr_f64(c, p, "load_ms", mt->load_ms) ||
+        w_attr_f64(c, p, "refine_ms", mt->refine_ms) || w_attr_f64(c, p, "validate_ms", mt->validate_ms))
+        goto done;
+    if (mt->nlevels_timed > 0 &&
+        w_attr_vec(c, p, "level_ms", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, nt, mt->level_ms))
+        goto done;
+    if (w_attr_i64(c, p, "device_launches", mt->device_launches) ||
+        w_attr_i64(c, p, "launch_failures", mt->launch_failures) || w_attr_i64(c, p, "pool_size", mt->pool_size))
+        goto done;
+    if (mt->nranks > 0 && (w_attr_i32(c, p, "nranks", mt->nranks) || w_ranks(c, p, mt->nranks, mt->ranks))) goto done;
+    if (w_attr_f64(c, p, "upload_ms", mt->upload_ms) || w_attr_f64(c, p, "download_ms", mt->download_ms) ||
+        w_attr_f64(c, p, "total_ms", mt->total_ms))
+        goto done;
+    { /* the build and the machine (issue 16), where known */
+        const char *names[] = { "commit", "build", "compiler", "cuda", "device", "host", "date" };
+        const char *vals[] = { mt->commit, mt->build, mt->compiler, mt->cuda, mt->device_name, mt->host, mt->date };
+        for (int i = 0; i < 7; ++i)
+            if (vals[i] && w_attr_str(c, p, names[i], vals[i])) goto done;
+        if (mt->threads > 0 && w_attr_i32(c, p, "threads", mt->threads)) goto done;
+    }
+    rc = 0;
+done:
+    H5Gclose(p);
+    return rc;
+}
+
+/** /dpamr/validation datasets: per-level tile counts and checksums, packed [nlevels][nf]. */
+static int w_valid_dsets(wctx *c, hid_t g, const valid_report_t *v)
+{
+    const int nl = v->nlevels < 0 ? 0 : v->nlevels > DP_MAX_LEVELS ? DP_MAX_LEVELS : v->nlevels;
+    const int nf = v->nf < 0 ? 0 : v->nf > DP_MAX_FIELDS ? DP_MAX_FIELDS : v->nf;
+    double sum[DP_MAX_LEVELS * DP_MAX_FIELDS];
+    uint64_t hash[DP_MAX_LEVELS * DP_MAX_FIELDS];
+    int64_t tiles[DP_MAX_LEVELS];
+    for (int L = 0; L < nl; ++L) {
+        tiles[L] = v->tiles[L];
+        for (int f = 0; f < nf; ++f) {
+            sum[L * nf + f] = v->sum[L][f];
+            hash[L * nf + f] = v->hash[L][f];
+        }
+    }
+    const hsize_t d1 = (hsize_t)nl, d2[2] = { (hsize_t)nl, (hsize_t)nf };
+    if (w_dset(c, g, "tiles", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &d1, tiles) ||
+        w_dset(c, g, "checksum_sum", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 2, d2, sum) ||
+        w_dset(c, g, "checksum_hash", H5T_STD_U64LE, H5T_NATIVE_UINT64, 2, d2, hash))
+        return -1;
+    return 0;
+}
+
+/** /dpamr/validation: the report of valid_check. */
+static int w_validation(wctx *c, hid_t g, const valid_report_t *v)
+{
+    hid_t vg = w_group(c, g, "validation");
+    if (vg < 0) return -1;
+    char first[sizeof v->first_failure + 1];
+    snprintf(first, sizeof first, "%s", v->first_failure); /* terminated even if the report is not */
+    int rc = -1;
+    if (w_attr_i32(c, vg, "passed", v->passed) || w_attr_i64(c, vg, "nfail", v->nfail) ||
+        w_attr_str(c, vg, "first_failure", first) ||
+        w_attr_i32(c, vg, "conservation_checked", v->conservation_checked) ||
+        w_attr_f64(c, vg, "conservation_tol", v->conservation_tol) ||
+        w_attr_f64(c, vg, "conservation_max_rel", v->conservation_max_rel) ||
+        w_attr_u64(c, vg, "tree_hash", v->tree_hash) || w_attr_u64(c, vg, "total_hash", v->total_hash))
+        goto done;
+    if (w_valid_dsets(c, vg, v) != 0) goto done;
+    rc = 0;
+done:
+    H5Gclose(vg);
+    return rc;
+}
+
+/** The /dpamr group. */
+int w_dpamr(wctx *c, hid_t file, const mesh_t *m, const h5io_meta_t *mt)
+{
+    hid_t g = w_group(c, file, "dpamr");
+    if (g < 0) return -1;
+    int rc = -1;
+    if (w_dpamr_attrs(c, g, m) || w_dpamr_tiles(c, g, m)) goto done;
+    if (mt && mt->deck_text && w_dset_str(c, g, "deck", mt->deck_text)) goto done;
+    if (mt && w_provenance(c, g, mt)) goto done;
+    if (mt && mt->valid && w_validation(c, g, mt->valid)) goto done;
+    rc = 0;
+done:
+    H5Gclose(g);
+    return rc;
+}
+
+/** Checks that keep the writer from reading out of bounds or writing an unusable layout. */
+int w_check_mesh(wctx *c, const mesh_t *m)
+{
+    const char *bad = NULL;
+    if (m->dim != 2 && m->dim != 3) bad = "dim is not 2 or 3";
+    else if (m->B < 4 || m->B > 32 || (m->B & (m->B - 1))) bad = "tile size is not a power of 2 in 4..32";
+    else if (m->nf < 1 || m->nf > DP_MAX_FIELDS) bad = "field count is not 1..8";
+    else if (m->nlevels < 1 || m->nlevels > DP_MAX_LEVELS) bad = "level count out of range";
+    else if (m->ntiles < 0 || m->ntiles > m->cap) bad = "tile count out of range";
+    else if (m->level_start[0] != 0 || m->level_start[m->nlevels] != m->ntiles) bad = "level_start inconsistent";
+    for (int L = 0; !bad && L < m->nlevels; ++L)
+        if (m->level_start[L + 1] < m->level_start[L]) bad = "level_start decreases";
+    for (int f = 0; !bad && f < m->nf; ++f) {
+        if (!h5i_name_ok(m->field_name[f]))
+            bad = "a field name is empty, too long or has a space, '/' or control character";
+        for (int g = 0; !bad && g < f; ++g)
+            if (strcmp(m->field_name[f], m->field_name[g]) == 0) bad = "two fields have the same name";
+    }
+    if (!bad) return 0;
+    h5i_seterr(c->err, c->errlen, "cannot write %s: invalid mesh: %s", c->path, bad);
+    return -1;
+}
+
+/** Raw bytes of the datasets of a file of ntiles tiles: a lower bound on its size. Per tile: AMRBox
+ *  24, level 4, coord 12, key 8, parent 8, childmask 1; per cell: every field twice (/VTKHDF CellData
+ *  and /dpamr/fields, float32) and the ghost byte. */
+double h5io_raw_bytes(const mesh_t *m, dp_tidx ntiles)
+{
+    return (double)ntiles * (57.0 + (double)mesh_cells(m) * (8.0 * m->nf + 1.0));
+}
+
+/** Before the file is made: the directory of path takes a new file, and its file system has room
+ *  for bytes. A full disk found after minutes of writing wastes them, and MPI-IO gives no reason for
+ *  either failure. 0, or -1 with err set. */
+int w_room(const char *path, const char *tmp, double bytes, char *err, size_t errlen)
+{
+    char *dir = strdup(path);
+    if (!dir) {
+        h5i_seterr(err, errlen, "cannot write %s: out of memory", path);
+        return -1;
+    }
+    char *slash = strrchr(dir, '/');
+    if (slash) *(slash == dir ? slash + 1 : slash) = '\0';
+    const char *d = slash ? dir : ".";
+    struct statvfs sv;
+    int rc = 0;
+    if (access(d, W_OK) != 0) {
+        h5i_seterr(err, errlen, "cannot write %s: cannot create %s: %s", path, tmp, strerror(errno));
+        rc = -1;
+    } else if (statvfs(d, &sv) == 0 && (double)sv.f_bavail * (double)sv.f_frsize < bytes) {
+        h5i_seterr(err, errlen, "cannot write %s: it needs at least %.1f MB and the file system of %s has %.1f MB free",
+                   path, bytes / 1e6, d, (double)sv.f_bavail * (double)sv.f_frsize / 1e6);
+        rc = -1;
+    }
+    free(dir);
+    return rc;
+}
+
+/** The file written is renamed onto path: only a regular file (or nothing) may be replaced there,
+ *  never a symbolic link, device, FIFO or directory. 0, or -1 with err set. */
+int w_target_ok(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || S_ISREG(st.st_mode)) return 0;
+    h5i_seterr(err, errlen, "cannot write %s: it exists and is not a regular file (%s): dpamr replaces only a regular file",
+               path, S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISDIR(st.st_mode) ? "a directory" : "a device, FIFO or socket");
+    return -1;
+}
+
+/** The file format written: the HDF5 1.8 format or newer, at most 1.10's (ParaView 5.11's HDF5 reads
+ *  it), so that every object header, the superblock and the B-trees carry checksums and a damaged
+ *  header is reported by the library instead of being walked. 0 or -1. */
+int w_format(hid_t fapl)
+{
+    return H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V110) < 0 ? -1 : 0;
+}
+
+/** Create the temporary file; message with errno when the system refused it. */
+hid_t w_create(wctx *c, const char *tmp, hid_t fapl)
+{
+    hid_t fcpl = w_ocpl(H5P_FILE_CREATE); /* root group without time stamps too */
+    errno = 0;
+    hid_t f = fcpl < 0 ? -1 : H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, fapl);
+    const int e = errno;
+    h5i_close(fcpl);
+    if (f < 0) {
+        char why[200];
+        h5i_reason(why);
+        h5i_seterr(c->err, c->errlen, "cannot write %s: cannot create %s: %s", c->path, tmp, e ? strerror(e) : why);
+    }
+    return f;
+}
+
+int h5io_write(const char *path, const mesh_t *m, const h5io_meta_t *meta, char *err, size_t errlen)
+{
+    static const dp_tidx zero[DP_MAX_LEVELS] = { 0 };
+    wctx c = { .path = path, .err = err, .errlen = errlen, .dxpl = H5P_DEFAULT, .nlevels = m->nlevels,
+               .level_start = m->level_start, .offset = zero, .parent = m->parent };
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    if (w_check_mesh(&c, m) != 0) return -1;
+    wbuf b;
+    if (w_buf_alloc(&c, m, &b) != 0) return -1;
+    const size_t tl = strlen(path) + 32;
+    char *tmp = malloc(tl);
+    if (!tmp) {
+        w_buf_free(&b);
+        h5i_seterr(err, errlen, "cannot write %s: out of memory", path);
+        return -1;
+    }
+    snprintf(tmp, tl, "%s.tmp.%ld", path, (long)getpid());
+    if (w_target_ok(path, err, errlen) != 0 || w_room(path, tmp, h5io_raw_bytes(m, m->ntiles), err, errlen) != 0) {
+        free(tmp);
+        w_buf_free(&b);
+        return -1;
+    }
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    const int fmt_ok = fapl >= 0 && w_format(fapl) == 0;
+    hid_t f = fmt_ok ? w_create(&c, tmp, fapl) : -1;
+    if (!fmt_ok) h5i_seterr(err, errlen, "cannot write %s: setting the file format (HDF5 1.8 to 1.10) failed", path);
+    h5i_close(fapl);
+    int rc = f < 0 ? -1 : w_vtkhdf(&c, f, m, &b);
+    if (rc == 0) rc = w_dpamr(&c, f, m, meta);
+    if (f >= 0 && H5Fclose(f) < 0 && rc == 0) {
+        char why[200];
+        h5i_seterr(err, errlen, "cannot write %s: closing %s failed (%s)", path, tmp, h5i_reason(why));
+        rc = -1;
+    }
+    if (rc == 0 && rename(tmp, path) != 0) {
+        h5i_seterr(err, errlen, "cannot write %s: renaming %s onto it failed: %s", path, tmp, strerror(errno));
+        rc = -1;
+    }
+    if (rc != 0) remove(tmp); /* also when the create failed part-way (a full disk) */
+    free(tmp);
+    w_buf_free(&b);
+    return rc;
+}
