@@ -34,9 +34,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu.h"
-#include "gpu_common.cuh"
-#include "../src/timer.h"
+#include "device/gpu.h"
+#include "device/gpu_common.cuh"
+#include "src/timer.h"
 
 /* Pool slot size measured on the H200 (../shared/design/gpu-facts.md): about 5.4 KB. */
 #define POOL_SLOT_BYTES 5500ull

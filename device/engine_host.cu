@@ -26,9 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu.h"
-#include "gpu_common.cuh"
-#include "../src/timer.h"
+#include "device/gpu.h"
+#include "device/gpu_common.cuh"
+#include "src/timer.h"
 
 /* flagTiles and expandChildren work by warps: each warp takes one tile or parent at a time and
  * strides over the level, so many tiles' memory latencies are in flight with no block barrier. */

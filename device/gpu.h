@@ -3,9 +3,9 @@
 #define DPAMR_GPU_H
 
 #include <stddef.h>
-#include "../src/deck.h"
-#include "../src/mesh.h"
-#include "../src/refine.h"
+#include "src/deck.h"
+#include "src/mesh.h"
+#include "src/refine.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../src/capacity.h"
-#include "../src/core.h"
-#include "../src/refine.h"
-#include "../src/tile.h"
+#include "src/capacity.h"
+#include "src/core.h"
+#include "src/refine.h"
+#include "src/tile.h"
 
 /* Host-side: check a CUDA call; on failure write a message to err and jump to `fail`. */
 #define CK(call)                                                                                  \

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu.h"
-#include "gpu_common.cuh"
+#include "device/gpu.h"
+#include "device/gpu_common.cuh"
 
 __constant__ dp_params c_params;
 

@@ -1,5 +1,5 @@
 /* gpu_stub.c - used when dpamr is built without CUDA (DPAMR_CUDA=OFF or no nvcc). */
-#include "gpu.h"
+#include "device/gpu.h"
 
 #include <stdio.h>
 

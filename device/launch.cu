@@ -4,8 +4,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gpu.h"
-#include "gpu_common.cuh"
+#include "device/gpu.h"
+#include "device/gpu_common.cuh"
 
 cudaError_t launch_pdl(const void *kernel, dim3 grid, dim3 block, cudaStream_t s, int pdl, void **args)
 {

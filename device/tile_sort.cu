@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu.h"
-#include "gpu_common.cuh"
+#include "device/gpu.h"
+#include "device/gpu_common.cuh"
 
 /* ---- canonical sort ---------------------------------------------------------------------------
  * Tiles appended concurrently (cdp) are sorted by (level, Morton key). Three passes:

@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu.h"
-#include "gpu_common.cuh"
-#include "../src/timer.h"
-#include "../src/xfer.h"
+#include "device/gpu.h"
+#include "device/gpu_common.cuh"
+#include "src/timer.h"
+#include "src/xfer.h"
 
 cudaError_t gpu_free_memory(size_t *free_bytes, size_t *total_bytes)
 {

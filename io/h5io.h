@@ -5,8 +5,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "../src/mesh.h"
-#include "../validation/valid.h"
+#include "src/mesh.h"
+#include "validation/valid.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -2,7 +2,7 @@
  * each per-tile dataset into one file with parallel HDF5 (MPI-IO), through the writer's traversal
  * (h5io_write.c), then reads them back. Built with a parallel HDF5; otherwise h5io_parallel() is 0
  * and h5io_write_dist refuses. */
-#include "h5io_internal.h"
+#include "io/h5io_internal.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* h5io_common.c - what the writer, the collective writer and the check (io/h5io_read.c) share:
  * handle and message helpers, and the /VTKHDF layout derived from the tiles (AMRBox, vtkGhostType,
  * the levels shown), which h5io_write writes and h5io_verify compares bit for bit. */
-#include "h5io_internal.h"
+#include "io/h5io_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>

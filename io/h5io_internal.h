@@ -13,11 +13,11 @@
 #ifndef DPAMR_H5IO_INTERNAL_H
 #define DPAMR_H5IO_INTERNAL_H
 
-#include "h5io.h"
+#include "io/h5io.h"
 
 #include <hdf5.h>
 #ifdef H5_HAVE_PARALLEL
-#include "../src/agree.h" /* dp_agree: the one agreement helper, shared with src/dist.c */
+#include "src/agree.h" /* dp_agree: the one agreement helper, shared with src/dist.c */
 #endif
 
 #define FORMAT_NAME "dpamr-mesh"

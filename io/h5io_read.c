@@ -1,7 +1,7 @@
 /* h5io_read.c - reading: the loader (h5io_read: /dpamr into a mesh_t, every layout, shape, size
  * and value checked), the check of a whole file against its tiles (h5io_verify: /dpamr/validation,
  * /dpamr/provenance and /VTKHDF, for `dpamr check`) and h5io_is_dpamr_output. */
-#include "h5io_internal.h"
+#include "io/h5io_internal.h"
 
 #include <errno.h>
 #include <math.h>

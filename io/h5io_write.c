@@ -4,7 +4,7 @@
  * stamps are off, so the same content gives the same bytes. Run timings are attributes: datasets of
  * two runs of one deck are identical. One traversal (w_vtkhdf, w_dpamr) serves the serial write,
  * the collective write (h5io_collective.c: every rank its rows) and its read-back (c->verify). */
-#include "h5io_internal.h"
+#include "io/h5io_internal.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* agree.c - agreement among MPI ranks (agree.h). */
-#include "agree.h"
+#include "src/agree.h"
 
 #include <stdio.h>
 

@@ -8,7 +8,7 @@
  *    reported apart); per-level times and PDL gaps come from the device timeline.
  * 3. Table on stdout, plus BENCH_OUT.csv and BENCH_OUT.json.
  */
-#include "bench.h"
+#include "src/bench.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -16,10 +16,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../device/gpu.h"
-#include "engine.h"
-#include "run.h"
-#include "timer.h"
+#include "device/gpu.h"
+#include "src/engine.h"
+#include "src/run.h"
+#include "src/timer.h"
 
 #define MAXREP 1000
 #define MAXROWS (3 + 2 * (2 + DP_MAX_BENCH_GROUPS))

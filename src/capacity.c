@@ -1,6 +1,6 @@
 /* capacity.c - how many tiles a run may make (capacity.h). */
-#include "capacity.h"
-#include "tile.h"
+#include "src/capacity.h"
+#include "src/tile.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,8 +8,8 @@
 #define DPAMR_CAPACITY_H
 
 #include <stddef.h>
-#include "core.h"
-#include "mesh.h"
+#include "src/core.h"
+#include "src/mesh.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -5,7 +5,7 @@
  * key, a duplicate, a wrong type or a value out of range is one error naming where it came from
  * (file and line, or the command line), the key, the value and what is valid.
  */
-#include "deck.h"
+#include "src/deck.h"
 
 #include <ctype.h>
 #include <errno.h>

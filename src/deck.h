@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
-#include "core.h"
+#include "src/core.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -23,17 +23,17 @@
 #include <omp.h>
 #endif
 
-#include "../io/h5io.h"
-#include "../validation/valid.h"
-#include "agree.h"
-#include "deck.h"
-#include "dist.h"
-#include "engine.h"
-#include "mesh.h"
-#include "partition.h"
-#include "run.h"
-#include "capacity.h"
-#include "timer.h"
+#include "io/h5io.h"
+#include "validation/valid.h"
+#include "src/agree.h"
+#include "src/deck.h"
+#include "src/dist.h"
+#include "src/engine.h"
+#include "src/mesh.h"
+#include "src/partition.h"
+#include "src/run.h"
+#include "src/capacity.h"
+#include "src/timer.h"
 
 typedef struct {
     MPI_Comm comm;

@@ -1,14 +1,14 @@
 /* engine.c - variant dispatch (the CPU engine or the device library) and level 0 from the model. */
-#include "engine.h"
+#include "src/engine.h"
 
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../device/gpu.h"
-#include "engine_cpu.h"
-#include "tile.h"
+#include "device/gpu.h"
+#include "src/engine_cpu.h"
+#include "src/tile.h"
 
 int engine_refine(int variant, const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen)
 {

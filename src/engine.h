@@ -4,9 +4,9 @@
 #define DPAMR_ENGINE_H
 
 #include <stddef.h>
-#include "deck.h"
-#include "mesh.h"
-#include "refine.h"
+#include "src/deck.h"
+#include "src/mesh.h"
+#include "src/refine.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -5,16 +5,16 @@
  * child counts, then create the children parent by parent, octant by octant. Because a child's
  * Morton key is (parent key << dim) | octant, this order is already the canonical order.
  */
-#include "engine_cpu.h"
+#include "src/engine_cpu.h"
 
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "capacity.h"
-#include "tile.h"
-#include "timer.h"
+#include "src/capacity.h"
+#include "src/tile.h"
+#include "src/timer.h"
 
 /* Build level L+1 from the tiles of level L. Returns the number of new tiles, or -1. */
 static dp_tidx build_level(const deck_t *d, mesh_t *m, int L, const cap_t *c, char *err, size_t errlen)

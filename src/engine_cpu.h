@@ -3,9 +3,9 @@
 #define DPAMR_ENGINE_CPU_H
 
 #include <stddef.h>
-#include "deck.h"
-#include "mesh.h"
-#include "refine.h"
+#include "src/deck.h"
+#include "src/mesh.h"
+#include "src/refine.h"
 
 /** Refine m with the CPU reference engine. r must be initialised (engine_refine does it). 0 or -1 with err. */
 int refine_cpu(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen);

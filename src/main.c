@@ -4,17 +4,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../device/gpu.h"
-#include "../io/h5io.h"
-#include "../validation/valid.h"
-#include "bench.h"
-#include "dist.h"
-#include "deck.h"
-#include "engine.h"
-#include "mesh.h"
-#include "run.h"
-#include "capacity.h"
-#include "timer.h"
+#include "device/gpu.h"
+#include "io/h5io.h"
+#include "validation/valid.h"
+#include "src/bench.h"
+#include "src/dist.h"
+#include "src/deck.h"
+#include "src/engine.h"
+#include "src/mesh.h"
+#include "src/run.h"
+#include "src/capacity.h"
+#include "src/timer.h"
 
 static void usage(FILE *fp)
 {

@@ -1,5 +1,5 @@
 /* mesh.c - allocation and indexing of the tile hierarchy. */
-#include "mesh.h"
+#include "src/mesh.h"
 
 #include <stdlib.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "core.h"
+#include "src/core.h"
 
 #ifdef __cplusplus
 extern "C" {

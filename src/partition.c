@@ -1,10 +1,10 @@
 /* partition.c - root ranges along the Morton curve and the parts they make (see partition.h). */
-#include "partition.h"
+#include "src/partition.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "tile.h"
+#include "src/tile.h"
 
 /* First index in [a, b) of level L whose root key is >= rk (keys sorted within the level). */
 static dp_tidx lower_bound(const mesh_t *m, int L, dp_tidx a, dp_tidx b, uint64_t rk)

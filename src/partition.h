@@ -9,7 +9,7 @@
 #define DPAMR_PARTITION_H
 
 #include <stdint.h>
-#include "mesh.h"
+#include "src/mesh.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -3,7 +3,7 @@
 #ifndef DPAMR_REFINE_H
 #define DPAMR_REFINE_H
 
-#include "core.h"
+#include "src/core.h"
 
 #ifdef __cplusplus
 extern "C" {

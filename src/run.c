@@ -1,5 +1,5 @@
 /* run.c - the run pipeline of the app layer (run.h): input checks, variant, provenance. */
-#include "run.h"
+#include "src/run.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -12,7 +12,7 @@
 #include <omp.h>
 #endif
 
-#include "../device/gpu.h"
+#include "device/gpu.h"
 
 int run_die(const char *msg)
 {

@@ -6,11 +6,11 @@
 
 #include <stddef.h>
 #include <stdio.h>
-#include "../io/h5io.h"
-#include "../validation/valid.h"
-#include "deck.h"
-#include "mesh.h"
-#include "refine.h"
+#include "io/h5io.h"
+#include "validation/valid.h"
+#include "src/deck.h"
+#include "src/mesh.h"
+#include "src/refine.h"
 
 #define ERRLEN 2048
 

@@ -1,5 +1,5 @@
 /* tile.c - per-tile functions of the core layer (tile.h): octant flags, fill. */
-#include "tile.h"
+#include "src/tile.h"
 
 #include <assert.h>
 

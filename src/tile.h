@@ -5,8 +5,8 @@
 #ifndef DPAMR_TILE_H
 #define DPAMR_TILE_H
 
-#include "deck.h"
-#include "mesh.h"
+#include "src/deck.h"
+#include "src/mesh.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,4 +1,4 @@
-#include "timer.h"
+#include "src/timer.h"
 
 #include <time.h>
 

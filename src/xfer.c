@@ -1,11 +1,11 @@
 /* xfer.c - the host side of long transfers (xfer.h): parallel memcpy, progress lines. */
-#include "xfer.h"
+#include "src/xfer.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "timer.h"
+#include "src/timer.h"
 
 #define XFER_PIECE ((size_t)1 << 20)
 

@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../src/capacity.h"
-#include "../src/xfer.h"
-#include "test_util.h"
+#include "src/capacity.h"
+#include "src/xfer.h"
+#include "tests/test_util.h"
 
 /* A mesh header with level counts only (the capacity reads no tile array). */
 static mesh_t header(int dim, int B, int nf, int rx, int ry, int rz, const long long *per_level, int nlevels)

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/core.h"
-#include "test_util.h"
+#include "src/core.h"
+#include "tests/test_util.h"
 
 static void test_morton(void)
 {

@@ -4,8 +4,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../src/deck.h"
-#include "test_util.h"
+#include "src/deck.h"
+#include "tests/test_util.h"
 
 static const char *k_good =
     "# a comment\n"

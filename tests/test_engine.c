@@ -6,10 +6,10 @@
 #include <omp.h>
 #endif
 
-#include "../src/deck.h"
-#include "../src/engine.h"
-#include "../validation/valid.h"
-#include "test_util.h"
+#include "src/deck.h"
+#include "src/engine.h"
+#include "validation/valid.h"
+#include "tests/test_util.h"
 
 static const char *k_deck2 =
     "dim = 2\nroot = 3 2\ntile_size = 8\nmax_level = 5\nthreshold = 0.05\nvariant = cpu\n"

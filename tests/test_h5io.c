@@ -17,7 +17,7 @@
 #include <hdf5.h>
 
 #include "io/h5io.h"
-#include "test_util.h"
+#include "tests/test_util.h"
 
 static const char *g_dir = ".";
 

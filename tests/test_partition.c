@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/deck.h"
-#include "../src/engine.h"
-#include "../src/partition.h"
-#include "../validation/valid.h"
-#include "test_util.h"
+#include "src/deck.h"
+#include "src/engine.h"
+#include "src/partition.h"
+#include "validation/valid.h"
+#include "tests/test_util.h"
 
 static const char *k_deck2 =
     "dim = 2\nroot = 5 3\ntile_size = 8\nmax_level = 4\nthreshold = 0.05\nvariant = cpu\n"

@@ -18,7 +18,7 @@
 #include "src/tile.h"
 #include "validation/valid.h"
 
-#include "test_util.h"
+#include "tests/test_util.h"
 
 /* A sphere step in field 0 (what the jump criterion refines on) plus a gaussian bump in both
  * fields, so prolongation slopes are nonzero and conservation is a real test. */

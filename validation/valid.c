@@ -20,9 +20,9 @@
  * The reported first failure is the one of the earliest phase in the lowest tile index, found by
  * re-running that tile's checks with messages on: the same message whatever the thread count.
  */
-#include "valid.h"
+#include "validation/valid.h"
 
-#include "../src/tile.h"
+#include "src/tile.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -3,7 +3,7 @@
 #define DPAMR_VALID_H
 
 #include <stdint.h>
-#include "../src/mesh.h"
+#include "src/mesh.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../io/h5io.h"
-#include "../../src/deck.h"
-#include "../../validation/valid.h"
+#include "io/h5io.h"
+#include "src/deck.h"
+#include "validation/valid.h"
 #ifdef _OPENMP
 #include <omp.h>
 #endif
