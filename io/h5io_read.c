@@ -131,8 +131,8 @@ static int r_hdr_version(hid_t loc, const char *name, char *why)
 
 /** The object header of loc/name (already known to be a hard link) is one dpamr may look into: it
  *  loads (a link to a header HDF5 cannot load means a damaged file), and it carries a checksum
- *  (version 2), so HDF5 has verified it. A version-1 header has
- *  none: HDF5 1.10.8 walks a damaged one and can crash (issue 17). 0, or -1 with err set. */
+ *  (version 2), so HDF5 has verified it. A version-1 header has none: HDF5 1.10.8 walks a damaged
+ *  one and can crash (issue 17). 0, or -1 with err set. */
 static int r_hdr_ok(rctx *c, hid_t loc, const char *name)
 {
     char why[200], where[600];

@@ -62,8 +62,9 @@ else
     echo "h5repack not installed (Debian: hdf5-tools): the conversion command is not run"
 fi
 
-# every object header (and continuation chunk) of a run output damaged in turn: check names it, and
-# `mesh` asked to replace the file answers (replaces it or refuses), never crashes
+# every object header (and continuation chunk) of a run output damaged in turn: check names it (and
+# `mesh` asked to replace the first such file answers, never crashes; test_h5io asks
+# h5io_is_dpamr_output about every damaged header)
 mkdir -p "$work/dmg"
 $py "$tests/file_format.py" damage "$work/run.hdf" "$work/dmg"
 n=0
@@ -74,12 +75,14 @@ for f in "$work"/dmg/dmg_*.hdf; do
     elif ! grep -q "$(basename "$f"): .* object header is damaged (HDF5: " "$work/err"; then
         fail "$(basename "$f"): $(cat "$work/err")"
     fi
-    timeout -k 5 60 "$dpamr" mesh "$deck" mesh_file="$f" >/dev/null 2>"$work/err"
-    rc=$?
-    [ $rc -le 1 ] || fail "$(basename "$f"): mesh over it: exit $rc: $(cat "$work/err")"
+    if [ $n -eq 0 ]; then
+        timeout -k 5 60 "$dpamr" mesh "$deck" mesh_file="$f" >/dev/null 2>"$work/err"
+        rc=$?
+        [ $rc -le 1 ] || fail "$(basename "$f"): mesh over it: exit $rc: $(cat "$work/err")"
+    fi
     n=$((n + 1))
 done
 [ $n -ge 20 ] || fail "only $n object headers found in the run output"
-echo "ok   $n object headers of a run output damaged in turn: check says damaged, mesh over them does not crash"
+echo "ok   $n object headers of a run output damaged in turn: check says damaged"
 rm -rf "$work/dmg"
 finish file_format
