@@ -540,10 +540,9 @@ static int r_check_parent(rctx *c, const mesh_t *m, dp_tidx t)
     if (p < m->level_start[L - 1] || p >= m->level_start[L])
         return rfail(c, "/dpamr/tiles/parent[%lld] is %lld, expected a tile of level %d (%lld..%lld)", (long long)t,
                      (long long)p, L - 1, (long long)m->level_start[L - 1], (long long)m->level_start[L] - 1);
-    for (int a = 0; a < 3; ++a)
-        if (m->coord[3 * p + a] != m->coord[3 * t + a] >> 1)
-            return rfail(c, "/dpamr/tiles/parent[%lld] is %lld, whose coord does not contain the tile's", (long long)t,
-                         (long long)p);
+    if (!dp_parent_contains(mesh_tiles(m), p, t))
+        return rfail(c, "/dpamr/tiles/parent[%lld] is %lld, whose coord does not contain the tile's", (long long)t,
+                     (long long)p);
     return 0;
 }
 

@@ -104,6 +104,14 @@ static inline DP_HD uint64_t dp_morton(int dim, int32_t i, int32_t j, int32_t k)
     return dp_spread3((uint32_t)i) | (dp_spread3((uint32_t)j) << 1) | (dp_spread3((uint32_t)k) << 2);
 }
 
+/** The coordinates of a Morton key (dp_morton inverted, bit by bit); c[2] = 0 in 2D. */
+static inline DP_HD void dp_morton_decode(int dim, uint64_t key, int32_t c[3])
+{
+    c[0] = c[1] = c[2] = 0;
+    for (int b = 0; b < 63 / dim; ++b)
+        for (int a = 0; a < dim; ++a) c[a] |= (int32_t)((key >> (b * dim + a)) & 1u) << b;
+}
+
 /** Key of the root tile a level-`level` tile descends from: a child's key is its parent's shifted
  *  left by dim bits plus the octant, so the level's refinements are the low dim * level bits. */
 static inline DP_HD uint64_t dp_root_key(int dim, uint64_t key, int level)

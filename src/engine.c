@@ -64,10 +64,8 @@ int engine_make_level0(const deck_t *d, mesh_t *m, char *err, size_t errlen)
     qsort(keys, (size_t)n, sizeof *keys, cmp_key);
     const dp_tiles T = mesh_tiles(m);
     for (t = 0; t < n; ++t) {
-        /* invert the Morton key (keys are unique, coordinates recovered bit by bit) */
-        int32_t c[3] = { 0, 0, 0 };
-        for (int b = 0; b < 63 / p->dim; ++b)
-            for (int a = 0; a < p->dim; ++a) c[a] |= (int32_t)((keys[t] >> (b * p->dim + a)) & 1u) << b;
+        int32_t c[3];
+        dp_morton_decode(p->dim, keys[t], c);
         dp_write_tile(T, p->dim, t, 0, c, -1);
         assert(m->key[t] == keys[t]);
     }

@@ -101,15 +101,22 @@ void mesh_index_children(mesh_t *m)
     }
 }
 
+void mesh_copy_tiles(mesh_t *dst, dp_tidx at, const mesh_t *src, dp_tidx s, dp_tidx k)
+{
+    const size_t n = (size_t)k, cells = (size_t)mesh_cells(src);
+#define COPY_ARRAY(name, type, per)                                                                            \
+    memmove(dst->name + (size_t)at * (per), src->name + (size_t)s * (per), n * (per) * sizeof(type));
+    DP_TILE_ARRAYS(COPY_ARRAY)
+#undef COPY_ARRAY
+    for (int f = 0; f < src->nf; ++f)
+        memmove(dst->field[f] + (size_t)at * cells, src->field[f] + (size_t)s * cells, n * cells * sizeof(float));
+}
+
 int mesh_copy(mesh_t *dst, const mesh_t *src)
 {
     *dst = *src;
     if (mesh_alloc(dst, src->ntiles) != 0) return -1;
-    const size_t n = (size_t)src->ntiles, cells = (size_t)mesh_cells(src);
-#define COPY_ARRAY(name, type, per) memcpy(dst->name, src->name, n * (per) * sizeof(type));
-    DP_TILE_ARRAYS(COPY_ARRAY)
-#undef COPY_ARRAY
-    for (int f = 0; f < src->nf; ++f) memcpy(dst->field[f], src->field[f], n * cells * sizeof(float));
+    mesh_copy_tiles(dst, 0, src, 0, src->ntiles);
     dst->ntiles = src->ntiles;
     return 0;
 }

@@ -57,6 +57,16 @@ static inline DP_HD void dp_write_child(dp_tiles T, int dim, dp_tidx t, int leve
     dp_write_tile(T, dim, t, level, cc, par);
 }
 
+/** Does tile q contain tile t as its parent: q one level above t, and t's coordinates halved are
+ *  q's? (The tree check of validation and of the loader; indices must be in range.) */
+static inline DP_HD int dp_parent_contains(dp_tiles T, dp_tidx q, dp_tidx t)
+{
+    if (T.level[q] != T.level[t] - 1) return 0;
+    for (int a = 0; a < 3; ++a)
+        if ((T.coord[3 * t + a] >> 1) != T.coord[3 * q + a]) return 0;
+    return 1;
+}
+
 /** A tile hierarchy in canonical order (level, then Morton key). Arrays hold `cap` tiles. */
 typedef struct {
     int dim, B, nf;
@@ -101,6 +111,10 @@ int mesh_reserve_unset(mesh_t *m, dp_tidx cap);
 void mesh_free(mesh_t *m);
 /** Recompute nlevels and level_start from level[] (tiles must be in canonical order). */
 void mesh_index_levels(mesh_t *m);
+/** Copy k tiles (every array of DP_TILE_ARRAYS and every field) from src tile s on to dst tile at,
+ *  as they are (parent indices unchanged). dst must hold at + k tiles; the ranges may overlap
+ *  (dst == src moves tiles within a mesh). */
+void mesh_copy_tiles(mesh_t *dst, dp_tidx at, const mesh_t *src, dp_tidx s, dp_tidx k);
 /** Deep copy of src into dst (allocated here). 0 or -1. */
 int mesh_copy(mesh_t *dst, const mesh_t *src);
 /** 1 when a and b hold the same tiles and the same field bits; else 0 and the first difference. */

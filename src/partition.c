@@ -71,17 +71,10 @@ void part_ranges(const mesh_t *m, dp_tidx r0, dp_tidx r1, dp_tidx *lo, dp_tidx *
 static void copy_level(mesh_t *dst, dp_tidx at, const mesh_t *src, dp_tidx s, dp_tidx k, int L, dp_tidx src_prev,
                        dp_tidx dst_prev)
 {
-    const size_t cells = (size_t)mesh_cells(src);
-    memcpy(dst->level + at, src->level + s, (size_t)k * sizeof *src->level);
-    memcpy(dst->coord + 3 * at, src->coord + 3 * s, 3 * (size_t)k * sizeof *src->coord);
-    memcpy(dst->key + at, src->key + s, (size_t)k * sizeof *src->key);
-    memcpy(dst->childmask + at, src->childmask + s, (size_t)k);
-    for (int f = 0; f < src->nf; ++f)
-        memcpy(dst->field[f] + (size_t)at * cells, src->field[f] + (size_t)s * cells, (size_t)k * cells * sizeof(float));
-    for (dp_tidx i = 0; i < k; ++i) {
-        const int64_t q = src->parent[s + i];
-        dst->parent[at + i] = L == 0 || q < 0 ? q : q - src_prev + dst_prev;
-    }
+    mesh_copy_tiles(dst, at, src, s, k);
+    if (L > 0) /* parents are indices of the level above: move them with it */
+        for (dp_tidx i = 0; i < k; ++i)
+            if (dst->parent[at + i] >= 0) dst->parent[at + i] += dst_prev - src_prev;
 }
 
 int part_extract(const mesh_t *m, const dp_tidx *lo, const dp_tidx *hi, mesh_t *out)

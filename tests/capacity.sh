@@ -11,30 +11,6 @@ fresh_dir "$work"
 mesh=$(cd "$(dirname "$deck")" && pwd)/$(basename "${deck%.inp}").mesh.hdf
 run() { "$dpamr" run "$deck" mesh_file="$mesh" variant=cpu "$@"; }
 
-# expect_error NAME PATTERN CMD...: CMD exits non-zero, PATTERN on stderr, no out.hdf left
-expect_error() {
-    local name=$1 pattern=$2
-    shift 2
-    rm -f "$work/out.hdf"
-    "$@" >"$work/stdout" 2>"$work/stderr"
-    local rc=$?
-    if [ $rc -eq 0 ] || ! grep -q -- "$pattern" "$work/stderr" || ls "$work"/out.hdf* >/dev/null 2>&1; then
-        fail "$name (exit $rc), expected '$pattern':"; cat "$work/stderr"
-    else
-        echo "ok   $name (exit $rc): $(cat "$work/stderr")"
-    fi
-}
-# expect_line NAME PATTERN CMD...: CMD exits 0 and prints PATTERN on stdout
-expect_line() {
-    local name=$1 pattern=$2
-    shift 2
-    if ! "$@" >"$work/stdout" 2>"$work/stderr" || ! grep -q -- "$pattern" "$work/stdout"; then
-        fail "$name, expected '$pattern':"; cat "$work/stdout" "$work/stderr"
-    else
-        echo "ok   $name: $(grep -- "$pattern" "$work/stdout")"
-    fi
-}
-
 # max_tiles = 0 on a machine with memory: every tile a refinement of the input can reach
 # (the default deck: 16 roots to level 8, 16 (4^9 - 1) / 3 tiles), not a fixed 2^21
 expect_line "the bound" "tile store capacity 1398096: every tile a refinement of the input can reach up to max_level 8" \

@@ -8,21 +8,6 @@ fresh_dir "$work"
 mesh=$(cd "$(dirname "$deck")" && pwd)/default.mesh.hdf
 before=$(md5sum "$mesh" | cut -d' ' -f1)
 
-# expect_error NAME PATTERN CMD...: CMD must exit non-zero, print PATTERN on stderr, write no out.hdf
-expect_error() {
-    local name=$1 pattern=$2
-    shift 2
-    rm -f "$work/out.hdf"
-    "$@" >"$work/stdout" 2>"$work/stderr"
-    local rc=$?
-    if [ $rc -eq 0 ]; then fail "$name: exit 0"; return; fi
-    if ! grep -q -- "$pattern" "$work/stderr"; then
-        fail "$name: stderr lacks '$pattern':"; cat "$work/stderr"; return
-    fi
-    if ls "$work"/out.hdf* >/dev/null 2>&1; then fail "$name: output left behind"; return; fi
-    echo "ok   $name (exit $rc): $(head -c 300 "$work/stderr")"
-}
-
 # deck variants: the default deck with one line changed, mesh_file made absolute
 mkdeck() { sed -e "s#^mesh_file.*#mesh_file = $mesh#" "$deck" >"$work/$1.inp"; shift; }
 run() { "$dpamr" run "$work/$1.inp" output="$work/out.hdf" "${@:2}"; }

@@ -9,17 +9,6 @@ skip_without_gpu "$dpamr"
 fresh_dir "$work"
 "$dpamr" mesh "$deck" mesh_file="$work/mesh.hdf" >/dev/null || exit 1
 m=mesh_file="$work/mesh.hdf"
-expect_error() {
-    local name=$1 pattern=$2
-    shift 2
-    "$@" >"$work/stdout" 2>"$work/stderr"
-    local rc=$?
-    if [ $rc -eq 0 ] || ! grep -q -- "$pattern" "$work/stderr" || [ -e "$work/out.hdf" ]; then
-        fail "$name (exit $rc):"; cat "$work/stderr"
-    else
-        echo "ok   $name: $(cat "$work/stderr")"
-    fi
-}
 # tile and group: a pool below what the run needs fails loudly, naming the grain and the bound (the
 # device runtime grants at least 32 slots whatever is asked: measured on the H200, CUDA 13.0).
 # level: one launch per level step below max_level, at most 23, so the runtime's minimum holds any

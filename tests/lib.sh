@@ -10,6 +10,9 @@
 #   skip_without_gpu DPAMR [WHY]  exit 77 (CTest: skipped) unless `DPAMR gpu` finds a usable device
 #   fail MESSAGE...        print "FAIL MESSAGE" and count it in fails
 #   timed_out RC           true when RC is what `timeout -k` leaves for a killed command (124, 137)
+#   expect_error NAME PATTERN CMD...  CMD exits non-zero with PATTERN on stderr and leaves no
+#                          $work/out.hdf* behind (removed first); stdout, stderr in $work
+#   expect_line NAME PATTERN CMD...   CMD exits 0 and prints PATTERN on stdout
 #   finish NAME            the script's end: exit 1 naming the count when anything failed, else "NAME OK"
 tests=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 fails=0
@@ -44,6 +47,30 @@ skip_without_gpu() {
 fail() {
     echo "FAIL $*"
     fails=$((fails + 1))
+}
+
+expect_error() {
+    local name=$1 pattern=$2
+    shift 2
+    rm -f "$work/out.hdf"
+    "$@" >"$work/stdout" 2>"$work/stderr"
+    local rc=$?
+    if [ $rc -eq 0 ]; then fail "$name: exit 0"; cat "$work/stdout"; return; fi
+    if ! grep -q -- "$pattern" "$work/stderr"; then
+        fail "$name (exit $rc): stderr lacks '$pattern':"; cat "$work/stderr"; return
+    fi
+    if ls "$work"/out.hdf* >/dev/null 2>&1; then fail "$name: output left behind"; return; fi
+    echo "ok   $name (exit $rc): $(head -c 300 "$work/stderr")"
+}
+
+expect_line() {
+    local name=$1 pattern=$2
+    shift 2
+    if ! "$@" >"$work/stdout" 2>"$work/stderr" || ! grep -q -- "$pattern" "$work/stdout"; then
+        fail "$name, expected '$pattern':"; cat "$work/stdout" "$work/stderr"
+    else
+        echo "ok   $name: $(grep -- "$pattern" "$work/stdout")"
+    fi
 }
 
 timed_out() { [ "$1" -eq 124 ] || [ "$1" -eq 137 ]; }

@@ -53,29 +53,19 @@ static void add_tile(mesh_t *m, int L, const int32_t *x, int64_t p)
 {
     if (m->ntiles == m->cap) CHECK(mesh_reserve(m, 2 * m->cap) == 0);
     const dp_tidx t = m->ntiles++;
-    m->level[t] = L;
-    memcpy(m->coord + 3 * t, x, 3 * sizeof *x);
-    m->key[t] = dp_morton(m->dim, x[0], x[1], x[2]);
-    m->parent[t] = p;
+    dp_write_tile(mesh_tiles(m), m->dim, t, L, x, p);
 }
 
 /** Level 0: the root grid in Morton order. */
 static void add_roots(mesh_t *m)
 {
+    /* the root coordinates in Morton order: walk keys upward and keep those inside the grid */
     const dp_tidx n = (dp_tidx)m->root[0] * m->root[1] * m->root[2];
-    for (int k = 0; k < m->root[2]; ++k)
-        for (int j = 0; j < m->root[1]; ++j)
-            for (int i = 0; i < m->root[0]; ++i) add_tile(m, 0, (int32_t[3]){ i, j, k }, -1);
-    for (dp_tidx a = 1; a < n; ++a) /* insertion sort by key */
-        for (dp_tidx b = a; b > 0 && m->key[b] < m->key[b - 1]; --b) {
-            uint64_t tk = m->key[b];
-            m->key[b] = m->key[b - 1];
-            m->key[b - 1] = tk;
-            int32_t tc[3];
-            memcpy(tc, m->coord + 3 * b, sizeof tc);
-            memcpy(m->coord + 3 * b, m->coord + 3 * (b - 1), sizeof tc);
-            memcpy(m->coord + 3 * (b - 1), tc, sizeof tc);
-        }
+    for (uint64_t key = 0; m->ntiles < n; ++key) {
+        int32_t x[3];
+        dp_morton_decode(m->dim, key, x);
+        if (x[0] < m->root[0] && x[1] < m->root[1] && x[2] < m->root[2]) add_tile(m, 0, x, -1);
+    }
 }
 
 /** Deterministic field values, with a few special floats (-0, denormal, large). */

@@ -101,14 +101,7 @@ static void build_mesh(mesh_t *m, const dp_params *p)
 static void insert_tile(mesh_t *m, const dp_params *p, dp_tidx pos, int level, const int32_t *c, int64_t parent)
 {
     if (mesh_reserve(m, m->ntiles + 1) != 0) exit(2);
-    const size_t n = (size_t)(m->ntiles - pos), cells = (size_t)mesh_cells(m);
-    memmove(m->level + pos + 1, m->level + pos, n * sizeof *m->level);
-    memmove(m->coord + 3 * (pos + 1), m->coord + 3 * pos, 3 * n * sizeof *m->coord);
-    memmove(m->key + pos + 1, m->key + pos, n * sizeof *m->key);
-    memmove(m->parent + pos + 1, m->parent + pos, n * sizeof *m->parent);
-    memmove(m->childmask + pos + 1, m->childmask + pos, n);
-    for (int f = 0; f < m->nf; ++f)
-        memmove(m->field[f] + (pos + 1) * cells, m->field[f] + pos * cells, n * cells * sizeof(float));
+    mesh_copy_tiles(m, pos + 1, m, pos, m->ntiles - pos);
     ++m->ntiles;
     for (dp_tidx t = 0; t < m->ntiles; ++t)
         if (m->parent[t] >= pos) ++m->parent[t];
@@ -122,14 +115,7 @@ static void insert_tile(mesh_t *m, const dp_params *p, dp_tidx pos, int level, c
 /* Remove a tile that has no children. */
 static void remove_leaf(mesh_t *m, dp_tidx pos)
 {
-    const size_t n = (size_t)(m->ntiles - pos - 1), cells = (size_t)mesh_cells(m);
-    memmove(m->level + pos, m->level + pos + 1, n * sizeof *m->level);
-    memmove(m->coord + 3 * pos, m->coord + 3 * (pos + 1), 3 * n * sizeof *m->coord);
-    memmove(m->key + pos, m->key + pos + 1, n * sizeof *m->key);
-    memmove(m->parent + pos, m->parent + pos + 1, n * sizeof *m->parent);
-    memmove(m->childmask + pos, m->childmask + pos + 1, n);
-    for (int f = 0; f < m->nf; ++f)
-        memmove(m->field[f] + pos * cells, m->field[f] + (pos + 1) * cells, n * cells * sizeof(float));
+    mesh_copy_tiles(m, pos, m, pos + 1, m->ntiles - pos - 1);
     --m->ntiles;
     for (dp_tidx t = 0; t < m->ntiles; ++t)
         if (m->parent[t] > pos) --m->parent[t];
@@ -140,22 +126,12 @@ static void remove_leaf(mesh_t *m, dp_tidx pos)
 /* Swap tiles a and b with everything they own, keeping their children attached. */
 static void swap_tiles(mesh_t *m, dp_tidx a, dp_tidx b)
 {
-    const size_t cells = (size_t)mesh_cells(m);
-#define SWAP(arr, i, j)                                   \
-    do {                                                  \
-        unsigned char tmp_[sizeof arr[0]];                \
-        memcpy(tmp_, &arr[i], sizeof tmp_);               \
-        memcpy(&arr[i], &arr[j], sizeof tmp_);            \
-        memcpy(&arr[j], tmp_, sizeof tmp_);               \
-    } while (0)
-    SWAP(m->level, a, b);
-    SWAP(m->key, a, b);
-    SWAP(m->parent, a, b);
-    SWAP(m->childmask, a, b);
-    for (int k = 0; k < 3; ++k) SWAP(m->coord, 3 * a + k, 3 * b + k);
-    for (int f = 0; f < m->nf; ++f)
-        for (size_t i = 0; i < cells; ++i) SWAP(m->field[f], a * cells + i, b * cells + i);
-#undef SWAP
+    mesh_t tmp = *m;
+    if (mesh_alloc(&tmp, 1) != 0) exit(2);
+    mesh_copy_tiles(&tmp, 0, m, a, 1);
+    mesh_copy_tiles(m, a, m, b, 1);
+    mesh_copy_tiles(m, b, &tmp, 0, 1);
+    mesh_free(&tmp);
     for (dp_tidx t = 0; t < m->ntiles; ++t) {
         if (m->parent[t] == a) m->parent[t] = b;
         else if (m->parent[t] == b) m->parent[t] = a;

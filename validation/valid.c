@@ -115,10 +115,7 @@ static inline uint32_t float_bits(float v)
 static int parent_ok(const mesh_t *m, dp_tidx t)
 {
     const int64_t q = m->parent[t];
-    if (m->level[t] <= 0 || q < 0 || q >= m->ntiles || q == t || m->level[q] != m->level[t] - 1) return 0;
-    for (int a = 0; a < 3; ++a)
-        if ((m->coord[3 * t + a] >> 1) != m->coord[3 * q + a]) return 0;
-    return 1;
+    return m->level[t] > 0 && q >= 0 && q < m->ntiles && q != t && dp_parent_contains(mesh_tiles(m), q, t);
 }
 
 /* Conservation of field f between child t (octant o) and its parent q: every parent cell the child
