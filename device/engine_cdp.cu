@@ -66,7 +66,9 @@ typedef struct {
     char *scan;                        /* level grain: the scan tile states, one region per step */
     long long scan_off[DP_MAX_LEVELS]; /* byte offset of step k's region */
     int scan_nb[DP_MAX_LEVELS];        /* blocks step k's region holds */
-    unsigned smem;                     /* dynamic shared memory per block: G offsets, G masks */
+    unsigned smem;                     /* dynamic shared memory per block: G offsets, G masks, model tables */
+    unsigned tab_off;                  /* byte offset of the model tables in it */
+    int tab_tiles;                     /* model tables it holds (block_fill_tiles) */
     long long slots;                   /* level grain: blocks resident at once (SMs x blocks per SM) */
 } chain_t;
 
@@ -125,7 +127,7 @@ struct group_smem {
  * it; it begins and ends at a barrier-free point (callers loop). */
 static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chain_t &C, long long first, long long n,
                                                     int level, int fill, int G, long long v, group_smem &S,
-                                                    long long *off_s, uint8_t *mask_s)
+                                                    long long *off_s, uint8_t *mask_s, double *tab)
 {
     const dp_params *p = &c_params;
     const int k = level - C.Lp, tid = threadIdx.x, nthr = blockDim.x, lane = tid & 31, warp = tid >> 5;
@@ -133,11 +135,8 @@ static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chai
     const long long t0 = first + v * G;
     const int g = (int)(n - v * G < G ? n - v * G : G);
 
-    /* 1. cells of new tiles, consecutive threads on consecutive cells */
-    if (fill) {
-        const int cells = dp_cells(p->dim, p->B), shift = __ffs(cells) - 1; /* cells = 2^shift */
-        for (int j = tid; j < (g << shift); j += nthr) fill_cell(M, t0 + (j >> shift), level, j & (cells - 1));
-    }
+    /* 1. cells of new tiles: the block together, by bricks or through model tables */
+    if (fill) block_fill_tiles(M, t0, g, level, tab, C.tab_tiles);
     if (level >= p->max_level) return; /* the depth cap */
     if (tid == 0) S.smask = 0;
     __syncthreads(); /* the criterion reads cells other threads wrote */
@@ -236,7 +235,7 @@ __global__ void __launch_bounds__(CDP_THREADS, 4) refineTile(dmesh_t M, chain_t 
                                                              int level, int fill)
 {
     __shared__ group_smem S;
-    extern __shared__ long long dyn_smem[]; /* off[C.G], then mask[C.G] */
+    extern __shared__ long long dyn_smem[]; /* off[C.G], then mask[C.G], then the model tables */
     const int G = C.grain == DP_GRAIN_LEVEL ? level_tiles(n, C.slots) : C.G;
     const int stamp = C.grain == DP_GRAIN_LEVEL ? level - C.Lp : -1;
     stamp_start(M.stamps, stamp);
@@ -246,7 +245,8 @@ __global__ void __launch_bounds__(CDP_THREADS, 4) refineTile(dmesh_t M, chain_t 
                   ? (long long)atomicAdd(&C.tickets[level - C.Lp], 1ull)
                   : (long long)blockIdx.x;
     __syncthreads();
-    refine_group(M, C, first, n, level, fill, G, S.v, S, dyn_smem, (uint8_t *)(dyn_smem + C.G));
+    refine_group(M, C, first, n, level, fill, G, S.v, S, dyn_smem, (uint8_t *)(dyn_smem + C.G),
+                 (double *)((char *)dyn_smem + C.tab_off));
     stamp_end(M.stamps, stamp);
 }
 
@@ -422,7 +422,12 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     C.grain = grain;
     C.G = G;
     C.Lp = Lp;
-    C.smem = (unsigned)((G * (sizeof(long long) + 1) + 15) & ~(size_t)15);
+    C.tab_off = (unsigned)((G * (sizeof(long long) + 1) + 15) & ~(size_t)15);
+    {
+        const int tt = fill_model_tiles((int)threads, dp_cells(p->dim, p->B));
+        C.tab_tiles = tt < G ? tt : G; /* a group has at most C.G = G tiles */
+    }
+    C.smem = (unsigned)(C.tab_off + fill_table_bytes(p, C.tab_tiles));
 
     nvtxRangePushA("cdp: setup");
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));

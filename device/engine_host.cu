@@ -1,13 +1,16 @@
-/* engine_host.cu - variant host: the same refinement restructured on the host.
+/* engine_host.cu - variant hostlaunch: the same refinement restructured on the host.
  *
- * Per level L, four steps over a compacted work list, all enqueued up front with no host round
- * trip (level sizes live in device memory, d_ls):
- *   flagTiles(L)     one warp per tile of level L: octant flags -> childmask, child count -> counts
- *   CUB ExclusiveSum counts -> offsets (over a host-side upper bound U_L of the level's size;
- *                    flagTiles zeroes the tail, so the extra entries add nothing)
+ * Per level step (level L to L+1), kernels over a compacted work list, all enqueued up front with no
+ * host round trip (level sizes live in device memory, d_ls):
+ *   flagTiles(L)     first step only: one warp per tile of the input's finest level: octant flags
+ *                    -> childmask, child count -> counts
+ *   CUB ExclusiveSum counts -> offsets (over a host-side upper bound U_L of the level's size; the
+ *                    tail past the level is zeroed, so the extra entries add nothing)
  *   expandChildren(L) one warp per parent tile of level L: its children go to the slots its
  *                    offset names; write their metadata (level, coords, key, parent)
- *   fillCells(L+1)   one thread per new cell: fill it (prolong or model)
+ *   fillCells(L+1)   blocks take a few new tiles at a time: fill them (block_fill_tiles: prolong
+ *                    by bricks, or the model through each tile's table of axis terms) and, below
+ *                    max_level, flag them right away (childmask, counts for the next step's scan)
  * Children come out parent by parent, octant by octant: already canonical order, no sort.
  *
  * PDL: flagTiles, expandChildren and fillCells go through launch_pdl. Each does its independent
@@ -16,10 +19,10 @@
  * next kernel either right after its own wait (pdl_trigger=early: the dependent grid may be
  * scheduled while this one still works) or after its work (pdl_trigger=late: hides the launch and
  * the prologue only). The deck key picks; docs/results.md gives what each measured.
- * The transitions expandChildren -> fillCells and fillCells -> flagTiles(next level) are the ones
- * PDL can overlap. The scan's kernels are CUB's: they launch without the attribute and never
- * trigger early (CCCL 3.0 DeviceScan has no PDL), so flagTiles -> scan -> expandChildren stays
- * stream-ordered; the timeline shows all of them.
+ * The transition expandChildren -> fillCells is the one PDL can overlap. The scan's kernels are
+ * CUB's: they launch without the attribute and never trigger early (CCCL 3.0 DeviceScan has no
+ * PDL), so fillCells (or flagTiles) -> scan -> expandChildren stays stream-ordered; the timeline
+ * shows all of them.
  */
 #include <cub/device/device_scan.cuh>
 #include <nvtx3/nvToolsExt.h>
@@ -95,18 +98,61 @@ __global__ void expandChildren(dmesh_t M, int level, long long *ls, const long l
     stamp_end(M.stamps, slot);
 }
 
-/* One thread per new cell of level L+1 (grid-stride): consecutive threads write consecutive cells
- * of a tile, and the tile's metadata and parent cells are shared reads through the cache. */
-__global__ void fillCells(dmesh_t M, int level, const long long *ls, int slot, int early)
+/* Most tiles one block of fillCells takes per pass (its shared flag masks). */
+#define FILL_MAX_TILES 64
+
+/* Tiles one block of fillCells takes per pass: with prolong, one brick (2^dim cells) per thread;
+ * with the model, one cell per thread (fill_model_tiles); at most FILL_MAX_TILES. */
+static int fill_pass_tiles(const dp_params *p, int threads)
 {
+    const int cells = dp_cells(p->dim, p->B);
+    const int tp = p->fill == DP_FILL_PROLONG ? (threads << p->dim) / cells : fill_model_tiles(threads, cells);
+    return tp < 1 ? 1 : (tp > FILL_MAX_TILES ? FILL_MAX_TILES : tp);
+}
+
+/* The new level L+1 (its metadata written by expandChildren), tp tiles per block and pass:
+ * block_fill_tiles fills them; below max_level (flag) the block then flags them at once, while
+ * their cells are fresh in cache: childmask, and the child counts of the next level step's scan
+ * (zeroed past the level up to that scan's bound). This is the next step's flagTiles, fused: one
+ * launch and one pass over the level fewer per step. */
+__global__ void fillCells(dmesh_t M, int level, const long long *ls, long long *counts, long long bound, int flag,
+                          int tp, int slot, int early)
+{
+    extern __shared__ double tab[]; /* model tables (fill = model) */
+    __shared__ unsigned smask[FILL_MAX_TILES];
     stamp_start(M.stamps, slot);
-    const int cells = dp_cells(c_params.dim, c_params.B), shift = __ffs(cells) - 1; /* cells = 2^shift */
-    const long long tid = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    const long long nthreads = (long long)gridDim.x * blockDim.x;
+    const dp_params *p = &c_params;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nwarps = blockDim.x >> 5;
+    const int cells = dp_cells(p->dim, p->B);
+    for (int i = tid; i < tp; i += blockDim.x) smask[i] = 0;
     cudaGridDependencySynchronize(); /* the new tiles' metadata (expandChildren) is ready */
     if (early) cudaTriggerProgrammaticLaunchCompletion();
-    const long long e = ls[level + 1], ncell = (ls[level + 2] - e) << shift;
-    for (long long j = tid; j < ncell; j += nthreads) fill_cell(M, e + (j >> shift), level + 1, (int)(j & (cells - 1)));
+    const long long e = ls[level + 1], n = ls[level + 2] - e;
+    const double h = dp_spacing(p, level + 1);
+    for (long long i0 = (long long)blockIdx.x * tp; i0 < n; i0 += (long long)gridDim.x * tp) {
+        const int g = (int)(n - i0 < tp ? n - i0 : tp);
+        block_fill_tiles(M, e + i0, g, level + 1, tab, tp);
+        if (!flag) continue;
+        __syncthreads(); /* the block's cells are written and visible to the block */
+        /* wpt warps per tile, lanes striding over its cells */
+        const int wpt = nwarps / g > 1 ? nwarps / g : 1;
+        for (int i = warp / wpt; i < g; i += nwarps / wpt) {
+            const float *u = dmesh_field(M, p->crit_field) + (size_t)(e + i0 + i) * cells;
+            unsigned mine = dp_tile_flags(p, u, h, lane + 32 * (warp % wpt), 32 * wpt, 0, NULL);
+            for (int o = 16; o > 0; o >>= 1) mine |= __shfl_xor_sync(0xffffffffu, mine, o);
+            if (lane == 0 && mine) atomicOr(&smask[i], mine);
+        }
+        __syncthreads();
+        for (int i = tid; i < g; i += blockDim.x) {
+            const unsigned m = smask[i];
+            smask[i] = 0; /* for the next pass: only this thread touches entry i until the barrier */
+            M.childmask[e + i0 + i] = (uint8_t)m;
+            counts[i0 + i] = __popc(m);
+        }
+    }
+    if (flag)
+        for (long long i = n + blockIdx.x * (long long)blockDim.x + tid; i <= bound; i += (long long)gridDim.x * blockDim.x)
+            counts[i] = 0;
     if (!early) cudaTriggerProgrammaticLaunchCompletion();
     stamp_end(M.stamps, slot);
 }
@@ -186,7 +232,8 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     unsigned long long *stamps = NULL;
     float build_ms = 0.0f;
     int rc = -1;
-    int threads = HOST_THREADS, occ = 0, sms = 0, dev = 0, early = d->pdl_trigger_early;
+    int threads = HOST_THREADS, occ = 0, sms = 0, dev = 0, early = d->pdl_trigger_early, tp = 1;
+    size_t fill_smem = 0;
     unsigned grid;
     cap_t capinfo;
     dstage_t stage;
@@ -220,9 +267,11 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     /* one wave of resident blocks: the kernels stride over their level */
     CK(cudaGetDevice(&dev));
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    tp = fill_pass_tiles(p, threads);
+    fill_smem = fill_table_bytes(p, tp);
     {
         int occ_flag = 0;
-        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fillCells, threads, 0));
+        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fillCells, threads, fill_smem));
         CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_flag, flagTiles, threads, 0));
         occ = occ_flag < occ ? occ_flag : occ;
     }
@@ -246,18 +295,22 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
             b = lsk[1] - lsk[0];
         }
         char name[64];
-        nvtxRangePushA(slot_name(slot_flag, Lp, name, sizeof name));
-        void *fa[] = { &M, &L, &d_ls, &d_counts, &b, &slot_flag, &early };
-        CK(launch_pdl((const void *)flagTiles, dim3(grid), dim3(threads), s, d->pdl, fa));
-        nvtxRangePop();
+        if (k == 0) { /* later levels are flagged by the fillCells that makes them */
+            nvtxRangePushA(slot_name(slot_flag, Lp, name, sizeof name));
+            void *fa[] = { &M, &L, &d_ls, &d_counts, &b, &slot_flag, &early };
+            CK(launch_pdl((const void *)flagTiles, dim3(grid), dim3(threads), s, d->pdl, fa));
+            nvtxRangePop();
+        }
         CK(cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, d_counts, d_off, (int64_t)(b + 1), s));
         nvtxRangePushA(slot_name(slot_exp, Lp, name, sizeof name));
         void *xa[] = { &M, &L, &d_ls, &d_off, &slot_exp, &early };
         CK(launch_pdl((const void *)expandChildren, dim3(grid), dim3(threads), s, d->pdl, xa));
         nvtxRangePop();
         nvtxRangePushA(slot_name(slot_fill, Lp, name, sizeof name));
-        void *ca[] = { &M, &L, &d_ls, &slot_fill, &early };
-        CK(launch_pdl((const void *)fillCells, dim3(grid), dim3(threads), s, d->pdl, ca));
+        int flag = k + 1 < nlev;
+        long long nb = flag ? bound[k + 1] : 0;
+        void *ca[] = { &M, &L, &d_ls, &d_counts, &nb, &flag, &tp, &slot_fill, &early };
+        CK(launch_pdl_smem((const void *)fillCells, dim3(grid), dim3(threads), fill_smem, s, d->pdl, ca));
         nvtxRangePop();
     }
     CK(cudaEventRecord(e1, s));
@@ -287,16 +340,17 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
         /* stamps[2*slot] = first block start, stamps[2*slot+1] = last block end */
 #define T_START(slot) ((long long)stamps[2 * (slot)])
 #define T_END(slot) ((long long)stamps[2 * (slot) + 1])
+        /* step k runs from the end of step k - 1's fillCells (its scan is not stamped), step 0 from
+         * its flagTiles, to the end of its fillCells */
         for (int k = 0; k < nlev; ++k)
-            r->level_ms[Lp + k + 1] = (double)(T_END(SLOTS_PER_LEVEL * k + 2) - T_START(SLOTS_PER_LEVEL * k)) * 1e-6;
-        /* the direct PDL pairs: expandChildren -> fillCells within a level step, and fillCells ->
-         * flagTiles of the next step (flagTiles -> expandChildren has CUB's scan between) */
+            r->level_ms[Lp + k + 1] =
+                (double)(T_END(SLOTS_PER_LEVEL * k + 2) - (k ? T_END(SLOTS_PER_LEVEL * k - 1) : T_START(0))) * 1e-6;
+        /* the direct PDL pair: expandChildren -> fillCells within a level step (fillCells ->
+         * expandChildren of the next step has CUB's scan between) */
         r->ngaps = 0;
-        for (int k = 0; k < nlev; ++k) {
+        for (int k = 0; k < nlev && r->ngaps < DP_MAX_LEVELS; ++k) {
             const int f = SLOTS_PER_LEVEL * k;
             r->gap_ns[r->ngaps++] = (double)(T_START(f + 2) - T_END(f + 1));
-            if (k + 1 < nlev && r->ngaps < DP_MAX_LEVELS) r->gap_ns[r->ngaps++] = (double)(T_START(f + 3) - T_END(f + 2));
-            if (r->ngaps >= DP_MAX_LEVELS) break;
         }
 #undef T_START
 #undef T_END

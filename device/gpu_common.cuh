@@ -101,23 +101,77 @@ static __device__ __forceinline__ float *dmesh_field(const dmesh_t &M, int f)
     return u;
 }
 
-/* Cell i of new tile t at `level` (all fields): dp_fill_cell, from the parent (its octant from
- * the tile's coordinates) or the model, as tile_fill computes it on the CPU. The field loops are
- * DP_FOR_FIELDS (unrolled over the DP_MAX_FIELDS slots), so values and field pointers stay in
- * registers. */
-static __device__ __forceinline__ void fill_cell(const dmesh_t &M, long long t, int level, int i)
+/* Tiles per pass of block_fill_tiles' model path for a block of nthr threads: one cell per thread
+ * (at least one tile). A caller gives it room for this many model tables. */
+static __host__ __device__ __forceinline__ int fill_model_tiles(int nthr, int cells)
+{
+    return nthr > cells ? nthr / cells : 1;
+}
+
+/* Fill the cells of g consecutive new tiles t0.. of `level` (every field), the whole block
+ * together, with the arithmetic of tile_fill on the CPU (src/tile.c):
+ *  - prolong: one thread per brick, the 2^dim cells over one parent cell (dp_prolong_brick: the
+ *    parent cell and its slopes read once), stored as two (2D) or four (3D) 8-byte pairs;
+ *  - model: per tile its table of axis terms in shared memory tab (dp_model_table_entry, room for
+ *    tab_tiles tables), then one thread per cell (dp_model_cells_tab): no division per cell.
+ * Every thread of the block must call it (the model path has barriers); it ends without one. */
+static __device__ __forceinline__ void block_fill_tiles(const dmesh_t &M, long long t0, int g, int level, double *tab,
+                                                        int tab_tiles)
 {
     const dp_params *p = &c_params;
-    const int B = p->B, cells = dp_cells(p->dim, B);
-    const int32_t c[3] = { M.coord[3 * t], M.coord[3 * t + 1], M.coord[3 * t + 2] };
-    const long long parent = M.parent[t];
-    int x, y, z;
-    dp_cell_xyz(i, B, dp_log2(B), &x, &y, &z);
-    const float *up[DP_MAX_FIELDS];
-    DP_FOR_FIELDS(f, p->nf) up[f] = M.field[f] + (size_t)parent * cells; /* the slots past nf are never read */
-    float v[DP_MAX_FIELDS];
-    dp_fill_cell(p, level, c, up, dp_tile_octant(c), x, y, z, v);
-    DP_FOR_FIELDS(f, p->nf) M.field[f][(size_t)t * cells + i] = v[f];
+    const int dim = p->dim, B = p->B, lb = dp_log2(B), cshift = dim * lb, cells = 1 << cshift;
+    if (p->fill == DP_FILL_PROLONG) {
+        const int bshift = cshift - dim, hb = B >> 1; /* 2^bshift bricks per tile */
+        for (int j = threadIdx.x; j < (g << bshift); j += blockDim.x) {
+            const long long t = t0 + (j >> bshift);
+            const int b = j & ((1 << bshift) - 1);
+            const int X = b & (hb - 1), Y = (b >> (lb - 1)) & (hb - 1), Z = b >> (2 * (lb - 1));
+            const int32_t c[3] = { M.coord[3 * t], M.coord[3 * t + 1], M.coord[3 * t + 2] };
+            const long long par = M.parent[t];
+            const int o = dp_tile_octant(c);
+            const size_t at = (size_t)t * cells + (size_t)(2 * X + B * (2 * Y + B * 2 * Z));
+            DP_FOR_FIELDS(f, p->nf)
+            {
+                float v[8];
+                dp_prolong_brick(dim, B, M.field[f] + (size_t)par * cells, o, X, Y, Z, v);
+                float2 *d = (float2 *)(M.field[f] + at); /* 2X even, tiles of an even cell count: aligned */
+                d[0] = make_float2(v[0], v[1]);
+                d[B / 2] = make_float2(v[2], v[3]);
+                if (dim == 3) {
+                    d[B * B / 2] = make_float2(v[4], v[5]);
+                    d[B * B / 2 + B / 2] = make_float2(v[6], v[7]);
+                }
+            }
+        }
+        return;
+    }
+    const int nt = dp_model_table_size(p), tp = min(fill_model_tiles(blockDim.x, cells), tab_tiles);
+    const double h = dp_spacing(p, level);
+    for (int i0 = 0; i0 < g; i0 += tp) {
+        const int gi = min(tp, g - i0);
+        __syncthreads(); /* the previous pass has read its tables */
+        for (int e = threadIdx.x; e < gi * nt; e += blockDim.x) {
+            const long long t = t0 + i0 + e / nt;
+            const int32_t c[3] = { M.coord[3 * t], M.coord[3 * t + 1], M.coord[3 * t + 2] };
+            tab[e] = dp_model_table_entry(p, c, h, e % nt);
+        }
+        __syncthreads();
+        for (int j = threadIdx.x; j < (gi << cshift); j += blockDim.x) {
+            const int i = j >> cshift, cell = j & (cells - 1);
+            int x, y, z;
+            dp_cell_xyz(cell, B, lb, &x, &y, &z);
+            float v[DP_MAX_FIELDS];
+            dp_model_cells_tab(p, tab + i * nt, x, y, z, v);
+            const size_t at = (size_t)(t0 + i0 + i) * cells + cell;
+            DP_FOR_FIELDS(f, p->nf) M.field[f][at] = v[f];
+        }
+    }
+}
+
+/* Bytes of model tables block_fill_tiles needs for `tiles` tables (0 for fill = prolong). */
+static inline size_t fill_table_bytes(const dp_params *p, int tiles)
+{
+    return p->fill == DP_FILL_PROLONG ? 0 : (size_t)tiles * (size_t)dp_model_table_size(p) * sizeof(double);
 }
 
 /* Octant flags of tile t (reads only its cells), reduced over the block into *smask.

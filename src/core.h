@@ -254,6 +254,34 @@ static inline DP_HD float dp_prolong(int dim, int B, const float *u, int o, int 
     return u[pc] + d;
 }
 
+/* The 2^dim child cells (2X+sx, 2Y+sy, 2Z+sz) that cover parent cell (X,Y,Z) of octant o, from
+ * parent tile data u, into out[s] with s = sx | sy << 1 | sz << 2: dp_prolong's arithmetic for
+ * each, with the parent cell's value and slopes read once. The engines fill by these bricks (one
+ * thread per brick on the GPU: two or four 8-byte stores); dp_prolong is the per-cell reference. */
+static inline DP_HD void dp_prolong_brick(int dim, int B, const float *u, int o, int X, int Y, int Z, float *out)
+{
+    const int hb = B >> 1;
+    const int px = (o & 1) * hb + X;
+    const int py = ((o >> 1) & 1) * hb + Y;
+    const int pz = dim == 3 ? ((o >> 2) & 1) * hb + Z : 0;
+    const int pc = px + B * (py + B * pz);
+    const float uc = u[pc];
+    const float sx = dp_slope(u, pc, 1, px, B);
+    const float sy = dp_slope(u, pc, B, py, B);
+    const float sz = dim == 3 ? dp_slope(u, pc, B * B, pz, B) : 0.0f;
+    DP_UNROLL for (int s = 0; s < 8; ++s) {
+        if (s >= (1 << dim)) break;
+        const float qx = (s & 1) ? 0.25f : -0.25f;
+        const float qy = (s & 2) ? 0.25f : -0.25f;
+        float d = sx * qx + sy * qy;
+        if (dim == 3) {
+            const float qz = (s & 4) ? 0.25f : -0.25f;
+            d = d + sz * qz;
+        }
+        out[s] = uc + d;
+    }
+}
+
 /* ---- model ------------------------------------------------------------------------------- */
 
 /* exp(x) for x <= 0 from basic IEEE operations only (no libm), so host and device agree to the
@@ -290,37 +318,88 @@ static inline DP_HD double dp_exp(double x)
     return s * two_k.d;
 }
 
-/* Shape of an object at point x: 1 inside, 0 outside, a smooth bump for a gaussian. */
-static inline DP_HD double dp_shape(int dim, const dp_object *ob, const double *x)
+/* Object ob's term on axis a at coordinate xa: |(xa - c_a) / r_a|. It depends on one coordinate
+ * only, so a tile needs B of them per axis and object (dp_model_table), not one per cell. */
+static inline DP_HD double dp_axis_t(const dp_object *ob, int a, double xa)
+{
+    const double t = (xa - ob->center[a]) / ob->radius[a];
+    return t < 0.0 ? -t : t;
+}
+
+/* Shape of an object from its axis terms t0, t1 (t2 in 3D): 1 inside, 0 outside, a smooth bump
+ * for a gaussian. */
+static inline DP_HD double dp_shape_t(int dim, int kind, double t0, double t1, double t2)
 {
     double q = 0.0, m = 0.0;
-    DP_UNROLL for (int a = 0; a < 3; ++a) {
-        if (a >= dim) break;
-        double t = (x[a] - ob->center[a]) / ob->radius[a];
-        t = t < 0.0 ? -t : t;
-        q = q + t * t;
-        m = t > m ? t : m;
+    q = q + t0 * t0;
+    m = t0 > m ? t0 : m;
+    q = q + t1 * t1;
+    m = t1 > m ? t1 : m;
+    if (dim == 3) {
+        q = q + t2 * t2;
+        m = t2 > m ? t2 : m;
     }
-    if (ob->kind == DP_OBJ_ELLIPSOID) return q <= 1.0 ? 1.0 : 0.0;
-    if (ob->kind == DP_OBJ_BOX) return m <= 1.0 ? 1.0 : 0.0;
+    if (kind == DP_OBJ_ELLIPSOID) return q <= 1.0 ? 1.0 : 0.0;
+    if (kind == DP_OBJ_BOX) return m <= 1.0 ? 1.0 : 0.0;
     return dp_exp(-q);
 }
 
+/* Shape of an object at point x. */
+static inline DP_HD double dp_shape(int dim, const dp_object *ob, const double *x)
+{
+    return dp_shape_t(dim, ob->kind, dp_axis_t(ob, 0, x[0]), dp_axis_t(ob, 1, x[1]),
+                      dim == 3 ? dp_axis_t(ob, 2, x[2]) : 0.0);
+}
+
+/* Coordinate on axis a of the centre of cell x (0..B-1 along a) of a tile at tile coordinate tc,
+ * spacing h. */
+static inline DP_HD double dp_centre(const dp_params *p, int a, int32_t tc, int x, double h)
+{
+    return p->origin[a] + ((double)(tc * p->B + x) + 0.5) * h;
+}
+
+/* Object o's contribution added to the field values v (double, nf of them). */
+static inline DP_HD void dp_model_add(const dp_params *p, const dp_object *ob, double sh, double *v)
+{
+    DP_UNROLL for (int f = 0; f < DP_MAX_FIELDS; ++f)
+        if (f < p->nf) v[f] = v[f] + (ob->outside[f] + (ob->inside[f] - ob->outside[f]) * sh);
+}
+
 /* Model values of every field at cell (x,y,z) of tile (level, ti, tj, tk), sampled at the cell
- * centre, into out[0..nf-1]. Each object's shape is evaluated once for all fields. */
+ * centre, into out[0..nf-1]. Each object's shape is evaluated once for all fields. The per-cell
+ * reference; the engines fill a tile through its dp_model_table (the same values). */
 static inline DP_HD void dp_model_cells(const dp_params *p, int level, int32_t ti, int32_t tj, int32_t tk, int x,
                                         int y, int z, float *out)
 {
     const double h = dp_spacing(p, level);
-    const int32_t ci[3] = { ti * p->B + x, tj * p->B + y, tk * p->B + z };
-    double pt[3], v[DP_MAX_FIELDS];
-    for (int a = 0; a < 3; ++a) pt[a] = p->origin[a] + ((double)ci[a] + 0.5) * h;
+    const double pt[3] = { dp_centre(p, 0, ti, x, h), dp_centre(p, 1, tj, y, h), dp_centre(p, 2, tk, z, h) };
+    double v[DP_MAX_FIELDS];
+    DP_UNROLL for (int f = 0; f < DP_MAX_FIELDS; ++f) v[f] = 0.0;
+    for (int o = 0; o < p->nobj; ++o) dp_model_add(p, &p->obj[o], dp_shape(p->dim, &p->obj[o], pt), v);
+    DP_UNROLL for (int f = 0; f < DP_MAX_FIELDS; ++f)
+        if (f < p->nf) out[f] = (float)v[f];
+}
+
+/* A tile's model table: dp_model_table_size(p) axis terms, entry (o * dim + a) * B + x the term of
+ * object o on axis a at the tile's cell coordinate x. Entry e of the tile at coordinates tc and
+ * spacing h (threads of a block compute one entry each; the CPU loops). */
+static inline DP_HD int dp_model_table_size(const dp_params *p) { return p->nobj * p->dim * p->B; }
+static inline DP_HD double dp_model_table_entry(const dp_params *p, const int32_t *tc, double h, int e)
+{
+    const int B = p->B, x = e % B, a = (e / B) % p->dim, o = e / (B * p->dim);
+    return dp_axis_t(&p->obj[o], a, dp_centre(p, a, tc[a], x, h));
+}
+
+/* dp_model_cells from the tile's model table T: the same arithmetic, no division per cell. */
+static inline DP_HD void dp_model_cells_tab(const dp_params *p, const double *T, int x, int y, int z, float *out)
+{
+    const int B = p->B, dim = p->dim;
+    double v[DP_MAX_FIELDS];
     DP_UNROLL for (int f = 0; f < DP_MAX_FIELDS; ++f) v[f] = 0.0;
     for (int o = 0; o < p->nobj; ++o) {
-        const dp_object *ob = &p->obj[o];
-        const double sh = dp_shape(p->dim, ob, pt);
-        DP_UNROLL for (int f = 0; f < DP_MAX_FIELDS; ++f)
-            if (f < p->nf) v[f] = v[f] + (ob->outside[f] + (ob->inside[f] - ob->outside[f]) * sh);
+        const double *t = T + o * dim * B;
+        const double sh = dp_shape_t(dim, p->obj[o].kind, t[x], t[B + y], dim == 3 ? t[2 * B + z] : 0.0);
+        dp_model_add(p, &p->obj[o], sh, v);
     }
     DP_UNROLL for (int f = 0; f < DP_MAX_FIELDS; ++f)
         if (f < p->nf) out[f] = (float)v[f];
@@ -353,10 +432,11 @@ static inline DP_HD int dp_tile_octant(const int32_t *c) { return (c[0] & 1) | (
 
 /* The values of every field at cell (x,y,z) of a new tile at `level`, coordinates c, into
  * v[0..nf-1]: prolonged from the parent tile's octant `octant` when fill = prolong and the parent's
- * cells are given (up[f]: the parent tile's cells of field f), else sampled from the model. The one
- * cell fill: tile_fill (src/tile.c) loops over a tile's cells with it, the GPU kernels give each
- * thread a cell (device/gpu_common.cuh, fill_cell). The field loop is DP_FOR_FIELDS: unrolled on
- * the device, so values and pointers stay in registers. */
+ * cells are given (up[f]: the parent tile's cells of field f), else sampled from the model. The
+ * per-cell reference of a tile's fill: the engines compute the same values by bricks
+ * (dp_prolong_brick) and through the tile's model table (dp_model_cells_tab): tile_fill
+ * (src/tile.c) on the CPU, block_fill_tiles (device/gpu_common.cuh) on the GPU; tests/test_core.c
+ * checks they agree bit for bit. */
 static inline DP_HD void dp_fill_cell(const dp_params *p, int level, const int32_t *c, const float *const *up,
                                       int octant, int x, int y, int z, float *v)
 {

@@ -32,20 +32,36 @@ void tile_fill(const dp_params *p, mesh_t *m, dp_tidx t, dp_tidx parent, int oct
 {
     const int B = p->B, cells = dp_cells(p->dim, B), nz = p->dim == 3 ? B : 1, nf = p->nf, level = m->level[t];
     const int32_t *c = m->coord + 3 * t;
-    const float *up[DP_MAX_FIELDS];
     float *dst[DP_MAX_FIELDS];
     assert(parent < t); /* parents come first in canonical order: their cells are final */
-    /* pointers and fill mode set once per tile: computed per cell they cost the loop 10% more instructions */
-    for (int f = 0; f < nf; ++f) {
-        up[f] = parent >= 0 ? m->field[f] + (size_t)parent * cells : NULL;
-        dst[f] = m->field[f] + (size_t)t * cells;
+    for (int f = 0; f < nf; ++f) dst[f] = m->field[f] + (size_t)t * cells;
+    if (p->fill == DP_FILL_PROLONG && parent >= 0) {
+        /* by bricks: the 2^dim cells over one parent cell of the octant, field by field */
+        const int hb = B / 2, nZ = p->dim == 3 ? hb : 1, ns = 1 << p->dim;
+        for (int f = 0; f < nf; ++f) {
+            const float *up = m->field[f] + (size_t)parent * cells;
+            for (int Z = 0; Z < nZ; ++Z)
+                for (int Y = 0; Y < hb; ++Y)
+                    for (int X = 0; X < hb; ++X) {
+                        float v[8];
+                        dp_prolong_brick(p->dim, B, up, octant, X, Y, Z, v);
+                        for (int s = 0; s < ns; ++s)
+                            dst[f][(2 * X + (s & 1)) + B * ((2 * Y + (s >> 1 & 1)) + B * (2 * Z + (s >> 2 & 1)))] = v[s];
+                    }
+        }
+        return;
     }
-    const float *const *from = parent >= 0 ? up : NULL;
+    /* the model through the tile's table of axis terms */
+    double T[DP_MAX_OBJECTS * 3 * 32];
+    const double h = dp_spacing(p, level);
+    const int nt = dp_model_table_size(p);
+    assert(nt <= (int)(sizeof T / sizeof T[0]));
+    for (int e = 0; e < nt; ++e) T[e] = dp_model_table_entry(p, c, h, e);
     for (int z = 0; z < nz; ++z)
         for (int y = 0; y < B; ++y)
             for (int x = 0; x < B; ++x) {
                 float v[DP_MAX_FIELDS];
-                dp_fill_cell(p, level, c, from, octant, x, y, z, v);
+                dp_model_cells_tab(p, T, x, y, z, v);
                 for (int f = 0; f < nf; ++f) dst[f][x + B * (y + B * z)] = v[f];
             }
 }

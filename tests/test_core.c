@@ -133,6 +133,17 @@ static void test_criterion_prolong(int dim)
                     dp_fill_cell(&p, 1, tc, up, o, x, y, z, v);
                     CHECK(v[0] == child[x + B * (y + B * z)], "dp_fill_cell prolongs as dp_prolong");
                 }
+        /* the bricks the engines fill by: the same bits as dp_prolong, cell by cell */
+        for (int Z = 0; Z < (dim == 3 ? B / 2 : 1); ++Z)
+            for (int Y = 0; Y < B / 2; ++Y)
+                for (int X = 0; X < B / 2; ++X) {
+                    float br[8];
+                    dp_prolong_brick(dim, B, u, o, X, Y, Z, br);
+                    for (int b = 0; b < (1 << dim); ++b) {
+                        const int c = (2 * X + (b & 1)) + B * ((2 * Y + (b >> 1 & 1)) + B * (2 * Z + (b >> 2 & 1)));
+                        CHECK(memcmp(&br[b], &child[c], sizeof(float)) == 0, "%dD brick cell %d of octant %d", dim, c, o);
+                    }
+                }
         for (int z = 0; z < nz; z += 2)
             for (int y = 0; y < B; y += 2)
                 for (int x = 0; x < B; x += 2) {
@@ -192,6 +203,40 @@ static void test_model(void)
     }
     p.obj[0].kind = DP_OBJ_ELLIPSOID;
     CHECK(dp_model_cell(&p, 0, 0, 0, 0, 0, 0, 0, 0) == 3.0f, "ellipsoid outside");
+
+    /* a tile's model table gives every cell the bits of the per-cell reference: three kinds of
+       object, off-centre tiles on deep levels, 2D and 3D */
+    for (int dim = 2; dim <= 3; ++dim) {
+        p.dim = dim;
+        p.B = 8;
+        p.nobj = 3;
+        p.origin[0] = -0.3;
+        p.origin[1] = 0.1;
+        p.origin[2] = 0.7;
+        p.h0 = 0.1 / 3.0;
+        p.obj[2] = p.obj[1];
+        p.obj[2].kind = DP_OBJ_ELLIPSOID;
+        p.obj[2].center[2] = 0.9;
+        p.obj[2].radius[0] = 0.21;
+        p.obj[1].center[2] = 0.8;
+        p.obj[0].center[2] = 0.75;
+        double T[DP_MAX_OBJECTS * 3 * 32];
+        int same = 1;
+        for (int level = 0; level <= 9; level += 3) {
+            const int32_t c[3] = { 5 << level >> 1, 3 << level >> 1, dim == 3 ? 7 << level >> 2 : 0 };
+            const double h = dp_spacing(&p, level);
+            for (int e = 0; e < dp_model_table_size(&p); ++e) T[e] = dp_model_table_entry(&p, c, h, e);
+            for (int z = 0; z < (dim == 3 ? p.B : 1); ++z)
+                for (int y = 0; y < p.B; ++y)
+                    for (int x = 0; x < p.B; ++x) {
+                        float a[DP_MAX_FIELDS], b[DP_MAX_FIELDS];
+                        dp_model_cells(&p, level, c[0], c[1], c[2], x, y, z, a);
+                        dp_model_cells_tab(&p, T, x, y, z, b);
+                        same &= memcmp(a, b, sizeof(float) * (size_t)p.nf) == 0;
+                    }
+        }
+        CHECK(same, "%dD: dp_model_cells_tab gives dp_model_cells' bits", dim);
+    }
 }
 
 int main(void)
