@@ -136,7 +136,7 @@ static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chai
     const int g = (int)(n - v * G < G ? n - v * G : G);
 
     /* 1. cells of new tiles: the block together, by bricks or through model tables */
-    if (fill) block_fill_tiles(M, t0, g, level, tab, C.tab_tiles);
+    if (fill) block_fill_tiles(M, t0, g, level, tab, C.tab_tiles, NULL);
     if (level >= p->max_level) return; /* the depth cap */
     if (tid == 0) S.smask = 0;
     __syncthreads(); /* the criterion reads cells other threads wrote */
@@ -424,8 +424,9 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     C.Lp = Lp;
     C.tab_off = (unsigned)((G * (sizeof(long long) + 1) + 15) & ~(size_t)15);
     {
-        const int tt = fill_model_tiles((int)threads, dp_cells(p->dim, p->B));
-        C.tab_tiles = tt < G ? tt : G; /* a group has at most C.G = G tiles */
+        /* model tables: tiles filled per pass, one cell per thread (a group has at most G tiles) */
+        const int cells = dp_cells(p->dim, p->B), tt = (int)threads > cells ? (int)threads / cells : 1;
+        C.tab_tiles = tt < G ? tt : G;
     }
     C.smem = (unsigned)(C.tab_off + fill_table_bytes(p, C.tab_tiles));
 

@@ -101,12 +101,13 @@ __global__ void expandChildren(dmesh_t M, int level, long long *ls, const long l
 /* Most tiles one block of fillCells takes per pass (its shared flag masks). */
 #define FILL_MAX_TILES 64
 
-/* Tiles one block of fillCells takes per pass: with prolong, one brick (2^dim cells) per thread;
- * with the model, one cell per thread (fill_model_tiles); at most FILL_MAX_TILES. */
+/* Tiles one block of fillCells takes per pass: two bricks (2^dim cells each) per thread with
+ * prolong, four cells per thread with the model (its tables and barriers once per pass); at
+ * most FILL_MAX_TILES, at least one. */
 static int fill_pass_tiles(const dp_params *p, int threads)
 {
     const int cells = dp_cells(p->dim, p->B);
-    const int tp = p->fill == DP_FILL_PROLONG ? (threads << p->dim) / cells : fill_model_tiles(threads, cells);
+    const int tp = p->fill == DP_FILL_PROLONG ? (threads << (p->dim + 1)) / cells : 4 * threads / cells;
     return tp < 1 ? 1 : (tp > FILL_MAX_TILES ? FILL_MAX_TILES : tp);
 }
 
@@ -115,15 +116,17 @@ static int fill_pass_tiles(const dp_params *p, int threads)
  * their cells are fresh in cache: childmask, and the child counts of the next level step's scan
  * (zeroed past the level up to that scan's bound). This is the next step's flagTiles, fused: one
  * launch and one pass over the level fewer per step. */
+template <int FILL>
 __global__ void fillCells(dmesh_t M, int level, const long long *ls, long long *counts, long long bound, int flag,
                           int tp, int slot, int early)
 {
-    extern __shared__ double tab[]; /* model tables (fill = model) */
+    extern __shared__ double tab[]; /* model tables (fill = model), then tp tiles of criterion cells */
     __shared__ unsigned smask[FILL_MAX_TILES];
     stamp_start(M.stamps, slot);
     const dp_params *p = &c_params;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nwarps = blockDim.x >> 5;
     const int cells = dp_cells(p->dim, p->B);
+    float *crit = (float *)(tab + (FILL == DP_FILL_PROLONG ? 0 : tp * dp_model_table_size(p)));
     for (int i = tid; i < tp; i += blockDim.x) smask[i] = 0;
     cudaGridDependencySynchronize(); /* the new tiles' metadata (expandChildren) is ready */
     if (early) cudaTriggerProgrammaticLaunchCompletion();
@@ -131,13 +134,14 @@ __global__ void fillCells(dmesh_t M, int level, const long long *ls, long long *
     const double h = dp_spacing(p, level + 1);
     for (long long i0 = (long long)blockIdx.x * tp; i0 < n; i0 += (long long)gridDim.x * tp) {
         const int g = (int)(n - i0 < tp ? n - i0 : tp);
-        block_fill_tiles(M, e + i0, g, level + 1, tab, tp);
+        if (FILL == DP_FILL_PROLONG) block_fill_prolong(M, e + i0, g, flag ? crit : NULL);
+        else block_fill_model(M, e + i0, g, level + 1, tab, tp, flag ? crit : NULL);
         if (!flag) continue;
-        __syncthreads(); /* the block's cells are written and visible to the block */
+        __syncthreads(); /* the block's criterion cells are in crit */
         /* wpt warps per tile, lanes striding over its cells */
         const int wpt = nwarps / g > 1 ? nwarps / g : 1;
         for (int i = warp / wpt; i < g; i += nwarps / wpt) {
-            const float *u = dmesh_field(M, p->crit_field) + (size_t)(e + i0 + i) * cells;
+            const float *u = crit + i * cells;
             unsigned mine = dp_tile_flags(p, u, h, lane + 32 * (warp % wpt), 32 * wpt, 0, NULL);
             for (int o = 16; o > 0; o >>= 1) mine |= __shfl_xor_sync(0xffffffffu, mine, o);
             if (lane == 0 && mine) atomicOr(&smask[i], mine);
@@ -234,6 +238,7 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     int rc = -1;
     int threads = HOST_THREADS, occ = 0, sms = 0, dev = 0, early = d->pdl_trigger_early, tp = 1;
     size_t fill_smem = 0;
+    const void *fill_kernel = NULL;
     unsigned grid;
     cap_t capinfo;
     dstage_t stage;
@@ -267,11 +272,12 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     /* one wave of resident blocks: the kernels stride over their level */
     CK(cudaGetDevice(&dev));
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    fill_kernel = p->fill == DP_FILL_PROLONG ? (const void *)fillCells<DP_FILL_PROLONG> : (const void *)fillCells<DP_FILL_MODEL>;
     tp = fill_pass_tiles(p, threads);
-    fill_smem = fill_table_bytes(p, tp);
+    fill_smem = fill_table_bytes(p, tp) + (size_t)tp * dp_cells(p->dim, p->B) * sizeof(float);
     {
         int occ_flag = 0;
-        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fillCells, threads, fill_smem));
+        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fill_kernel, threads, fill_smem));
         CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_flag, flagTiles, threads, 0));
         occ = occ_flag < occ ? occ_flag : occ;
     }
@@ -310,7 +316,7 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
         int flag = k + 1 < nlev;
         long long nb = flag ? bound[k + 1] : 0;
         void *ca[] = { &M, &L, &d_ls, &d_counts, &nb, &flag, &tp, &slot_fill, &early };
-        CK(launch_pdl_smem((const void *)fillCells, dim3(grid), dim3(threads), fill_smem, s, d->pdl, ca));
+        CK(launch_pdl_smem(fill_kernel, dim3(grid), dim3(threads), fill_smem, s, d->pdl, ca));
         nvtxRangePop();
     }
     CK(cudaEventRecord(e1, s));

@@ -101,51 +101,61 @@ static __device__ __forceinline__ float *dmesh_field(const dmesh_t &M, int f)
     return u;
 }
 
-/* Tiles per pass of block_fill_tiles' model path for a block of nthr threads: one cell per thread
- * (at least one tile). A caller gives it room for this many model tables. */
-static __host__ __device__ __forceinline__ int fill_model_tiles(int nthr, int cells)
-{
-    return nthr > cells ? nthr / cells : 1;
-}
-
-/* Fill the cells of g consecutive new tiles t0.. of `level` (every field), the whole block
- * together, with the arithmetic of tile_fill on the CPU (src/tile.c):
- *  - prolong: one thread per brick, the 2^dim cells over one parent cell (dp_prolong_brick: the
- *    parent cell and its slopes read once), stored as two (2D) or four (3D) 8-byte pairs;
- *  - model: per tile its table of axis terms in shared memory tab (dp_model_table_entry, room for
- *    tab_tiles tables), then one thread per cell (dp_model_cells_tab): no division per cell.
- * Every thread of the block must call it (the model path has barriers); it ends without one. */
-static __device__ __forceinline__ void block_fill_tiles(const dmesh_t &M, long long t0, int g, int level, double *tab,
-                                                        int tab_tiles)
+/* Filling g consecutive new tiles t0.. of `level` (every field), the whole block together, with
+ * the arithmetic of tile_fill on the CPU (src/tile.c). With crit, the criterion field's new cells
+ * also go to crit[(t - t0) * cells + cell] (shared memory: the caller flags the tiles from there).
+ *
+ * prolong: one thread per brick, the 2^dim cells over one parent cell (dp_prolong_brick: the
+ * parent cell and its neighbours read once), stored as two (2D) or four (3D) 8-byte pairs. (Two
+ * bricks per thread with all their loads issued first took 96 registers and was slower on the
+ * H200: bench2d 1.14 against 0.94 ms.) No barrier. */
+static __device__ __forceinline__ void block_fill_prolong(const dmesh_t &M, long long t0, int g, float *crit)
 {
     const dp_params *p = &c_params;
-    const int dim = p->dim, B = p->B, lb = dp_log2(B), cshift = dim * lb, cells = 1 << cshift;
-    if (p->fill == DP_FILL_PROLONG) {
-        const int bshift = cshift - dim, hb = B >> 1; /* 2^bshift bricks per tile */
-        for (int j = threadIdx.x; j < (g << bshift); j += blockDim.x) {
-            const long long t = t0 + (j >> bshift);
-            const int b = j & ((1 << bshift) - 1);
-            const int X = b & (hb - 1), Y = (b >> (lb - 1)) & (hb - 1), Z = b >> (2 * (lb - 1));
-            const int32_t c[3] = { M.coord[3 * t], M.coord[3 * t + 1], M.coord[3 * t + 2] };
-            const long long par = M.parent[t];
-            const int o = dp_tile_octant(c);
-            const size_t at = (size_t)t * cells + (size_t)(2 * X + B * (2 * Y + B * 2 * Z));
-            DP_FOR_FIELDS(f, p->nf)
-            {
-                float v[8];
-                dp_prolong_brick(dim, B, M.field[f] + (size_t)par * cells, o, X, Y, Z, v);
-                float2 *d = (float2 *)(M.field[f] + at); /* 2X even, tiles of an even cell count: aligned */
-                d[0] = make_float2(v[0], v[1]);
-                d[B / 2] = make_float2(v[2], v[3]);
+    const int dim = p->dim, B = p->B, lb = dp_log2(B), cshift = dim * lb, cells = 1 << cshift, cf = p->crit_field;
+    const int bshift = cshift - dim, hb = B >> 1; /* 2^bshift bricks per tile */
+    for (int j = threadIdx.x; j < (g << bshift); j += blockDim.x) {
+        const long long t = t0 + (j >> bshift);
+        const int b = j & ((1 << bshift) - 1);
+        const int X = b & (hb - 1), Y = (b >> (lb - 1)) & (hb - 1), Z = b >> (2 * (lb - 1));
+        const int32_t c[3] = { M.coord[3 * t], M.coord[3 * t + 1], M.coord[3 * t + 2] };
+        const long long par = M.parent[t];
+        const int o = dp_tile_octant(c);
+        const int rel = (j >> bshift) * cells + 2 * X + B * (2 * Y + B * 2 * Z);
+        DP_FOR_FIELDS(f, p->nf)
+        {
+            float v[8];
+            dp_prolong_brick(dim, B, M.field[f] + (size_t)par * cells, o, X, Y, Z, v);
+            /* 2X even, tiles of an even cell count: 8-byte aligned pairs */
+            float2 *d = (float2 *)(M.field[f] + (size_t)t0 * cells + rel);
+            d[0] = make_float2(v[0], v[1]);
+            d[B / 2] = make_float2(v[2], v[3]);
+            if (dim == 3) {
+                d[B * B / 2] = make_float2(v[4], v[5]);
+                d[B * B / 2 + B / 2] = make_float2(v[6], v[7]);
+            }
+            if (crit && f == cf) {
+                float2 *cs = (float2 *)(crit + rel);
+                cs[0] = make_float2(v[0], v[1]);
+                cs[B / 2] = make_float2(v[2], v[3]);
                 if (dim == 3) {
-                    d[B * B / 2] = make_float2(v[4], v[5]);
-                    d[B * B / 2 + B / 2] = make_float2(v[6], v[7]);
+                    cs[B * B / 2] = make_float2(v[4], v[5]);
+                    cs[B * B / 2 + B / 2] = make_float2(v[6], v[7]);
                 }
             }
         }
-        return;
     }
-    const int nt = dp_model_table_size(p), tp = min(fill_model_tiles(blockDim.x, cells), tab_tiles);
+}
+
+/* model: tab_tiles tiles at a time, each with its table of axis terms in shared memory tab
+ * (dp_model_table_entry), then their cells, threads striding over them (dp_model_cells_tab): no
+ * division per cell. Every thread of the block must call it (it has barriers); it ends without one. */
+static __device__ __forceinline__ void block_fill_model(const dmesh_t &M, long long t0, int g, int level, double *tab,
+                                                        int tab_tiles, float *crit)
+{
+    const dp_params *p = &c_params;
+    const int dim = p->dim, B = p->B, lb = dp_log2(B), cshift = dim * lb, cells = 1 << cshift, cf = p->crit_field;
+    const int nt = dp_model_table_size(p), tp = tab_tiles;
     const double h = dp_spacing(p, level);
     for (int i0 = 0; i0 < g; i0 += tp) {
         const int gi = min(tp, g - i0);
@@ -163,9 +173,21 @@ static __device__ __forceinline__ void block_fill_tiles(const dmesh_t &M, long l
             float v[DP_MAX_FIELDS];
             dp_model_cells_tab(p, tab + i * nt, x, y, z, v);
             const size_t at = (size_t)(t0 + i0 + i) * cells + cell;
-            DP_FOR_FIELDS(f, p->nf) M.field[f][at] = v[f];
+            DP_FOR_FIELDS(f, p->nf)
+            {
+                M.field[f][at] = v[f];
+                if (crit && f == cf) crit[(i0 + i) * cells + cell] = v[f];
+            }
         }
     }
+}
+
+/* The fill of the deck's kind (block_fill_prolong or block_fill_model). */
+static __device__ __forceinline__ void block_fill_tiles(const dmesh_t &M, long long t0, int g, int level, double *tab,
+                                                        int tab_tiles, float *crit)
+{
+    if (c_params.fill == DP_FILL_PROLONG) block_fill_prolong(M, t0, g, crit);
+    else block_fill_model(M, t0, g, level, tab, tab_tiles, crit);
 }
 
 /* Bytes of model tables block_fill_tiles needs for `tiles` tables (0 for fill = prolong). */

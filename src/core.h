@@ -25,11 +25,17 @@
 
 /* for (f = 0; f < nf; ++f) with a body that handles one field: on the device over the
  * DP_MAX_FIELDS slots, unrolled and guarded by f < nf (as DP_UNROLL above), on the host to nf
- * (unrolling the guarded slots there makes the CPU's cell loops slower). */
+ * (unrolling the guarded slots there makes the CPU's cell loops slower). DP_FOR_FIELDS_SHORT is
+ * the same loop for a body of a few instructions: it leaves at the first slot past nf (a uniform
+ * branch), where the guard makes the compiler predicate every slot: in the model fill the unused
+ * slots' instructions were a quarter of all (bench3d, Nsight Compute). For long bodies the guard
+ * is a branch already, and the early exit costs registers. */
 #ifdef __CUDA_ARCH__
 #define DP_FOR_FIELDS(f, nf) DP_UNROLL for (int f = 0; f < DP_MAX_FIELDS; ++f) if (f < (nf))
+#define DP_FOR_FIELDS_SHORT(f, nf) DP_UNROLL for (int f = 0; f < DP_MAX_FIELDS; ++f) if (f >= (nf)) break; else
 #else
 #define DP_FOR_FIELDS(f, nf) for (int f = 0; f < (nf); ++f)
+#define DP_FOR_FIELDS_SHORT(f, nf) for (int f = 0; f < (nf); ++f)
 #endif
 
 #ifdef __cplusplus
@@ -254,21 +260,51 @@ static inline DP_HD float dp_prolong(int dim, int B, const float *u, int o, int 
     return u[pc] + d;
 }
 
-/* The 2^dim child cells (2X+sx, 2Y+sy, 2Z+sz) that cover parent cell (X,Y,Z) of octant o, from
- * parent tile data u, into out[s] with s = sx | sy << 1 | sz << 2: dp_prolong's arithmetic for
- * each, with the parent cell's value and slopes read once. The engines fill by these bricks (one
- * thread per brick on the GPU: two or four 8-byte stores); dp_prolong is the per-cell reference. */
-static inline DP_HD void dp_prolong_brick(int dim, int B, const float *u, int o, int X, int Y, int Z, float *out)
+/* What a brick reads of the parent tile: parent cell pc = (px,py,pz) of the octant under the brick
+ * and its face neighbours inside the tile, n[0] = u[pc], n[1..2] = -x +x, n[3..4] = -y +y, n[5..6]
+ * = -z +z (the cell itself where the neighbour is outside the tile or the axis absent: its slope
+ * is 0 there and the value unused). dp_prolong_brick = dp_brick_load + dp_prolong_brick_from: the
+ * reads first, then the arithmetic. */
+typedef struct {
+    float n[7];
+    int px, py, pz;
+} dp_brick_in;
+
+static inline DP_HD void dp_brick_load(int dim, int B, const float *u, int o, int X, int Y, int Z, dp_brick_in *in)
 {
     const int hb = B >> 1;
     const int px = (o & 1) * hb + X;
     const int py = ((o >> 1) & 1) * hb + Y;
     const int pz = dim == 3 ? ((o >> 2) & 1) * hb + Z : 0;
     const int pc = px + B * (py + B * pz);
-    const float uc = u[pc];
-    const float sx = dp_slope(u, pc, 1, px, B);
-    const float sy = dp_slope(u, pc, B, py, B);
-    const float sz = dim == 3 ? dp_slope(u, pc, B * B, pz, B) : 0.0f;
+    in->px = px;
+    in->py = py;
+    in->pz = pz;
+    in->n[0] = u[pc];
+    in->n[1] = px > 0 ? u[pc - 1] : in->n[0];
+    in->n[2] = px < B - 1 ? u[pc + 1] : in->n[0];
+    in->n[3] = py > 0 ? u[pc - B] : in->n[0];
+    in->n[4] = py < B - 1 ? u[pc + B] : in->n[0];
+    in->n[5] = dim == 3 && pz > 0 ? u[pc - B * B] : in->n[0];
+    in->n[6] = dim == 3 && pz < B - 1 ? u[pc + B * B] : in->n[0];
+}
+
+/* dp_slope from the values: centre c, lower neighbour m, upper neighbour q at coordinate x. */
+static inline DP_HD float dp_slope_of(float c, float m, float q, int x, int B)
+{
+    if (x == 0 || x == B - 1) return 0.0f;
+    return dp_minmod(q - c, c - m);
+}
+
+/* The 2^dim child cells (2X+sx, 2Y+sy, 2Z+sz) that cover the parent cell of `in`, into out[s] with
+ * s = sx | sy << 1 | sz << 2: dp_prolong's arithmetic for each, with the parent cell's value and
+ * slopes read once. */
+static inline DP_HD void dp_prolong_brick_from(int dim, int B, const dp_brick_in *in, float *out)
+{
+    const float uc = in->n[0];
+    const float sx = dp_slope_of(uc, in->n[1], in->n[2], in->px, B);
+    const float sy = dp_slope_of(uc, in->n[3], in->n[4], in->py, B);
+    const float sz = dim == 3 ? dp_slope_of(uc, in->n[5], in->n[6], in->pz, B) : 0.0f;
     DP_UNROLL for (int s = 0; s < 8; ++s) {
         if (s >= (1 << dim)) break;
         const float qx = (s & 1) ? 0.25f : -0.25f;
@@ -280,6 +316,16 @@ static inline DP_HD void dp_prolong_brick(int dim, int B, const float *u, int o,
         }
         out[s] = uc + d;
     }
+}
+
+/* The 2^dim child cells that cover parent cell (X,Y,Z) of octant o, from parent tile data u (see
+ * dp_prolong_brick_from). The engines fill by these bricks (one thread per brick on the GPU: two
+ * or four 8-byte stores); dp_prolong is the per-cell reference. */
+static inline DP_HD void dp_prolong_brick(int dim, int B, const float *u, int o, int X, int Y, int Z, float *out)
+{
+    dp_brick_in in;
+    dp_brick_load(dim, B, u, o, X, Y, Z, &in);
+    dp_prolong_brick_from(dim, B, &in, out);
 }
 
 /* ---- model ------------------------------------------------------------------------------- */
@@ -361,8 +407,7 @@ static inline DP_HD double dp_centre(const dp_params *p, int a, int32_t tc, int 
 /* Object o's contribution added to the field values v (double, nf of them). */
 static inline DP_HD void dp_model_add(const dp_params *p, const dp_object *ob, double sh, double *v)
 {
-    DP_UNROLL for (int f = 0; f < DP_MAX_FIELDS; ++f)
-        if (f < p->nf) v[f] = v[f] + (ob->outside[f] + (ob->inside[f] - ob->outside[f]) * sh);
+    DP_FOR_FIELDS_SHORT(f, p->nf) v[f] = v[f] + (ob->outside[f] + (ob->inside[f] - ob->outside[f]) * sh);
 }
 
 /* Model values of every field at cell (x,y,z) of tile (level, ti, tj, tk), sampled at the cell
@@ -374,10 +419,9 @@ static inline DP_HD void dp_model_cells(const dp_params *p, int level, int32_t t
     const double h = dp_spacing(p, level);
     const double pt[3] = { dp_centre(p, 0, ti, x, h), dp_centre(p, 1, tj, y, h), dp_centre(p, 2, tk, z, h) };
     double v[DP_MAX_FIELDS];
-    DP_UNROLL for (int f = 0; f < DP_MAX_FIELDS; ++f) v[f] = 0.0;
+    DP_FOR_FIELDS_SHORT(f, p->nf) v[f] = 0.0;
     for (int o = 0; o < p->nobj; ++o) dp_model_add(p, &p->obj[o], dp_shape(p->dim, &p->obj[o], pt), v);
-    DP_UNROLL for (int f = 0; f < DP_MAX_FIELDS; ++f)
-        if (f < p->nf) out[f] = (float)v[f];
+    DP_FOR_FIELDS_SHORT(f, p->nf) out[f] = (float)v[f];
 }
 
 /* A tile's model table: dp_model_table_size(p) axis terms, entry (o * dim + a) * B + x the term of
@@ -395,14 +439,13 @@ static inline DP_HD void dp_model_cells_tab(const dp_params *p, const double *T,
 {
     const int B = p->B, dim = p->dim;
     double v[DP_MAX_FIELDS];
-    DP_UNROLL for (int f = 0; f < DP_MAX_FIELDS; ++f) v[f] = 0.0;
+    DP_FOR_FIELDS_SHORT(f, p->nf) v[f] = 0.0;
     for (int o = 0; o < p->nobj; ++o) {
         const double *t = T + o * dim * B;
         const double sh = dp_shape_t(dim, p->obj[o].kind, t[x], t[B + y], dim == 3 ? t[2 * B + z] : 0.0);
         dp_model_add(p, &p->obj[o], sh, v);
     }
-    DP_UNROLL for (int f = 0; f < DP_MAX_FIELDS; ++f)
-        if (f < p->nf) out[f] = (float)v[f];
+    DP_FOR_FIELDS_SHORT(f, p->nf) out[f] = (float)v[f];
 }
 
 /* Model value of one field (tests and tools; the engines fill all fields at once). */
