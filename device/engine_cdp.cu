@@ -573,13 +573,7 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
         /* per level: the span of the grid that fills level L and flags it (L = Lp+1..max_level);
          * gaps: next grid's first block start - this grid's last block end (the tail launch) */
         const int nslot = nlev + 1;
-        stamps = (unsigned long long *)malloc(2 * (size_t)nslot * sizeof *stamps);
-        if (!stamps) {
-            snprintf(err, errlen, "out of host memory for the timeline");
-            goto fail;
-        }
-        CK(cudaMemcpyAsync(stamps, M.stamps, 2 * (size_t)nslot * sizeof *stamps, cudaMemcpyDeviceToHost, s));
-        CK(cudaStreamSynchronize(s));
+        if (timeline_download(&M, nslot, s, &stamps, err, errlen) != 0) goto fail;
         r->ngaps = 0;
         for (int k = 0; k < nslot; ++k) {
             if (!stamps[2 * k + 1]) break; /* the level was empty: no grid ran */

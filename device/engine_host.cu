@@ -336,13 +336,7 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     /* per-level times and PDL gaps from the device timeline */
     if (nlev > 0) {
         const int nslot = SLOTS_PER_LEVEL * nlev;
-        stamps = (unsigned long long *)malloc(2 * (size_t)nslot * sizeof *stamps);
-        if (!stamps) {
-            snprintf(err, errlen, "out of host memory for the timeline");
-            goto fail;
-        }
-        CK(cudaMemcpyAsync(stamps, M.stamps, 2 * (size_t)nslot * sizeof *stamps, cudaMemcpyDeviceToHost, s));
-        CK(cudaStreamSynchronize(s));
+        if (timeline_download(&M, nslot, s, &stamps, err, errlen) != 0) goto fail;
         /* stamps[2*slot] = first block start, stamps[2*slot+1] = last block end */
 #define T_START(slot) ((long long)stamps[2 * (slot)])
 #define T_END(slot) ((long long)stamps[2 * (slot) + 1])

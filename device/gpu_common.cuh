@@ -320,6 +320,10 @@ cudaError_t gpu_free_memory(size_t *free_bytes, size_t *total_bytes);
  *  timeline stamps of `slots` slots). */
 double dmesh_store_bytes(const dp_params *p, long long cap, int slots);
 
+/** Copy the store's timeline stamps of nslot slots to a new host array (*stamps, malloc'd, the
+ *  caller frees it), waiting on stream s. 0, or -1 with err naming what failed. */
+int timeline_download(const dmesh_t *M, int nslot, cudaStream_t s, unsigned long long **stamps, char *err,
+                      size_t errlen);
 /** Write the timeline stamps of named kernels as a Chrome trace JSON (path may be ""). */
 int timeline_write(const char *path, const char *const *names, const unsigned long long *stamps, int n, char *err,
                    size_t errlen);

@@ -1,4 +1,4 @@
-/* launch.cu - the one host-side launch helper (PDL bit on or off) and the device timeline's trace
+/* launch.cu - the one host-side launch helper (PDL bit on or off), the device timeline's download and trace
  * writer. */
 #include <stdlib.h>
 #include <string.h>
@@ -86,4 +86,19 @@ int timeline_write_named(const char *path, void (*name)(int i, char *buf, size_t
     free(names);
     free(buf);
     return rc;
+}
+
+int timeline_download(const dmesh_t *M, int nslot, cudaStream_t s, unsigned long long **stamps, char *err,
+                      size_t errlen)
+{
+    *stamps = (unsigned long long *)malloc(2 * (size_t)nslot * sizeof **stamps);
+    if (!*stamps) {
+        snprintf(err, errlen, "out of host memory for the timeline");
+        return -1;
+    }
+    CK(cudaMemcpyAsync(*stamps, M->stamps, 2 * (size_t)nslot * sizeof **stamps, cudaMemcpyDeviceToHost, s));
+    CK(cudaStreamSynchronize(s));
+    return 0;
+fail:
+    return -1;
 }
