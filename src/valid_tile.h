@@ -15,6 +15,7 @@
 #define DPAMR_VALID_TILE_H
 
 #include <stdint.h>
+#include <stdlib.h>
 #include "src/mesh.h"
 
 #ifdef __cplusplus
@@ -333,6 +334,15 @@ typedef struct {
     dp_vchunk *chunk[DP_MAX_LEVELS];/* malloc'd, level by level in canonical order; tree hashes with
                                        the part's own parent indices */
 } dp_vdev;
+
+/** Free what a dp_vdev holds (its chunks). */
+static inline void dp_vdev_free(dp_vdev *g)
+{
+    for (int L = 0; L < DP_MAX_LEVELS; ++L) {
+        free(g->chunk[L]);
+        g->chunk[L] = NULL;
+    }
+}
 
 #ifdef __cplusplus
 }
