@@ -651,8 +651,9 @@ int dist_run(int argc, char **argv)
             snprintf(up, sizeof up, "%.3f ms", rr.upload_ms);
             snprintf(down, sizeof down, "%.3f ms", rr.download_ms);
         }
-        printf("phases: load %.3f ms, upload %s, refine %.3f ms, download %s, validate %.3f ms, write %.3f ms, "
-               "total %.3f ms\n", load_ms, up, refine_max, down, validate_ms, write_ms, timer_ms() - t0);
+        printf("phases: load %.3f ms, upload %s, refine %.3f ms, download %s, validate %.3f ms%s, write %.3f ms, "
+               "total %.3f ms\n", load_ms, up, refine_max, down, validate_ms, by_cpu ? "" : " (rank 0 on the GPU)",
+               write_ms, timer_ms() - t0);
     }
     free(leaves);
     free(cnt);

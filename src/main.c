@@ -248,8 +248,9 @@ static int cmd_run(int argc, char **argv)
             snprintf(up, sizeof up, "%.3f ms", r.upload_ms);
             snprintf(down, sizeof down, "%.3f ms", r.download_ms);
         }
-        printf("phases: load %.3f ms, upload %s, refine %.3f ms, download %s, validate %.3f ms, write %.3f ms, "
-               "total %.3f ms\n", load_ms, up, r.refine_ms, down, validate_ms, write_ms, timer_ms() - t0);
+        printf("phases: load %.3f ms, upload %s, refine %.3f ms, download %s, validate %.3f ms%s, write %.3f ms, "
+               "total %.3f ms\n", load_ms, up, r.refine_ms, down, validate_ms, by_cpu ? "" : " (on the GPU)", write_ms,
+               timer_ms() - t0);
     }
     mesh_free(&m);
     deck_free(&d);
