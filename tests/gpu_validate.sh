@@ -18,7 +18,7 @@ corrupt=1
 if [ "${1:-}" = --no-corrupt ]; then corrupt=0; shift; fi
 fresh_dir "$work"
 # the report lines of valid_print
-report() { grep -E '^  level |^  conservation|^  tree hash|^validation:' "$1"; }
+report() { grep -E '^  level +[0-9]+: +[0-9]+ tiles +[0-9]+ cells|^  conservation|^  tree hash|^validation:' "$1"; }
 for deck in "$@"; do
     name=$(basename "$deck" .inp)
     extra=()
@@ -35,9 +35,10 @@ for deck in "$@"; do
         if ! "$dpamr" run "$deck" "${extra[@]}" variant=$v validate=cpu output="$c.hdf" >"$c.log" 2>&1; then
             fail "$tag validate=cpu:"; tail -5 "$c.log"; continue
         fi
-        grep -q "^validated on the GPU: passed; kernels [0-9.]* ms (CUDA events)" "$g.log" ||
+        # (the MPI build's dpamr runs as one rank and says "rank 0: ")
+        grep -Eq "^(rank 0: )?validated on the GPU: passed; kernels [0-9.]* ms \(CUDA events\)" "$g.log" ||
             { fail "$tag: the report did not come from the GPU's passes:"; grep -i valid "$g.log"; }
-        grep -q "^validate=cpu: validated on the CPU" "$c.log" || fail "$tag: validate=cpu did not say so"
+        grep -Eq "^(rank 0: )?validate=cpu: validated on the CPU" "$c.log" || fail "$tag: validate=cpu did not say so"
         [ "$(report "$g.log" | wc -l)" -ge 4 ] || fail "$tag: no report printed"
         if diff <(report "$c.log") <(report "$g.log") >"$g.diff"; then
             echo "ok   $tag: the same report ($(report "$g.log" | grep 'tree hash'))"
@@ -46,7 +47,7 @@ for deck in "$@"; do
         fi
         h5cmp "$c.hdf" "$g.hdf" --ignore /dpamr/deck >/dev/null || fail "$tag: the files' datasets differ"
         "$dpamr" check "$g.hdf" >"$g.check" 2>&1 || { fail "$tag: dpamr check of the validate=gpu file:"; tail -3 "$g.check"; }
-        grep "^validated on the GPU" "$g.log" | sed "s/^/     $tag: /"
+        grep -E "^(rank 0: )?validated on the GPU" "$g.log" | sed "s/^/     $tag: /"
         rm -f "$g.hdf" "$c.hdf"
         [ $corrupt = 1 ] || continue
         for kind in nan key parent; do
@@ -61,12 +62,12 @@ for deck in "$@"; do
                 fail "$tag corrupt=$kind: reports differ (< cpu, > gpu):"; cat "$work/bad.diff"
             fi
             ncpu=$(sed -n 's/^validation: FAILED (\([0-9]*\) checks).*/\1/p' "$work/bad-cpu.log")
-            ngpu=$(sed -n 's/^validated on the GPU: \([0-9]*\) failed checks.*/\1/p' "$work/bad-gpu.log")
+            ngpu=$(sed -n 's/^\(rank 0: \)\{0,1\}validated on the GPU: \([0-9]*\) failed checks.*/\2/p' "$work/bad-gpu.log")
             if [ -n "$ncpu" ] && [ "$ncpu" = "$ngpu" ]; then
                 echo "ok   $tag corrupt=$kind: caught alike, $ngpu failed checks: $(grep '^validation:' "$work/bad-gpu.log" | cut -c1-160)"
             else
                 fail "$tag corrupt=$kind: the CPU validator counts '$ncpu' failed checks, the GPU's passes '$ngpu'"
-                grep -E "^validat" "$work/bad-gpu.log" "$work/bad-cpu.log"
+                grep -E "^(rank 0: )?validat" "$work/bad-gpu.log" "$work/bad-cpu.log"
             fi
         done
     done
