@@ -41,9 +41,9 @@ typedef struct {
     unsigned long long nch[DP_MAX_LEVELS];   /* chunks per level */
     unsigned long long nfail;                /* failed checks of phases 2 and 3 */
     unsigned long long maxrel_bits;          /* the largest conservation error, as the bits of a double >= 0 */
-    long long ls[DP_MAX_LEVELS + 1];         /* level starts from the counts */
     long long nchunks;                       /* chunks in all */
     int nlv, unsorted, dup;
+    int chunk_over;                          /* more chunks than the output holds (never on a valid mesh) */
     int flag_below, complete_below;
 } vstate_t;
 
@@ -92,11 +92,6 @@ __global__ void vPassA(dp_vctx c, vstate_t *S, unsigned *kids32)
 __global__ void vPrep(vstate_t *S, int complete, int max_level)
 {
     if (threadIdx.x != 0 || blockIdx.x != 0) return;
-    long long s = 0;
-    for (int L = 0; L <= DP_MAX_LEVELS; ++L) {
-        S->ls[L] = s;
-        if (L < DP_MAX_LEVELS) s += (long long)S->count[L];
-    }
     const int nlv = S->nlv;
     S->complete_below = complete ? max_level : nlv - 1;
     S->flag_below = S->complete_below > nlv - 1 ? S->complete_below : nlv - 1;
@@ -214,11 +209,17 @@ __global__ void vChunkPos(dp_vctx c, const long long *start, const long long *ci
 }
 
 /* Chunk k's sum and hash of field f (j = k (nf + 1) + f), or its tree hash (f = nf): its tiles'
- * values added in canonical order, one thread per chunk and field. */
-__global__ void vChunkFold(dp_vctx c, const vstate_t *S, const long long *pos, const double *tsum,
-                           const uint64_t *thash, const uint64_t *ttree, dp_vchunk *out)
+ * values added in canonical order, one thread per chunk and field. out holds max_chunks: a valid
+ * mesh has at most one chunk per root and level; more (an invalid mesh) sets chunk_over instead. */
+__global__ void vChunkFold(dp_vctx c, vstate_t *S, const long long *pos, const double *tsum,
+                           const uint64_t *thash, const uint64_t *ttree, dp_vchunk *out, long long max_chunks)
 {
-    const long long nc = S->nchunks, per = c.nf + 1, total = nc * per, n = c.n;
+    const long long nc = S->nchunks, per = c.nf + 1, n = c.n;
+    if (nc > max_chunks) {
+        if (blockIdx.x == 0 && threadIdx.x == 0) S->chunk_over = 1;
+        return;
+    }
+    const long long total = nc * per;
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < total; j += stride) {
         const long long k = j / per;
@@ -274,7 +275,7 @@ typedef struct {
     long long *start, *cid, *pos;
     dp_vchunk *chunks;
     void *tmp;
-    long long n;
+    long long n, max_chunks;
     double t0;
 } vrun_t;
 static vrun_t g_run;
@@ -383,7 +384,12 @@ int valid_gpu_start(const dmesh_t *M, long long ntiles, cudaStream_t s, char *er
         VG_ALLOC(v->start, n * sizeof(long long));
         VG_ALLOC(v->cid, n * sizeof(long long));
         VG_ALLOC(v->pos, (n + 1) * sizeof(long long));
-        VG_ALLOC(v->chunks, n * sizeof(dp_vchunk));
+        /* a valid mesh: at most one chunk per root tile and level */
+        const long long roots = (long long)g_root[0] * g_root[1] * g_root[2];
+        long long max_chunks = roots * (long long)(p.max_level + 1);
+        if (max_chunks > (long long)n || max_chunks < 1) max_chunks = (long long)n;
+        v->max_chunks = max_chunks;
+        VG_ALLOC(v->chunks, (size_t)max_chunks * sizeof(dp_vchunk));
         VG_ALLOC(v->tmp, tmp_bytes > 0 ? tmp_bytes : 1);
         nvtxRangePushA("validate on the GPU");
         /* after everything on the engine's stream (the refinement, the test hook) */
@@ -394,6 +400,7 @@ int valid_gpu_start(const dmesh_t *M, long long ntiles, cudaStream_t s, char *er
         CK(cudaMemsetAsync(v->kids32, 0, (n + 3) / 4 * sizeof(unsigned), v->vs));
         CK(cudaMemsetAsync(v->flags, 0, n, v->vs));
         CK(cudaMemsetAsync(v->aux, 0, n, v->vs));
+        CK(cudaMemsetAsync(v->chunks, 0, (size_t)max_chunks * sizeof(dp_vchunk), v->vs)); /* slots past nf stay 0 */
         c.flags = v->flags;
         c.kids = (const uint8_t *)v->kids32; /* byte q of the words: tile q's children */
         c.aux = v->aux;
@@ -416,7 +423,7 @@ int valid_gpu_start(const dmesh_t *M, long long ntiles, cudaStream_t s, char *er
         VG_LAUNCH(vChunkStart, g_tile, &c, &v->start);
         CK(cub::DeviceScan::ExclusiveSum(v->tmp, tmp_bytes, v->start, v->cid, (int64_t)n, v->vs));
         VG_LAUNCH(vChunkPos, g_tile, &c, &v->start, &v->cid, &v->pos, &v->S);
-        VG_LAUNCH(vChunkFold, g_sum, &c, &v->S, &v->pos, &v->tsum, &v->thash, &v->ttree, &v->chunks);
+        VG_LAUNCH(vChunkFold, g_sum, &c, &v->S, &v->pos, &v->tsum, &v->thash, &v->ttree, &v->chunks, &max_chunks);
         CK(cudaEventRecord(v->e1, v->vs));
         v->active = 1;
         nvtxRangePop();
@@ -450,11 +457,16 @@ int valid_gpu_finish(char *err, size_t errlen)
         res->count[L] = (dp_tidx)S.count[L];
         res->nchunks[L] = (dp_tidx)S.nch[L];
     }
+    if (S.chunk_over) { /* only an invalid mesh has more chunks than roots x levels: the CPU says what */
+        snprintf(res->note, sizeof res->note, "more checksum chunks than root tiles x levels: validated on the CPU");
+        vrun_free(v);
+        return 0;
+    }
     if (S.nfail == 0 && !S.dup && !S.unsorted && S.nlv >= 1) {
         /* chunks come level by level in tile order (sorted by level): split them */
         long long at = 0, total = 0;
         for (int L = 0; L < DP_MAX_LEVELS; ++L) total += (long long)S.nch[L];
-        if (total != S.nchunks || total > v->n) {
+        if (total != S.nchunks || total > v->max_chunks) {
             snprintf(err, errlen, "internal error: the GPU validator counted %lld chunks by level but %lld in all",
                      total, S.nchunks);
             goto fail;
