@@ -47,7 +47,9 @@ for deck in "$@"; do
         fi
         h5cmp "$c.hdf" "$g.hdf" --ignore /dpamr/deck >/dev/null || fail "$tag: the files' datasets differ"
         "$dpamr" check "$g.hdf" >"$g.check" 2>&1 || { fail "$tag: dpamr check of the validate=gpu file:"; tail -3 "$g.check"; }
-        grep -E "^(rank 0: )?validated on the GPU" "$g.log" | sed "s/^/     $tag: /"
+        # the two validators' times and the phases, for the record
+        grep -E "^(rank 0: )?validated on the GPU|^phases:" "$g.log" | sed "s/^/     $tag validate=gpu: /"
+        grep -E "^(rank 0: )?validate=cpu|^phases:" "$c.log" | sed "s/^/     $tag validate=cpu: /"
         rm -f "$g.hdf" "$c.hdf"
         [ $corrupt = 1 ] || continue
         for kind in nan key parent; do
