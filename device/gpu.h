@@ -6,6 +6,7 @@
 #include "src/deck.h"
 #include "src/mesh.h"
 #include "src/refine.h"
+#include "src/valid_tile.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -20,6 +21,12 @@ int gpu_select(int index, char *why, size_t whylen);
 
 /** Refine m on the GPU with variant DP_VARIANT_CDP or DP_VARIANT_HOSTLAUNCH. 0, or -1 with err. */
 int gpu_refine(int variant, const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen);
+
+/** gpu_refine, and with q->validate the validation of the refined tile store on the device before and
+ *  while it downloads (device/valid_gpu.cu): res gets what the device found (res->ran 0 and why in
+ *  res->note when it did not validate), for valid_check_device. Free res with dp_vdev_free. */
+int gpu_refine_valid(int variant, const deck_t *d, mesh_t *m, refine_report_t *r, const dp_vreq *q, dp_vdev *res,
+                     char *err, size_t errlen);
 
 /** The CUDA runtime this build uses and the driver's CUDA version (1000 x major + 10 x minor; 0 when
  *  absent or built without CUDA). */

@@ -2,6 +2,7 @@
 #include "device/gpu.h"
 
 #include <stdio.h>
+#include <string.h>
 
 int gpu_available(char *why, size_t whylen)
 {
@@ -17,6 +18,14 @@ int gpu_refine(int variant, const deck_t *d, mesh_t *m, refine_report_t *r, char
     (void)r;
     gpu_available(err, errlen);
     return -1;
+}
+
+int gpu_refine_valid(int variant, const deck_t *d, mesh_t *m, refine_report_t *r, const dp_vreq *q, dp_vdev *res,
+                     char *err, size_t errlen)
+{
+    (void)q;
+    memset(res, 0, sizeof *res);
+    return gpu_refine(variant, d, m, r, err, errlen);
 }
 
 int gpu_copy_bandwidth(double *gbps, char *err, size_t errlen)

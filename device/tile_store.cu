@@ -7,6 +7,7 @@
 
 #include "device/gpu.h"
 #include "device/gpu_common.cuh"
+#include "device/valid_gpu.cuh"
 #include "src/timer.h"
 #include "src/xfer.h"
 
@@ -326,6 +327,8 @@ int dmesh_download(const dmesh_t *M, mesh_t *m, long long from, long long ntiles
                  cap_host_available() / CAP_GIB);
         return -1;
     }
+    /* the GPU validator (when a run asked for it) reads the store on its own stream meanwhile */
+    if (valid_gpu_start(M, ntiles, s, err, errlen) != 0) return -1;
     const int nseg = tile_segments(m, M, a, n, cells, seg);
     progress_t pg;
     progress_begin(&pg, progress, "download", mesh_bytes((double)n, m->dim, m->B, m->nf), NULL);
@@ -333,10 +336,15 @@ int dmesh_download(const dmesh_t *M, mesh_t *m, long long from, long long ntiles
     const int rc = dstage_move(S, seg, nseg, 0, s, &pg, err, errlen);
     nvtxRangePop();
     progress_end(&pg);
-    if (rc != 0) return -1;
+    if (rc != 0) {
+        char verr[256];
+        valid_gpu_finish(verr, sizeof verr); /* the download's error is the one to report */
+        return -1;
+    }
     m->ntiles = ntiles;
     mesh_index_levels(m);
     *ms = timer_ms() - t0;
+    if (valid_gpu_finish(err, errlen) != 0) return -1;
     if (S->pageable[0]) {
         fflush(stdout);
         fprintf(stderr, "dpamr: warning: %s: the download went through pageable memory (slower)\n", S->pageable);

@@ -406,6 +406,11 @@ static const deck_key_t k_keys[] = {
       "progress of long phases (the GPU variants' download): auto = one line rewritten in place when stdout is a "
       "terminal, else a plain line every 10 s once a phase has run 5 s; off = none (verbosity = quiet: none)", 'c',
       1, 1, 0, 0, NULL, { "off", "auto", NULL } },
+    { "validate", "word", "auto", NULL,
+      "where run validates a GPU variant's result: gpu = on the device's tile store while it downloads (the report "
+      "is the CPU validator's bit for bit; any failure is described by the CPU validator), cpu = on the host after "
+      "the download (the reference), auto = gpu for cdp and hostlaunch. The cpu variant always validates on the CPU",
+      'c', 1, 1, 0, 0, NULL, { "auto", "gpu", "cpu", NULL } },
     { "variant", "word", "auto", NULL,
       "engine: cpu (the reference), cdp (device-launched grids), hostlaunch (host-launched kernels per level; host, its "
       "old name, is accepted); auto takes cdp when a GPU is usable, else cpu (and says so)", 'c', 1, 1, 0,
@@ -766,6 +771,8 @@ static int schema(kv_t *kv, deck_t *d, const char *deck_path)
     if (get_choice_k(kv, "verbosity", &d->verbosity) == -2) return -1;
     d->progress = 1;
     if (get_choice_k(kv, "progress", &d->progress) == -2) return -1;
+    d->validate = DP_VALIDATE_AUTO;
+    if (get_choice_k(kv, "validate", &d->validate) == -2) return -1;
 
     for (int i = 0; i < kv->n; ++i)
         if (!kv->e[i].used) {

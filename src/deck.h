@@ -21,6 +21,8 @@ enum { DP_MPI_WRITE_AUTO = 0, DP_MPI_WRITE_COLLECTIVE, DP_MPI_WRITE_GATHER };
  * A file dpamr did not write is never replaced. */
 enum { DP_OVERWRITE_OWN = 0, DP_OVERWRITE_NEVER };
 enum { DP_VERBOSITY_QUIET = 0, DP_VERBOSITY_NORMAL, DP_VERBOSITY_VERBOSE };
+/* validate: where a GPU variant's result is validated (auto = gpu for the GPU variants) */
+enum { DP_VALIDATE_AUTO = 0, DP_VALIDATE_GPU, DP_VALIDATE_CPU };
 
 /** A parsed, checked deck. Keys, defaults and valid values are documented in docs/decks.md. */
 typedef struct {
@@ -48,6 +50,7 @@ typedef struct {
     char trace[8192];       /* Chrome trace output path ("" = none) */
     int threads;            /* OpenMP threads for the cpu engine, 0 = default */
     int progress;           /* 1: progress lines of long phases (auto), 0: none (off) */
+    int validate;           /* DP_VALIDATE_*: where a GPU variant's result is validated */
     int bench_repeats;      /* timed repeats per variant (median reported) */
     int bench_warmup;       /* untimed runs per variant before timing */
     int bench_cpu;          /* 1: time the cpu variant too */

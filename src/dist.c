@@ -164,13 +164,14 @@ static int scatter_parts(const dctx *c, const deck_t *d, mesh_t *part, dp_tidx *
 /* Validate the parts; fold the chunk checksums on rank 0 in rank (= root) order; every rank gets
  * the global report. first_failure is the lowest failing rank's. */
 static int validate_global(const dctx *c, const deck_t *d, const mesh_t *part, dp_tidx nroots_mine,
-                           const dp_tidx *gstart_mine, const dp_tidx *tiles, int gl, valid_report_t *v, char *err,
-                           size_t n)
+                           const dp_tidx *gstart_mine, const dp_tidx *tiles, int gl, const dp_vdev *g, int *by_cpu,
+                           valid_report_t *v, char *err, size_t n)
 {
     valid_report_t mine;
     valid_parts_t parts;
     const valid_opts_t o = { .complete = 1, .roots = nroots_mine, .gstart = gstart_mine };
-    valid_check_part(part, &d->p, &o, &mine, &parts);
+    /* from the device's passes over this rank's store when they ran and passed (valid_check_device) */
+    valid_check_device(part, &d->p, &o, g, &mine, &parts, by_cpu);
 
     long long nfail = mine.nfail, total = 0;
     MPI_Allreduce(&nfail, &total, 1, MPI_LONG_LONG, MPI_SUM, c->comm);
@@ -507,8 +508,15 @@ int dist_run(int argc, char **argv)
     rr.device_launches = rr.launch_failures = rr.pool_size = -1;
     for (int L = 0; L < DP_MAX_LEVELS; ++L) rr.level_ms[L] = -1.0; /* as engine_refine sets them */
     ok = 1;
-    if (part_has_frontier(&part, in_levels)) ok = engine_refine(variant, &d, &part, &rr, err, sizeof err) == 0;
+    dp_vreq vq;
+    dp_vdev vd;
+    memset(&vd, 0, sizeof vd);
+    snprintf(vd.note, sizeof vd.note, "rank 0 had nothing to refine: validated on the CPU");
+    run_valid_request(&d, &vq);
+    if (part_has_frontier(&part, in_levels))
+        ok = engine_refine_valid(variant, &d, &part, &rr, &vq, &vd, err, sizeof err) == 0;
     if (dp_agree(c.comm, ok, err, sizeof err) != 0) {
+        dp_vdev_free(&vd);
         mesh_free(&part);
         free(first);
         return root ? run_die(err) : 1;
@@ -548,11 +556,15 @@ int dist_run(int argc, char **argv)
     /* validation: each rank its part, checksums folded in root order */
     const double tv = timer_ms();
     valid_report_t v;
-    if (validate_global(&c, &d, &part, myroots, gstart[c.rank], tiles, gl, &v, err, sizeof err) != 0) {
+    int by_cpu = 1;
+    const int vrc = validate_global(&c, &d, &part, myroots, gstart[c.rank], tiles, gl, &vd, &by_cpu, &v, err, sizeof err);
+    const double host_ms = timer_ms() - tv, validate_ms = run_validate_ms(&vd, host_ms);
+    if (vrc == 0 && root && (say || !v.passed)) run_say_valid(&d, variant, &vd, by_cpu, host_ms, "rank 0: ");
+    dp_vdev_free(&vd);
+    if (vrc != 0) {
         mesh_free(&part);
         return root ? run_die(err) : 1;
     }
-    const double validate_ms = timer_ms() - tv;
     if (root && (say || !v.passed)) {
         mesh_t head = part; /* valid_print reads the header only */
         valid_print(&v, &head);
@@ -639,8 +651,9 @@ int dist_run(int argc, char **argv)
             snprintf(up, sizeof up, "%.3f ms", rr.upload_ms);
             snprintf(down, sizeof down, "%.3f ms", rr.download_ms);
         }
-        printf("phases: load %.3f ms, upload %s, refine %.3f ms, download %s, validate %.3f ms, write %.3f ms, "
-               "total %.3f ms\n", load_ms, up, refine_max, down, validate_ms, write_ms, timer_ms() - t0);
+        printf("phases: load %.3f ms, upload %s, refine %.3f ms, download %s, validate %.3f ms%s, write %.3f ms, "
+               "total %.3f ms\n", load_ms, up, refine_max, down, validate_ms, by_cpu ? "" : " (rank 0 on the GPU)",
+               write_ms, timer_ms() - t0);
     }
     free(leaves);
     free(cnt);

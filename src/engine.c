@@ -12,6 +12,16 @@
 
 int engine_refine(int variant, const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen)
 {
+    return engine_refine_valid(variant, d, m, r, NULL, NULL, err, errlen);
+}
+
+int engine_refine_valid(int variant, const deck_t *d, mesh_t *m, refine_report_t *r, const dp_vreq *q, dp_vdev *res,
+                        char *err, size_t errlen)
+{
+    if (res) {
+        memset(res, 0, sizeof *res);
+        snprintf(res->note, sizeof res->note, "validated on the CPU");
+    }
     memset(r, 0, sizeof *r);
     r->variant = variant;
     r->pdl = d->pdl;
@@ -23,6 +33,7 @@ int engine_refine(int variant, const deck_t *d, mesh_t *m, refine_report_t *r, c
         return -1;
     }
     if (variant == DP_VARIANT_CPU) return refine_cpu(d, m, r, err, errlen);
+    if (q && res) return gpu_refine_valid(variant, d, m, r, q, res, err, errlen);
     return gpu_refine(variant, d, m, r, err, errlen);
 }
 

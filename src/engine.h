@@ -7,6 +7,7 @@
 #include "src/deck.h"
 #include "src/mesh.h"
 #include "src/refine.h"
+#include "src/valid_tile.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -14,6 +15,12 @@ extern "C" {
 
 /** Refine with the variant the deck names (auto resolved by the caller). */
 int engine_refine(int variant, const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen);
+
+/** engine_refine, and for a GPU variant with q->validate the validation of the result on the device
+ *  (gpu_refine_valid: res for valid_check_device; res->ran 0 on the cpu variant). Free res with
+ *  dp_vdev_free. */
+int engine_refine_valid(int variant, const deck_t *d, mesh_t *m, refine_report_t *r, const dp_vreq *q, dp_vdev *res,
+                        char *err, size_t errlen);
 
 /** Fill level 0 of a new mesh from the deck's model (for `dpamr mesh`). */
 int engine_make_level0(const deck_t *d, mesh_t *m, char *err, size_t errlen);

@@ -196,7 +196,10 @@ static int cmd_run(int argc, char **argv)
     if (replacing) run_say_replacing("output", d.output);
     if (d.verbosity == DP_VERBOSITY_VERBOSE) run_print_info(stdout);
     refine_report_t r;
-    if (engine_refine(variant, &d, &m, &r, err, sizeof err) != 0) return run_die(err);
+    dp_vreq vq;
+    dp_vdev vd;
+    run_valid_request(&d, &vq);
+    if (engine_refine_valid(variant, &d, &m, &r, &vq, &vd, err, sizeof err) != 0) return run_die(err);
     if (say && r.note[0]) printf("%s\n", r.note);
     if (say) run_say_capacity(&r, 1);
     if (say) run_say_pool(&r, r.device_launches, r.launch_failures, 1);
@@ -205,10 +208,18 @@ static int cmd_run(int argc, char **argv)
            (long long)m.ntiles, m.nlevels);
     run_warn_depth(&d, m.nlevels);
 
+    /* a refinement output: complete to max_level; from the device's passes when they ran and passed */
     const double tv = timer_ms();
     valid_report_t v;
-    valid_check_mode(&m, &d.p, 1, &v); /* a refinement output: complete to max_level */
-    const double validate_ms = timer_ms() - tv;
+    valid_parts_t parts;
+    const valid_opts_t vo = { .complete = 1, .roots = -1, .gstart = NULL };
+    int by_cpu = 1;
+    valid_check_device(&m, &d.p, &vo, &vd, &v, &parts, &by_cpu);
+    valid_fold(&parts, &d.p, &v);
+    valid_parts_free(&parts);
+    const double host_ms = timer_ms() - tv, validate_ms = run_validate_ms(&vd, host_ms);
+    if (say || !v.passed) run_say_valid(&d, variant, &vd, by_cpu, host_ms, "");
+    dp_vdev_free(&vd);
     if (say || !v.passed) valid_print(&v, &m);
     if (!v.passed) {
         fprintf(stderr, "dpamr: error: validation failed; %s not written\n", d.output);
@@ -237,8 +248,9 @@ static int cmd_run(int argc, char **argv)
             snprintf(up, sizeof up, "%.3f ms", r.upload_ms);
             snprintf(down, sizeof down, "%.3f ms", r.download_ms);
         }
-        printf("phases: load %.3f ms, upload %s, refine %.3f ms, download %s, validate %.3f ms, write %.3f ms, "
-               "total %.3f ms\n", load_ms, up, r.refine_ms, down, validate_ms, write_ms, timer_ms() - t0);
+        printf("phases: load %.3f ms, upload %s, refine %.3f ms, download %s, validate %.3f ms%s, write %.3f ms, "
+               "total %.3f ms\n", load_ms, up, r.refine_ms, down, validate_ms, by_cpu ? "" : " (on the GPU)", write_ms,
+               timer_ms() - t0);
     }
     mesh_free(&m);
     deck_free(&d);

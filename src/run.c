@@ -318,6 +318,35 @@ void run_say_pool(const refine_report_t *r, long long launches, long long failur
            launches, failures);
 }
 
+void run_valid_request(const deck_t *d, dp_vreq *q)
+{
+    memset(q, 0, sizeof *q);
+    q->validate = d->validate != DP_VALIDATE_CPU;
+    q->complete = 1; /* a refinement output: complete to max_level */
+}
+
+double run_validate_ms(const dp_vdev *g, double host_ms) { return g && g->ran ? g->wall_ms + host_ms : host_ms; }
+
+void run_say_valid(const deck_t *d, int variant, const dp_vdev *g, int by_cpu, double host_ms, const char *prefix)
+{
+    if (variant == DP_VARIANT_CPU) return; /* the cpu variant validates on the CPU: nothing to say */
+    if (d->validate == DP_VALIDATE_CPU) {
+        printf("%svalidate=cpu: validated on the CPU after the download in %.3f ms\n", prefix, host_ms);
+    } else if (!g || !g->ran) {
+        printf("%svalidate=%s: %s (%.3f ms)\n", prefix, d->validate == DP_VALIDATE_GPU ? "gpu" : "auto",
+               g && g->note[0] ? g->note : "validated on the CPU", host_ms);
+    } else if (!by_cpu) {
+        printf("%svalidated on the GPU: passed; kernels %.3f ms (CUDA events), results on the host %.3f ms after the "
+               "launch (overlapping the download), report assembled in %.3f ms\n",
+               prefix, g->kernel_ms, g->wall_ms, host_ms);
+    } else {
+        printf("%svalidated on the GPU: %lld failed checks%s (kernels %.3f ms, CUDA events); the report is the CPU "
+               "validator's (%.3f ms)\n",
+               prefix, g->nfail, g->dup ? ", a duplicate child" : g->unsorted ? ", tiles out of level order" : "",
+               g->kernel_ms, host_ms);
+    }
+}
+
 void run_warn_depth(const deck_t *d, int nlevels)
 {
     const dp_params *p = &d->p;

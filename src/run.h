@@ -52,6 +52,18 @@ void run_say_pool(const refine_report_t *r, long long launches, long long failur
 
 void run_warn_depth(const deck_t *d, int nlevels);
 
+/** What a run asks of the engine besides the refinement (engine_refine_valid): the device validates
+ *  a GPU variant's result unless validate = cpu (the cpu variant ignores the request). */
+void run_valid_request(const deck_t *d, dp_vreq *q);
+/** One line: where the report came from (the GPU's passes and their CUDA-event time, the CPU
+ *  validator and why), for a run of variant whose device result is g; host_ms: the report's host
+ *  part (the assembly, or the CPU validator). prefix: "" or "rank 0: ". */
+void run_say_valid(const deck_t *d, int variant, const dp_vdev *g, int by_cpu, double host_ms, const char *prefix);
+/** The validation time a run records: the GPU validator's, from its launch to its results on the
+ *  host (it overlaps the download), plus the host part; the host part alone when the GPU did not
+ *  validate. */
+double run_validate_ms(const dp_vdev *g, double host_ms);
+
 /** The variant a run uses. cpu stays cpu; auto becomes cdp with a usable GPU, else cpu (then `why`
  *  says what is missing); cdp or host without a usable GPU is an error (-1, message in err).
  *  local >= 0: first make device `local` (modulo the visible devices) current, as an MPI rank does

@@ -16,6 +16,7 @@
 #include "src/core.h"
 #include "src/mesh.h"
 #include "src/tile.h"
+#include "src/valid_tile.h"
 #include "validation/valid.h"
 
 #include "tests/test_util.h"
@@ -141,6 +142,8 @@ static void swap_tiles(mesh_t *m, dp_tidx a, dp_tidx b)
 static dp_tidx first_of_level(const mesh_t *m, int L) { return m->level_start[L]; }
 static dp_tidx count_of_level(const mesh_t *m, int L) { return m->level_start[L + 1] - m->level_start[L]; }
 
+static void expect_device_same(const char *name, const mesh_t *m, const dp_params *p, const dp_tidx *gstart);
+
 /* Run the check on a corrupted copy and require a failure whose message contains every `want`. */
 static void expect_failure(const char *name, const mesh_t *m, const dp_params *p, const char *want1, const char *want2)
 {
@@ -153,11 +156,13 @@ static void expect_failure(const char *name, const mesh_t *m, const dp_params *p
         CHECK(strstr(r.first_failure, want2) != NULL, "%s: first failure \"%s\" does not mention \"%s\"", name,
               r.first_failure, want2);
     printf("  detected %-22s (%lld failed checks): %s\n", name, r.nfail, r.first_failure);
+    expect_device_same(name, m, p, NULL);
 }
 
 static void expect_pass(const char *name, const mesh_t *m, const dp_params *p, valid_report_t *r)
 {
     valid_check(m, p, r);
+    expect_device_same(name, m, p, NULL);
     CHECK(r->passed && r->nfail == 0 && r->first_failure[0] == '\0', "%s: valid mesh rejected: %s", name,
           r->first_failure);
 }
@@ -312,6 +317,141 @@ static void test_corruptions(const char *tag, const mesh_t *good, const dp_param
     expect_failure(name, good, &bad, "tile_size", NULL);
 }
 
+/* What device/valid_gpu.cu computes, emulated on the host in the kernels' shape with the same
+ * shared functions (src/valid_tile.h): children by OR (a bit already set: dup), flags over 32 lanes,
+ * phase 2 as meta on lane 0 plus finite values and conservation with 32 lanes striding over the cells,
+ * the chunks from tile starts (a level or root other than the tile before) and a fold per chunk. The
+ * GPU's own run is tests/gpu_validate.sh; this checks the device's decomposition and
+ * valid_check_device's assembly without a GPU. */
+static void emulate_device(const mesh_t *m, const dp_params *p, int complete, dp_vdev *g)
+{
+    const dp_tidx n = m->ntiles;
+    const int cells = mesh_cells(m);
+    memset(g, 0, sizeof *g);
+    uint8_t *flags = calloc((size_t)n + 1, 1), *kids = calloc((size_t)n + 1, 1), *aux = calloc((size_t)n + 1, 1);
+    dp_vctx c;
+    memset(&c, 0, sizeof c);
+    c.T = mesh_tiles(m);
+    for (int f = 0; f < m->nf; ++f) c.field[f] = m->field[f];
+    c.n = n, c.dim = m->dim, c.B = m->B, c.nf = m->nf, c.cells = cells, c.max_level = p->max_level, c.fill = p->fill;
+    for (int a = 0; a < 3; ++a) c.root[a] = m->root[a];
+    c.flags = flags, c.kids = kids, c.aux = aux;
+    for (dp_tidx t = 0; t < n; ++t) { /* vPassA */
+        const int L = m->level[t];
+        if (L < 0 || L >= DP_MAX_LEVELS) continue;
+        ++g->count[L];
+        if (L + 1 > g->nlv) g->nlv = L + 1;
+        if (t > 0 && L < m->level[t - 1]) g->unsorted = 1;
+        if (dp_vparent_ok(&c, t)) {
+            const uint8_t bit = (uint8_t)(1u << dp_tile_octant(m->coord + 3 * t));
+            if (kids[m->parent[t]] & bit) g->dup = 1;
+            kids[m->parent[t]] |= bit;
+        }
+    }
+    c.complete_below = complete ? p->max_level : g->nlv - 1; /* vPrep */
+    const int flag_below = c.complete_below > g->nlv - 1 ? c.complete_below : g->nlv - 1;
+    for (dp_tidx t = 0; t < n; ++t) { /* vFlags */
+        const int L = m->level[t];
+        if (!(L >= 0 && L < flag_below && L < p->max_level)) continue;
+        unsigned mask = 0;
+        for (int lane = 0; lane < 32; ++lane)
+            mask |= dp_tile_flags(p, m->field[p->crit_field] + (size_t)t * cells, dp_spacing(p, L), lane, 32, 1, NULL);
+        flags[t] = (uint8_t)mask;
+    }
+    double mr = 0.0;
+    for (dp_tidx t = 0; t < n; ++t) { /* vCheck */
+        int stop;
+        dp_tidx q;
+        g->nfail += dp_vcheck_meta(&c, t, NULL, &stop, &q);
+        if (stop) continue;
+        for (int f = 0; f < m->nf; ++f) {
+            int any = 0;
+            for (int lane = 0; lane < 32; ++lane)
+                any |= dp_vfirst_nonfinite(m->field[f] + (size_t)t * cells, cells, lane, 32) < cells;
+            g->nfail += any;
+        }
+        if (p->fill == DP_FILL_PROLONG && q >= 0)
+            for (int f = 0; f < m->nf; ++f) {
+                int any = 0;
+                for (int lane = 0; lane < 32; ++lane) {
+                    int jb = -1;
+                    any |= dp_vconserve(m->dim, m->B, m->field[f] + (size_t)t * cells, m->field[f] + (size_t)q * cells,
+                                        dp_tile_octant(m->coord + 3 * t), lane, 32, &mr, &jb) > 0;
+                }
+                g->nfail += any;
+            }
+        g->nfail += dp_vcheck_children(&c, t, NULL);
+    }
+    g->maxrel = mr;
+    /* vTileSums, vChunkStart, scan, vChunkPos, vChunkFold */
+    dp_tidx k = -1;
+    int prevL = -1;
+    double s[DP_MAX_FIELDS];
+    for (dp_tidx t = 0; t < n; ++t) {
+        const int L = m->level[t];
+        const int start = t == 0 || L != m->level[t - 1] ||
+                          dp_root_key(m->dim, m->key[t], L) != dp_root_key(m->dim, m->key[t - 1], L);
+        if (start) {
+            ++k;
+            if (L != prevL) g->chunk[L] = calloc((size_t)g->count[L] + 1, sizeof(dp_vchunk));
+            prevL = L;
+            dp_vchunk *ch = &g->chunk[L][g->nchunks[L]++];
+            for (int f = 0; f < m->nf; ++f) s[f] = 0.0, ch->hash[f] = DP_FNV_OFFSET;
+            ch->tree = DP_FNV_OFFSET;
+        }
+        dp_vchunk *ch = &g->chunk[L][g->nchunks[L] - 1];
+        for (int f = 0; f < m->nf; ++f) {
+            double ts;
+            uint64_t th;
+            dp_vtile_field(m->field[f] + (size_t)t * cells, cells, &ts, &th);
+            dp_vchunk_add(&s[f], &ch->hash[f], ts, th);
+            ch->sum[f] = s[f];
+        }
+        dp_vchunk_add(NULL, &ch->tree, 0.0, dp_vtile_tree(L, m->coord + 3 * t, m->parent[t]));
+    }
+    g->ntiles = n;
+    g->ran = 1;
+    free(flags);
+    free(kids);
+    free(aux);
+}
+
+/* The report from the emulated device passes equals the CPU validator's, bit for bit (passing: made
+ * from the device's results; failing: the device counts the same failed checks and the CPU describes
+ * them). gstart != NULL: as an MPI rank's part whose global indices differ from its own. */
+static void expect_device_same(const char *name, const mesh_t *m, const dp_params *p, const dp_tidx *gstart)
+{
+    const valid_opts_t o = { .complete = m->nlevels > 1, .roots = -1, .gstart = gstart };
+    valid_report_t rc, rg;
+    valid_parts_t pc, pg;
+    dp_vdev g;
+    int by_cpu = -1;
+    valid_check_part(m, p, &o, &rc, &pc);
+    valid_fold(&pc, p, &rc);
+    emulate_device(m, p, o.complete, &g);
+    valid_check_device(m, p, &o, &g, &rg, &pg, &by_cpu);
+    valid_fold(&pg, p, &rg);
+    CHECK(memcmp(&rc, &rg, sizeof rc) == 0, "%s: the report from the device passes differs from the CPU's "
+          "(passed %d/%d, nfail %lld/%lld, total hash %016llx/%016llx, \"%s\" / \"%s\")", name, rc.passed, rg.passed,
+          rc.nfail, rg.nfail, (unsigned long long)rc.total_hash, (unsigned long long)rg.total_hash, rc.first_failure,
+          rg.first_failure);
+    CHECK(by_cpu == !rc.passed, "%s: report made by the %s for a %s mesh", name, by_cpu ? "CPU" : "device passes",
+          rc.passed ? "valid" : "invalid");
+    /* phases 1 and 4 (the header, the level index) are checked on the host by valid_check_device */
+    const long long phase = rc.first_key >> 56;
+    CHECK(rc.passed || (phase != 2 && phase != 3) || g.nfail > 0 || g.dup || g.unsorted,
+          "%s: the device passes miss a failure the CPU finds: %s", name, rc.first_failure);
+    /* without a duplicate child (which the CPU attributes by array order) the device counts what the CPU counts */
+    int index_ok = g.count[0] == (dp_tidx)m->root[0] * m->root[1] * m->root[2] && m->nlevels == g.nlv && !g.unsorted;
+    for (int L = 0, s = 0; L < g.nlv && index_ok; s += (int)g.count[L], ++L) index_ok = m->level_start[L] == s;
+    if (!g.dup && (phase == 2 || phase == 3) && index_ok) /* no phase-4 failure among the CPU's */
+        CHECK(g.nfail == rc.nfail, "%s: the device passes count %lld failed checks, the CPU %lld", name, g.nfail,
+              rc.nfail);
+    valid_parts_free(&pc);
+    valid_parts_free(&pg);
+    dp_vdev_free(&g);
+}
+
 static void test_dim(int dim, int B, int max_level)
 {
     char tag[16];
@@ -327,6 +467,12 @@ static void test_dim(int dim, int B, int max_level)
     valid_report_t r, r2;
     expect_pass(tag, &m, &p, &r);
     valid_print(&r, &m);
+    expect_device_same(tag, &m, &p, NULL);
+    {
+        dp_tidx gs[DP_MAX_LEVELS];
+        for (int L = 0; L < DP_MAX_LEVELS; ++L) gs[L] = m.level_start[L] + 1000 * (L + 1);
+        expect_device_same(tag, &m, &p, gs); /* tree hashes with other global parent indices: redone on the host */
+    }
     CHECK(r.conservation_checked == 1 && r.conservation_tol == 1e-6, "%s: conservation not checked", tag);
     CHECK(r.conservation_max_rel > 0.0 && r.conservation_max_rel < 1e-6, "%s: max relative error %g", tag,
           r.conservation_max_rel);

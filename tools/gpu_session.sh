@@ -1,7 +1,8 @@
 #!/bin/bash
 # gpu_session.sh [bench decks...] - what one call on the GPU machine does: configure and build for
 # sm_90 (CMAKE_ARGS adds options, e.g. -DDPAMR_MPI=ON), run `dpamr bench` on the given decks (it checks
-# every variant byte-identical before timing), then the tests of CTEST_LABEL (default gpu; TESTS=0
+# every variant byte-identical before timing), then the tests of CTEST_LABEL (default gpu, which includes
+# gpu_validate_bench: the GPU validator against the CPU's on bench2d and bench3d; TESTS=0
 # skips them; CTEST_EXCLUDE=regex leaves tests out), then, with PROFILE="DECK...", Nsight Compute on those decks (tools/gpu_profile.sh).
 # Logs go to $OUT.
 set -uo pipefail

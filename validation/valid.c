@@ -23,6 +23,7 @@
 #include "validation/valid.h"
 
 #include "src/tile.h"
+#include "src/valid_tile.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -36,30 +37,38 @@
 #define VALID_PRAGMA(x)
 #endif
 
-/* Relative tolerance of the conservation check. Prolongation adds antisymmetric float32 offsets
- * to the parent value, so the 2^dim children average back to it up to the rounding of each child
- * (half an ulp, ~6e-8 relative; ~3e-7 in the worst case): 1e-6 leaves headroom and still catches
- * any real change of a value. */
-#define VALID_CONS_TOL 1e-6
-
-#define FNV_OFFSET 0xcbf29ce484222325ull
-#define FNV_PRIME 0x100000001b3ull
-
-/* Pass A results per tile (aux[] bits). */
-enum { AUX_DUP = 1 };
-
-/* Everything the per-tile checks read. */
+/* Everything the per-tile checks read: the shared context of src/valid_tile.h, and what the
+ * messages need. */
 typedef struct {
+    dp_vctx v;
     const mesh_t *m;
     const dp_params *p;
     int cells, nlv;          /* nlv: levels present (max valid level + 1) */
     int complete_below;      /* levels below this one must have every flagged octant refined */
-    const uint8_t *flags;    /* octant flags recomputed with the criterion (levels < complete_below) */
+    const uint8_t *flags;    /* octant flags recomputed with the criterion (levels < flag_below) */
     const uint8_t *kids;     /* octants that have a child whose parent link is valid */
-    const uint8_t *aux;      /* AUX_* bits */
+    const uint8_t *aux;      /* DP_VAUX_* bits */
     const dp_tidx *gstart;   /* global index of the first tile of each level (a part of a distributed
                                 mesh), or NULL */
 } vctx;
+
+/* The shared per-tile context of a mesh (flags, kids, aux and complete_below set by the caller). */
+static dp_vctx shared_ctx(const mesh_t *m, const dp_params *p)
+{
+    dp_vctx v;
+    memset(&v, 0, sizeof v);
+    v.T = mesh_tiles(m);
+    for (int f = 0; f < m->nf && f < DP_MAX_FIELDS; ++f) v.field[f] = m->field[f];
+    v.n = m->ntiles;
+    v.dim = m->dim;
+    v.B = m->B;
+    v.nf = m->nf;
+    v.cells = mesh_cells(m);
+    v.max_level = p->max_level;
+    v.fill = p->fill;
+    for (int a = 0; a < 3; ++a) v.root[a] = m->root[a];
+    return v;
+}
 
 /* The index a message names: the tile's global canonical index when the mesh is one rank's part. */
 static long long global_index(const vctx *c, dp_tidx t)
@@ -70,199 +79,112 @@ static long long global_index(const vctx *c, dp_tidx t)
     return (long long)(c->gstart[L] + (t - c->m->level_start[L]));
 }
 
-/* Collects the failures of one tile: counts them, and formats only the first when asked to. */
-typedef struct {
-    char *msg;      /* NULL while counting */
-    size_t len;
-    int n;
-} vfail;
-
-static void fail(vfail *f, const vctx *c, dp_tidx t, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static void fail(vfail *f, const vctx *c, dp_tidx t, const char *fmt, ...)
-{
-    if (f->n++ > 0 || !f->msg) return;
-    int k = 0;
-    if (t >= 0) {
-        const int32_t *x = c->m->coord + 3 * t;
-        k = snprintf(f->msg, f->len, "tile %lld (level %d, coords %d,%d,%d): ", global_index(c, t), (int)c->m->level[t],
-                     (int)x[0], (int)x[1], (int)x[2]);
-        if (k < 0 || (size_t)k >= f->len) return;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(f->msg + k, f->len - (size_t)k, fmt, ap);
-    va_end(ap);
-}
-
-static inline uint64_t fnv_byte(uint64_t h, unsigned b) { return (h ^ (b & 0xffu)) * FNV_PRIME; }
-
-/* FNV-1a over the little-endian bytes of v, whatever the host byte order. */
-static inline uint64_t fnv_u64(uint64_t h, uint64_t v, int nbytes)
-{
-    for (int i = 0; i < nbytes; ++i) h = fnv_byte(h, (unsigned)(v >> (8 * i)));
-    return h;
-}
-
-static inline uint32_t float_bits(float v)
-{
-    uint32_t b;
-    memcpy(&b, &v, sizeof b);
-    return b;
-}
-
-/* Is the parent link of tile t geometrically right (index, level, coordinates)? */
-static int parent_ok(const mesh_t *m, dp_tidx t)
-{
-    const int64_t q = m->parent[t];
-    return m->level[t] > 0 && q >= 0 && q < m->ntiles && q != t && dp_parent_contains(mesh_tiles(m), q, t);
-}
-
-/* Conservation of field f between child t (octant o) and its parent q: every parent cell the child
- * covers must be the average of its 2^dim child cells. Returns the failing cells; *maxrel grows. */
-static int conservation_tile(const vctx *c, dp_tidx t, dp_tidx q, int o, int f, vfail *vf, double *maxrel)
-{
-    const int B = c->p->B, hb = B / 2, dim = c->p->dim, nc = 1 << dim;
-    const float *uc = c->m->field[f] + (size_t)t * (size_t)c->cells;
-    const float *up = c->m->field[f] + (size_t)q * (size_t)c->cells;
-    const int ox = (o & 1) * hb, oy = ((o >> 1) & 1) * hb, oz = ((o >> 2) & 1) * hb;
-    const int nzp = dim == 3 ? hb : 1;
-    int bad = 0;
-    for (int Z = 0; Z < nzp; ++Z)
-        for (int Y = 0; Y < hb; ++Y)
-            for (int X = 0; X < hb; ++X) {
-                double sum = 0.0, asum = 0.0;
-                for (int s = 0; s < nc; ++s) {
-                    const int x = 2 * X + (s & 1), y = 2 * Y + ((s >> 1) & 1), z = 2 * Z + ((s >> 2) & 1);
-                    const double v = uc[x + B * (y + B * (dim == 3 ? z : 0))];
-                    sum += v;
-                    asum += fabs(v);
-                }
-                const int pc = (ox + X) + B * ((oy + Y) + B * (dim == 3 ? oz + Z : 0));
-                const double u = up[pc], avg = sum / nc, den = asum / nc + fabs(u);
-                const double err = fabs(avg - u);
-                const double rel = den > 0.0 ? err / den : 0.0;
-                if (rel > *maxrel) *maxrel = rel; /* NaN never raises it: the finite check owns NaN */
-                /* one failed check per (tile, field): the message names the first bad cell */
-                if (!(err <= VALID_CONS_TOL * den + 1e-300) && bad++ == 0)
-                    fail(vf, c, t, "field %s not conserved: parent tile %lld cell (%d,%d,%d) = %.9g but its %d child "
-                         "cells average %.9g (relative error %.3g > tolerance %.0e)",
-                         c->m->field_name[f], global_index(c, q), ox + X, oy + Y, dim == 3 ? oz + Z : 0, u, nc, avg, rel,
-                         VALID_CONS_TOL);
-            }
-    return bad;
-}
-
-/* Phase 2: the checks that concern tile t itself. Returns the number of failed checks. */
-static int check_tile_self(const vctx *c, dp_tidx t, vfail *vf, double *maxrel)
+/* The first failure of tile t (a record of src/valid_tile.h's checks) in words. */
+static void fail_text(const vctx *c, dp_tidx t, const dp_vfail *r, char *msg, size_t len)
 {
     const mesh_t *m = c->m;
     const dp_params *p = c->p;
-    const int L = m->level[t];
     const int32_t *x = m->coord + 3 * t;
-    const int n0 = vf->n;
-
-    if (L < 0 || L >= DP_MAX_LEVELS) {
-        fail(vf, c, t, "level %d out of range 0..%d", L, DP_MAX_LEVELS - 1);
-        return vf->n - n0; /* nothing below can be computed for it */
-    }
-    if (L > p->max_level) fail(vf, c, t, "level %d is beyond the cap max_level = %d", L, p->max_level);
-
-    /* coordinates inside the level's tile grid */
-    int coords_ok = 1;
-    for (int a = 0; a < 3; ++a) {
-        const int64_t ext = (int64_t)m->root[a] << L;
-        if (x[a] < 0 || x[a] >= (a == 2 && m->dim == 2 ? 1 : ext)) coords_ok = 0;
-    }
-    if (!coords_ok)
-        fail(vf, c, t, "coords outside the level's tile grid %lld x %lld x %lld", (long long)m->root[0] << L,
-             (long long)m->root[1] << L, m->dim == 2 ? 1LL : (long long)m->root[2] << L);
-
-    const uint64_t key = dp_morton(m->dim, x[0], x[1], x[2]);
-    if (m->key[t] != key)
-        fail(vf, c, t, "key 0x%llx differs from the Morton key 0x%llx of its coords", (unsigned long long)m->key[t],
-             (unsigned long long)key);
-
-    if (c->aux[t] & AUX_DUP) {
-        dp_tidx other = -1; /* only looked up when the message is wanted */
-        for (dp_tidx s = 0; vf->msg && s < t && other < 0; ++s)
+    const int L = m->level[t];
+    const long long a0 = r->a[0], a1 = r->a[1], a2 = r->a[2];
+    int k = snprintf(msg, len, "tile %lld (level %d, coords %d,%d,%d): ", global_index(c, t), L, (int)x[0], (int)x[1],
+                     (int)x[2]);
+    if (k < 0 || (size_t)k >= len) return;
+    msg += k;
+    len -= (size_t)k;
+    switch (r->code) {
+    case DP_VF_LEVEL_RANGE:
+        snprintf(msg, len, "level %d out of range 0..%d", (int)a0, DP_MAX_LEVELS - 1);
+        break;
+    case DP_VF_LEVEL_CAP:
+        snprintf(msg, len, "level %d is beyond the cap max_level = %d", (int)a0, p->max_level);
+        break;
+    case DP_VF_COORDS:
+        snprintf(msg, len, "coords outside the level's tile grid %lld x %lld x %lld", (long long)m->root[0] << L,
+                 (long long)m->root[1] << L, m->dim == 2 ? 1LL : (long long)m->root[2] << L);
+        break;
+    case DP_VF_KEY:
+        snprintf(msg, len, "key 0x%llx differs from the Morton key 0x%llx of its coords", (unsigned long long)m->key[t],
+                 (unsigned long long)a0);
+        break;
+    case DP_VF_DUP: {
+        dp_tidx other = -1;
+        for (dp_tidx s = 0; s < t && other < 0; ++s)
             if (m->level[s] == L && !memcmp(m->coord + 3 * s, x, 3 * sizeof *x)) other = s;
-        fail(vf, c, t, "duplicate tile: same level and coords as tile %lld", other < 0 ? -1LL : global_index(c, other));
+        snprintf(msg, len, "duplicate tile: same level and coords as tile %lld", other < 0 ? -1LL : global_index(c, other));
+        break;
     }
-
-    /* canonical order: level non-decreasing, then Morton key strictly increasing */
-    if (t > 0) {
-        const int Lp = m->level[t - 1];
-        if (L < Lp)
-            fail(vf, c, t, "out of canonical order: level %d after level %d (tile %lld)", L, Lp, global_index(c, t - 1));
-        else if (L == Lp && m->key[t] <= m->key[t - 1]) {
-            if (m->key[t] == m->key[t - 1]) {
-                if (!(c->aux[t] & AUX_DUP)) /* one duplicate, one failed check */
-                        fail(vf, c, t, "duplicate tile: same level and key 0x%llx as tile %lld",
-                         (unsigned long long)m->key[t], global_index(c, t - 1));
-            } else
-                fail(vf, c, t, "out of canonical order: key 0x%llx not greater than key 0x%llx of tile %lld",
-                     (unsigned long long)m->key[t], (unsigned long long)m->key[t - 1], global_index(c, t - 1));
-        }
+    case DP_VF_ORDER_LEVEL:
+        snprintf(msg, len, "out of canonical order: level %d after level %d (tile %lld)", L, (int)a0,
+                 global_index(c, t - 1));
+        break;
+    case DP_VF_DUP_KEY:
+        snprintf(msg, len, "duplicate tile: same level and key 0x%llx as tile %lld", (unsigned long long)m->key[t],
+                 global_index(c, t - 1));
+        break;
+    case DP_VF_ORDER_KEY:
+        snprintf(msg, len, "out of canonical order: key 0x%llx not greater than key 0x%llx of tile %lld",
+                 (unsigned long long)m->key[t], (unsigned long long)m->key[t - 1], global_index(c, t - 1));
+        break;
+    case DP_VF_ROOT_PARENT:
+        snprintf(msg, len, "root tile has parent %lld (expected -1)", a0);
+        break;
+    case DP_VF_PARENT_RANGE:
+        snprintf(msg, len, "parent index %lld out of range 0..%lld", a0, (long long)m->ntiles - 1);
+        break;
+    case DP_VF_PARENT_LEVEL:
+        snprintf(msg, len, "parent %lld is at level %d, expected level %d", global_index(c, a0), (int)m->level[a0], L - 1);
+        break;
+    case DP_VF_PARENT_CONTAIN: {
+        const int32_t *y = m->coord + 3 * a0;
+        snprintf(msg, len, "does not lie inside its parent %lld (level %d, coords %d,%d,%d): coords >> 1 = %d,%d,%d",
+                 global_index(c, a0), L - 1, y[0], y[1], y[2], x[0] >> 1, x[1] >> 1, x[2] >> 1);
+        break;
     }
-
-    /* parent link: the parent exists one level up, contains the tile, may refine, and flags its octant */
-    const int64_t q = m->parent[t];
-    int have_parent = 0;
-    if (L == 0) {
-        if (q != -1) fail(vf, c, t, "root tile has parent %lld (expected -1)", (long long)q);
-    } else if (q < 0 || q >= m->ntiles) {
-        fail(vf, c, t, "parent index %lld out of range 0..%lld", (long long)q, (long long)m->ntiles - 1);
-    } else if (m->level[q] != L - 1) {
-        fail(vf, c, t, "parent %lld is at level %d, expected level %d", global_index(c, q), (int)m->level[q], L - 1);
-    } else if (!parent_ok(m, t)) {
-        const int32_t *y = m->coord + 3 * q;
-        fail(vf, c, t, "does not lie inside its parent %lld (level %d, coords %d,%d,%d): coords >> 1 = %d,%d,%d",
-             global_index(c, q), L - 1, y[0], y[1], y[2], x[0] >> 1, x[1] >> 1, x[2] >> 1);
-    } else {
-        have_parent = 1;
-        const int o = dp_tile_octant(x);
-        if (!(c->flags[q] >> o & 1))
-            fail(vf, c, t, "lies in octant %d of parent %lld, which the criterion does not flag (parent flags 0x%x)", o,
-                 global_index(c, q), c->flags[q]);
+    case DP_VF_OCTANT:
+        snprintf(msg, len, "lies in octant %d of parent %lld, which the criterion does not flag (parent flags 0x%x)",
+                 (int)a1, global_index(c, a0), c->flags[a0]);
+        break;
+    case DP_VF_FINITE: {
+        const int B = p->B, i = (int)a1;
+        snprintf(msg, len, "field %s cell %d (%d,%d,%d) is not finite (%g)", m->field_name[a0], i, i % B, (i / B) % B,
+                 i / (B * B), m->field[a0][(size_t)t * (size_t)c->cells + (size_t)i]);
+        break;
     }
-
-    /* finite values: a NaN or Inf would poison every sum and comparison downstream */
-    for (int f = 0; f < m->nf; ++f) {
-        const float *u = m->field[f] + (size_t)t * (size_t)c->cells;
-        for (int i = 0; i < c->cells; ++i)
-            if ((float_bits(u[i]) & 0x7f800000u) == 0x7f800000u) {
-                const int B = p->B;
-                fail(vf, c, t, "field %s cell %d (%d,%d,%d) is not finite (%g)", m->field_name[f], i, i % B, (i / B) % B,
-                     i / (B * B), u[i]);
-                break;
-            }
+    case DP_VF_CONSERVE: {
+        const int dim = m->dim, B = m->B, hb = B / 2, o = dp_tile_octant(x), j = (int)a2;
+        const int X = j % hb, Y = (j / hb) % hb, Z = j / (hb * hb);
+        double u, avg, rel;
+        dp_vconserve_cell(dim, B, m->field[a0] + (size_t)t * (size_t)c->cells,
+                          m->field[a0] + (size_t)a1 * (size_t)c->cells, o, j, &u, &avg, &rel);
+        snprintf(msg, len, "field %s not conserved: parent tile %lld cell (%d,%d,%d) = %.9g but its %d child "
+                 "cells average %.9g (relative error %.3g > tolerance %.0e)",
+                 m->field_name[a0], global_index(c, a1), (o & 1) * hb + X, ((o >> 1) & 1) * hb + Y,
+                 dim == 3 ? ((o >> 2) & 1) * hb + Z : 0, u, 1 << dim, avg, rel, DP_VALID_CONS_TOL);
+        break;
     }
+    case DP_VF_INCOMPLETE:
+        snprintf(msg, len, "refinement incomplete: octants 0x%x are flagged by the criterion but have no child at "
+                 "level %d (flags 0x%x, children 0x%x)", (unsigned)a0, L + 1, c->flags[t], c->kids[t]);
+        break;
+    case DP_VF_CHILDMASK:
+        snprintf(msg, len, "childmask 0x%x but its children are in octants 0x%x", m->childmask[t], c->kids[t]);
+        break;
+    default:
+        snprintf(msg, len, "failed check %d", r->code);
+    }
+}
 
-    if (p->fill == DP_FILL_PROLONG && have_parent)
-        for (int f = 0; f < m->nf; ++f) conservation_tile(c, t, q, dp_tile_octant(x), f, vf, maxrel);
-    return vf->n - n0;
+/* Phase 2: the checks that concern tile t itself (src/valid_tile.h). Returns the failed checks. */
+static int check_tile_self(const vctx *c, dp_tidx t, dp_vfail *vf, double *maxrel)
+{
+    return dp_vcheck_self(&c->v, t, vf, maxrel);
 }
 
 /* Phase 3: the tile's children, as seen from the tile. Returns the number of failed checks. */
-static int check_tile_children(const vctx *c, dp_tidx t, vfail *vf)
+static int check_tile_children(const vctx *c, dp_tidx t, dp_vfail *vf)
 {
-    const mesh_t *m = c->m;
-    const int L = m->level[t];
-    const int n0 = vf->n;
-    if (L < 0 || L >= DP_MAX_LEVELS) return 0; /* reported in phase 2 */
-    /* A refined level is complete: a flagged octant without a child means the engine dropped one.
-     * For a refinement output every level below max_level is refined; for an input mesh, only the
-     * levels below its finest one (see valid_check_mode). */
-    if (L < c->complete_below && L < c->p->max_level) {
-        const unsigned missing = c->flags[t] & ~(unsigned)c->kids[t];
-        if (missing)
-            fail(vf, c, t, "refinement incomplete: octants 0x%x are flagged by the criterion but have no child at "
-                 "level %d (flags 0x%x, children 0x%x)", missing, L + 1, c->flags[t], c->kids[t]);
-    }
-    if (m->childmask[t] != c->kids[t])
-        fail(vf, c, t, "childmask 0x%x but its children are in octants 0x%x", m->childmask[t], c->kids[t]);
-    return vf->n - n0;
+    return dp_vcheck_children(&c->v, t, vf);
 }
 
 /* Checksums, chunk by chunk. A chunk is the run of level-L tiles (in array order, among the tiles
@@ -295,43 +217,36 @@ static dp_tidx chunk_bounds(const mesh_t *m, int L, dp_tidx t0, dp_tidx t1, dp_t
     return n;
 }
 
-/* Field f of one chunk: sum = plain double sum of the values in array order, hash = FNV-1a 64 over
- * each value's 4 bytes (little-endian IEEE bits). */
+/* Field f of one chunk: the tiles' sums and hashes (dp_vtile_field) added tile by tile in array
+ * order (dp_vchunk_add). */
 static void chunk_field(const mesh_t *m, int L, int f, dp_tidx a, dp_tidx b, double *sum, uint64_t *hash)
 {
-    const size_t cells = (size_t)mesh_cells(m);
+    const int cells = mesh_cells(m);
     double s = 0.0;
-    uint64_t h = FNV_OFFSET;
+    uint64_t h = DP_FNV_OFFSET;
     for (dp_tidx t = a; t < b; ++t) {
         if (m->level[t] != L) continue;
-        const float *u = m->field[f] + (size_t)t * cells;
-        for (size_t i = 0; i < cells; ++i) {
-            s += (double)u[i];
-            const uint32_t bits = float_bits(u[i]);
-            h = fnv_byte(h, bits);
-            h = fnv_byte(h, bits >> 8);
-            h = fnv_byte(h, bits >> 16);
-            h = fnv_byte(h, bits >> 24);
-        }
+        double ts;
+        uint64_t th;
+        dp_vtile_field(m->field[f] + (size_t)t * (size_t)cells, cells, &ts, &th);
+        dp_vchunk_add(&s, &h, ts, th);
     }
     *sum = s;
     *hash = h;
 }
 
-/* Tree hash of one chunk: FNV-1a 64 over, per tile, level, i, j, k as 4-byte and the parent's global
- * index as 8-byte little-endian integers (28 bytes a tile). */
+/* Tree hash of one chunk: FNV-1a 64 over its tiles' tree hashes (dp_vtile_tree: level, i, j, k and
+ * the parent's global index). */
 static uint64_t chunk_tree(const vctx *c, int L, dp_tidx a, dp_tidx b, int index_ok)
 {
     const mesh_t *m = c->m;
-    uint64_t h = FNV_OFFSET;
+    uint64_t h = DP_FNV_OFFSET;
     for (dp_tidx t = a; t < b; ++t) {
         if (m->level[t] != L) continue;
         int64_t q = m->parent[t];
         if (c->gstart && index_ok && L > 0 && q >= m->level_start[L - 1] && q < m->level_start[L])
             q = c->gstart[L - 1] + (q - m->level_start[L - 1]);
-        h = fnv_u64(h, (uint32_t)m->level[t], 4);
-        for (int a3 = 0; a3 < 3; ++a3) h = fnv_u64(h, (uint32_t)m->coord[3 * t + a3], 4);
-        h = fnv_u64(h, (uint64_t)q, 8);
+        dp_vchunk_add(NULL, &h, 0.0, dp_vtile_tree(m->level[t], m->coord + 3 * t, q));
     }
     return h;
 }
@@ -348,30 +263,30 @@ void valid_parts_free(valid_parts_t *parts)
 
 void valid_fold(const valid_parts_t *parts, const dp_params *p, valid_report_t *r)
 {
-    uint64_t tree = FNV_OFFSET;
+    uint64_t tree = DP_FNV_OFFSET;
     for (int L = 0; L < parts->nlevels; ++L) {
         double vol = 1.0;
         const double hL = dp_spacing(p, L);
         for (int a = 0; a < p->dim; ++a) vol *= hL;
         for (int f = 0; f < parts->nf; ++f) {
             double s = 0.0;
-            uint64_t h = FNV_OFFSET;
+            uint64_t h = DP_FNV_OFFSET;
             for (dp_tidx k = 0; k < parts->n[L]; ++k) {
                 s += parts->chunk[L][k].sum[f];
-                h = fnv_u64(h, parts->chunk[L][k].hash[f], 8);
+                h = dp_fnv_u64(h, parts->chunk[L][k].hash[f], 8);
             }
             /* the volume is the same for every cell of a level: one scaling, one rounding */
             r->sum[L][f] = s * vol;
             r->hash[L][f] = h;
         }
-        for (dp_tidx k = 0; k < parts->n[L]; ++k) tree = fnv_u64(tree, parts->chunk[L][k].tree, 8);
+        for (dp_tidx k = 0; k < parts->n[L]; ++k) tree = dp_fnv_u64(tree, parts->chunk[L][k].tree, 8);
     }
     r->tree_hash = tree;
     /* total: FNV-1a 64 over tree_hash, then hash[L][f] level by level, field by field (8 bytes
      * each, little-endian) */
-    uint64_t h = fnv_u64(FNV_OFFSET, r->tree_hash, 8);
+    uint64_t h = dp_fnv_u64(DP_FNV_OFFSET, r->tree_hash, 8);
     for (int L = 0; L < parts->nlevels; ++L)
-        for (int f = 0; f < parts->nf; ++f) h = fnv_u64(h, r->hash[L][f], 8);
+        for (int f = 0; f < parts->nf; ++f) h = dp_fnv_u64(h, r->hash[L][f], 8);
     r->total_hash = h;
 }
 
@@ -410,6 +325,40 @@ static int check_global(const mesh_t *m, const dp_params *p, char *msg, size_t l
     return n;
 }
 
+/* Phase 4: the mesh's level index (nlevels, level_start) against the tiles' levels (count per
+ * level, nlv levels present, sorted by level) and level 0 against the root grid or the part's roots.
+ * Returns the failures; msg gets the first. */
+static long long check_index(const mesh_t *m, const valid_opts_t *o, const dp_tidx *count, int nlv, int sorted,
+                             char *msg, size_t len)
+{
+    long long nfail4 = 0;
+    const dp_tidx roots = (dp_tidx)m->root[0] * m->root[1] * m->root[2];
+    if (o->roots < 0 && count[0] != roots) {
+        if (nfail4++ == 0)
+            snprintf(msg, len, "level 0 has %lld tiles, the root grid %d x %d x %d needs %lld", (long long)count[0],
+                     m->root[0], m->root[1], m->root[2], (long long)roots);
+    } else if (o->roots >= 0 && count[0] != o->roots) {
+        if (nfail4++ == 0)
+            snprintf(msg, len, "level 0 of this part has %lld tiles, the partition gave it %lld roots",
+                     (long long)count[0], (long long)o->roots);
+    }
+    if (m->nlevels != nlv) {
+        if (nfail4++ == 0) snprintf(msg, len, "mesh nlevels = %d but its tiles span %d levels", m->nlevels, nlv);
+    } else if (sorted) {
+        dp_tidx s = 0;
+        for (int L = 0; L <= nlv; ++L) {
+            if (m->level_start[L] != s) {
+                if (nfail4++ == 0)
+                    snprintf(msg, len, "level_start[%d] = %lld, the tiles say %lld", L, (long long)m->level_start[L],
+                             (long long)s);
+                break;
+            }
+            if (L < nlv) s += count[L];
+        }
+    }
+    return nfail4;
+}
+
 int valid_check(const mesh_t *m, const dp_params *p, valid_report_t *r)
 {
     return valid_check_mode(m, p, m && m->nlevels > 1, r);
@@ -434,7 +383,7 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
     const valid_opts_t whole = { .complete = 1, .roots = -1, .gstart = NULL };
     if (!o) o = &whole;
     const int complete = o->complete;
-    r->conservation_tol = VALID_CONS_TOL;
+    r->conservation_tol = DP_VALID_CONS_TOL;
     if (!m || !p) {
         r->nfail = 1;
         snprintf(r->first_failure, sizeof r->first_failure, "no mesh or no parameters given");
@@ -450,7 +399,7 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
     parts->nf = m->nf;
 
     const dp_tidx n = m->ntiles;
-    vctx c = { .m = m, .p = p, .cells = mesh_cells(m), .gstart = o->gstart };
+    vctx c = { .v = shared_ctx(m, p), .m = m, .p = p, .cells = mesh_cells(m), .gstart = o->gstart };
     uint8_t *flags = calloc((size_t)n + 1, 1), *kids = calloc((size_t)n + 1, 1), *aux = calloc((size_t)n + 1, 1);
     if (!flags || !kids || !aux) {
         free(flags);
@@ -461,9 +410,9 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
         snprintf(r->first_failure, sizeof r->first_failure, "out of memory for %lld tiles of scratch", (long long)n);
         return 0;
     }
-    c.flags = flags;
-    c.kids = kids;
-    c.aux = aux;
+    c.flags = c.v.flags = flags;
+    c.kids = c.v.kids = kids;
+    c.aux = c.v.aux = aux;
 
     /* Pass A: levels present, whether the array is sorted by level, children per parent. A child
      * counts only when its parent link is right, so two such children in one octant are two tiles
@@ -476,14 +425,14 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
         ++count[L];
         if (L + 1 > nlv) nlv = L + 1;
         if (t > 0 && L < m->level[t - 1]) sorted = 0;
-        if (parent_ok(m, t)) {
+        if (dp_vparent_ok(&c.v, t)) {
             const uint8_t bit = (uint8_t)(1u << dp_tile_octant(m->coord + 3 * t));
-            if (kids[m->parent[t]] & bit) aux[t] |= AUX_DUP;
+            if (kids[m->parent[t]] & bit) aux[t] |= DP_VAUX_DUP;
             kids[m->parent[t]] |= bit;
         }
     }
     c.nlv = nlv;
-    c.complete_below = complete ? p->max_level : nlv - 1;
+    c.complete_below = c.v.complete_below = complete ? p->max_level : nlv - 1;
     r->nlevels = nlv;
     for (int L = 0; L < nlv; ++L) r->tiles[L] = count[L];
 
@@ -502,7 +451,7 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
     VALID_PRAGMA(omp parallel for schedule(dynamic, 64) reduction(+ : nfail2, nfail3) reduction(min : first2, first3) \
                  reduction(max : maxrel))
     for (dp_tidx t = 0; t < n; ++t) {
-        vfail f2 = { 0 }, f3 = { 0 };
+        dp_vfail f2 = { 0 }, f3 = { 0 };
         double mr = 0.0;
         const int k2 = check_tile_self(&c, t, &f2, &mr), k3 = check_tile_children(&c, t, &f3);
         if (mr > maxrel) maxrel = mr;
@@ -520,42 +469,18 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
 
     /* Phase 4: the mesh's own level index and the root grid. */
     char msg4[512] = "";
-    long long nfail4 = 0;
-    const dp_tidx roots = (dp_tidx)m->root[0] * m->root[1] * m->root[2];
-    if (o->roots < 0 && count[0] != roots) {
-        if (nfail4++ == 0)
-            snprintf(msg4, sizeof msg4, "level 0 has %lld tiles, the root grid %d x %d x %d needs %lld",
-                     (long long)count[0], m->root[0], m->root[1], m->root[2], (long long)roots);
-    } else if (o->roots >= 0 && count[0] != o->roots) {
-        if (nfail4++ == 0)
-            snprintf(msg4, sizeof msg4, "level 0 of this part has %lld tiles, the partition gave it %lld roots",
-                     (long long)count[0], (long long)o->roots);
-    }
-    if (m->nlevels != nlv) {
-        if (nfail4++ == 0)
-            snprintf(msg4, sizeof msg4, "mesh nlevels = %d but its tiles span %d levels", m->nlevels, nlv);
-    } else if (sorted) {
-        dp_tidx s = 0;
-        for (int L = 0; L <= nlv; ++L) {
-            if (m->level_start[L] != s) {
-                if (nfail4++ == 0)
-                    snprintf(msg4, sizeof msg4, "level_start[%d] = %lld, the tiles say %lld", L,
-                             (long long)m->level_start[L], (long long)s);
-                break;
-            }
-            if (L < nlv) s += count[L];
-        }
-    }
+    const long long nfail4 = check_index(m, o, count, nlv, sorted, msg4, sizeof msg4);
     r->nfail += nfail4;
 
     /* The first failure in words: earliest phase, lowest tile, re-checked with messages on. */
     if (first2 < n || first3 < n) {
-        vfail f = { .msg = r->first_failure, .len = sizeof r->first_failure };
+        dp_vfail f = { 0 };
         double mr = 0.0;
         if (first2 < n)
             check_tile_self(&c, first2, &f, &mr);
         else
             check_tile_children(&c, first3, &f);
+        fail_text(&c, first2 < n ? first2 : first3, &f, r->first_failure, sizeof r->first_failure);
         r->first_key = first2 < n ? VALID_KEY(2, global_index(&c, first2)) : VALID_KEY(3, global_index(&c, first3));
     } else if (nfail4 > 0) {
         snprintf(r->first_failure, sizeof r->first_failure, "%s", msg4);
@@ -583,17 +508,21 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
         }
         parts->nlevels = 0;
     }
-    const int ntask = parts->nlevels * (m->nf + 1);
-    VALID_PRAGMA(omp parallel for schedule(dynamic, 1))
-    for (int task = 0; task < ntask; ++task) {
-        const int L = task / (m->nf + 1), f = task % (m->nf + 1);
-        for (dp_tidx k = 0; k < parts->n[L]; ++k) {
-            valid_chunk_t *ch = &parts->chunk[L][k];
-            if (f == m->nf)
-                ch->tree = chunk_tree(&c, L, bnd[L][k], bnd[L][k + 1], index_ok);
-            else
-                chunk_field(m, L, f, bnd[L][k], bnd[L][k + 1], &ch->sum[f], &ch->hash[f]);
-        }
+    /* one task per (chunk, field) and per chunk's tree hash: every chunk is folded sequentially */
+    long long pre[DP_MAX_LEVELS + 1] = { 0 };
+    for (int L = 0; L < parts->nlevels; ++L) pre[L + 1] = pre[L] + (long long)parts->n[L] * (m->nf + 1);
+    const long long ntask = pre[parts->nlevels];
+    VALID_PRAGMA(omp parallel for schedule(dynamic, 4))
+    for (long long task = 0; task < ntask; ++task) {
+        int L = 0;
+        while (task >= pre[L + 1]) ++L;
+        const dp_tidx k = (dp_tidx)((task - pre[L]) / (m->nf + 1));
+        const int f = (int)((task - pre[L]) % (m->nf + 1));
+        valid_chunk_t *ch = &parts->chunk[L][k];
+        if (f == m->nf)
+            ch->tree = chunk_tree(&c, L, bnd[L][k], bnd[L][k + 1], index_ok);
+        else
+            chunk_field(m, L, f, bnd[L][k], bnd[L][k + 1], &ch->sum[f], &ch->hash[f]);
     }
     for (int L = 0; L < DP_MAX_LEVELS; ++L) free(bnd[L]);
 
@@ -626,4 +555,69 @@ void valid_print(const valid_report_t *r, const mesh_t *m)
     else
         printf("validation: FAILED (%lld checks): %s\n", r->nfail, r->first_failure);
     fflush(stdout);
+}
+
+int valid_check_device(const mesh_t *m, const dp_params *p, const valid_opts_t *o, const dp_vdev *g,
+                       valid_report_t *r, valid_parts_t *parts, int *by_cpu)
+{
+    const valid_opts_t whole = { .complete = 1, .roots = -1, .gstart = NULL };
+    if (!o) o = &whole;
+    *by_cpu = 1;
+    /* the CPU validator reports whatever the device did not pass: any failure is described there */
+    if (!g || !g->ran || !m || !p || g->ntiles != m->ntiles || g->nfail > 0 || g->dup || g->unsorted || g->nlv < 1 ||
+        g->nlv > DP_MAX_LEVELS)
+        return valid_check_part(m, p, o, r, parts);
+    char msg[512];
+    if (check_global(m, p, msg, sizeof msg) > 0 || check_index(m, o, g->count, g->nlv, 1, msg, sizeof msg) > 0)
+        return valid_check_part(m, p, o, r, parts);
+    for (int L = 0; L < g->nlv; ++L)
+        if (g->nchunks[L] > 0 && !g->chunk[L]) return valid_check_part(m, p, o, r, parts);
+
+    /* everything passed: the report valid_check_part gives a passing mesh */
+    memset(r, 0, sizeof *r);
+    memset(parts, 0, sizeof *parts);
+    r->first_key = VALID_KEY_NONE;
+    r->conservation_tol = DP_VALID_CONS_TOL;
+    r->conservation_checked = p->fill == DP_FILL_PROLONG;
+    r->conservation_max_rel = r->conservation_checked ? g->maxrel : 0.0;
+    r->nf = parts->nf = m->nf;
+    r->nlevels = parts->nlevels = g->nlv;
+    for (int L = 0; L < g->nlv; ++L) r->tiles[L] = g->count[L];
+    /* the device hashed the tree with the part's own parent indices: right when they are global */
+    int local = 1;
+    for (int L = 0; o->gstart && L < g->nlv; ++L)
+        if (o->gstart[L] != m->level_start[L]) local = 0;
+    int oom = 0;
+    dp_tidx *bnd[DP_MAX_LEVELS] = { 0 };
+    for (int L = 0; L < g->nlv && !oom; ++L) {
+        parts->chunk[L] = malloc(((size_t)g->nchunks[L] + 1) * sizeof(valid_chunk_t));
+        if (!parts->chunk[L]) {
+            oom = 1;
+            break;
+        }
+        parts->n[L] = g->nchunks[L];
+        if (g->nchunks[L]) memcpy(parts->chunk[L], g->chunk[L], (size_t)g->nchunks[L] * sizeof(valid_chunk_t));
+        if (!local && chunk_bounds(m, L, m->level_start[L], m->level_start[L + 1], &bnd[L]) != g->nchunks[L]) oom = 1;
+    }
+    if (!oom && !local) {
+        const vctx c = { .v = shared_ctx(m, p), .m = m, .p = p, .cells = mesh_cells(m), .gstart = o->gstart };
+        long long pre[DP_MAX_LEVELS + 1] = { 0 };
+        for (int L = 0; L < g->nlv; ++L) pre[L + 1] = pre[L] + parts->n[L];
+        const long long nt = pre[g->nlv];
+        VALID_PRAGMA(omp parallel for schedule(dynamic, 4))
+        for (long long task = 0; task < nt; ++task) {
+            int L = 0;
+            while (task >= pre[L + 1]) ++L;
+            const dp_tidx k = (dp_tidx)(task - pre[L]);
+            parts->chunk[L][k].tree = chunk_tree(&c, L, bnd[L][k], bnd[L][k + 1], 1);
+        }
+    }
+    for (int L = 0; L < DP_MAX_LEVELS; ++L) free(bnd[L]);
+    if (oom) { /* the CPU validator says it in its words */
+        valid_parts_free(parts);
+        return valid_check_part(m, p, o, r, parts);
+    }
+    r->passed = 1;
+    *by_cpu = 0;
+    return 1;
 }

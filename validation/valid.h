@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 #include "src/mesh.h"
+#include "src/valid_tile.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -32,14 +33,12 @@ typedef struct {
 #define VALID_KEY(phase, tile) (((long long)(phase) << 56) | (long long)(tile))
 #define VALID_KEY_NONE 0x7fffffffffffffffLL
 
-/** Partial checksums of one chunk: the tiles of one level that descend from one root tile.
- *  Checksums are folded chunk by chunk in canonical (root Morton) order, so a mesh split into
- *  contiguous root ranges (MPI ranks) gives the same values as the whole mesh on one rank. */
-typedef struct {
-    double sum[DP_MAX_FIELDS];    /* plain double sum of the chunk's values, in canonical order */
-    uint64_t hash[DP_MAX_FIELDS]; /* FNV-1a 64 over the chunk's float bits */
-    uint64_t tree;                /* FNV-1a 64 over (level, i, j, k, global parent) of its tiles */
-} valid_chunk_t;
+/** Partial checksums of one chunk: the tiles of one level that descend from one root tile
+ *  (dp_vchunk, src/valid_tile.h: a tile's double sum and FNV-1a 64 per field and its tree hash,
+ *  computed by dp_vtile_field and dp_vtile_tree, added tile by tile in canonical order). Checksums
+ *  are folded chunk by chunk in canonical (root Morton) order, so a mesh split into contiguous root
+ *  ranges (MPI ranks) gives the same values as the whole mesh on one rank. */
+typedef dp_vchunk valid_chunk_t;
 
 /** The chunks of a mesh (or of one rank's part), level by level, in canonical order. */
 typedef struct {
@@ -61,6 +60,17 @@ typedef struct {
  *  Returns r->passed. */
 int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o, valid_report_t *r,
                      valid_parts_t *parts);
+
+/** valid_check_part from what the GPU validator found on its tile store (g, for the mesh m it
+ *  downloaded): when the device's checks all passed, the report is assembled here from its counts,
+ *  conservation maximum and chunks (the tree hashes recomputed on the host when o->gstart maps parent
+ *  indices to other global ones, an MPI rank's part), with the phase 1 and phase 4 checks run on m's
+ *  header; it is the report valid_check_part gives, bit for bit. When the device did not validate
+ *  (g NULL or g->ran 0) or found any failure, valid_check_part runs on m and gives the report (the
+ *  first failure's words come from the CPU). *by_cpu: 1 when the CPU validator made the report.
+ *  Returns r->passed. */
+int valid_check_device(const mesh_t *m, const dp_params *p, const valid_opts_t *o, const dp_vdev *g,
+                       valid_report_t *r, valid_parts_t *parts, int *by_cpu);
 
 /** Fold the chunks into r: sum (chunk sums in order, times the cell volume), hash (FNV-1a 64 over
  *  the chunk hashes), tree_hash (over every chunk's tree hash, level by level) and total_hash. */
