@@ -19,6 +19,7 @@
 #include "device/gpu.h"
 #include "src/engine.h"
 #include "src/run.h"
+#include "src/steps.h"
 #include "src/timer.h"
 
 #define MAXREP 1000
@@ -202,6 +203,12 @@ int bench_main(int argc, char **argv)
         return 1;
     }
     d.quiet = 1;
+    if (d.steps > 0) { /* a moving deck: the regrid per step (src/steps.c) */
+        const int rc = steps_bench(&d, &in);
+        mesh_free(&in);
+        deck_free(&d);
+        return rc;
+    }
     const int gpu = gpu_available(why, sizeof why);
     static row_t rows[MAXROWS]; /* large: the per-repeat samples */
     int nrows = 0;

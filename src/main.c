@@ -13,6 +13,7 @@
 #include "src/engine.h"
 #include "src/mesh.h"
 #include "src/run.h"
+#include "src/steps.h"
 #include "src/capacity.h"
 #include "src/timer.h"
 
@@ -156,6 +157,11 @@ static int cmd_run(int argc, char **argv)
     memset(&m, 0, sizeof m);
     const double t0 = timer_ms();
     if (run_load(&d, &m, argc, argv, err, sizeof err) != 0) return run_die(err);
+    if (d.steps > 0) { /* time steps: the series driver (src/steps.c) */
+        const int rc = steps_run(&d, &m, t0);
+        deck_free(&d);
+        return rc;
+    }
     const int say = d.verbosity != DP_VERBOSITY_QUIET; /* quiet: warnings, errors and "wrote" only */
     d.quiet |= !say;
     const int replacing = run_refuse_overwrite("output", d.output, &d, 1, err, sizeof err);
