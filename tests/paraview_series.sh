@@ -1,0 +1,20 @@
+#!/bin/bash
+# paraview_series.sh DPAMR SRC WORKDIR - a time series (2D, fill = prolong; 3D, fill = model) opens in
+# Debian's ParaView 5.11 as one time-varying dataset: validation/paraview_series.py checks the time
+# steps against the series file and each step's levels and boxes against its file, and renders the
+# first and last steps. Exit 77 (skipped) without ParaView.
+set -euo pipefail
+dpamr=$1 src=$2 work=$3
+if ! /usr/bin/python3 -c "import paraview.simple" >/dev/null 2>&1 || ! command -v xvfb-run >/dev/null; then
+    echo "SKIPPED: needs python3-paraview and xvfb (apt-get install python3-paraview xvfb xauth)"
+    exit 77
+fi
+source "$(dirname "$0")/lib.sh"
+fresh_dir "$work" 2d 3d
+(cd "$work/2d" && "$dpamr" run "$src/inputs/moving2d.inp" variant=cpu steps=30 output=m_%05d.hdf verbosity=quiet >/dev/null)
+(cd "$work/3d" && "$dpamr" run "$src/inputs/moving3d.inp" variant=cpu output=m_%05d.hdf verbosity=quiet >/dev/null)
+for dim in 2d 3d; do
+    xvfb-run -a -n $((100 + RANDOM % 800)) /usr/bin/python3 "$src/validation/paraview_series.py" \
+        "$work/$dim/m.hdf.series" --png-dir "$work/$dim"
+done
+echo "paraview_series OK"
