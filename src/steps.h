@@ -13,12 +13,6 @@
  *  validation). Frees m. */
 int steps_run(deck_t *d, mesh_t *m, double t0);
 
-/** `dpamr bench` of a deck with steps > 0: the cpu variant's regrid time per step and the fraction
- *  of tiles changed, bench_warmup untimed and bench_repeats timed runs of every step, each run's
- *  final mesh byte-identical to the first's. Table on stdout, BENCH_OUT.csv and .json. Returns the
- *  exit status. */
-int steps_bench(deck_t *d, const mesh_t *in);
-
 /** The file of step `step` of an output pattern (deck_pattern_check) into out. 0, or -1 when it
  *  does not fit n bytes. */
 int steps_file_name(const char *pattern, long long step, char *out, size_t n);

@@ -8,6 +8,7 @@
 #   fresh_dir DIR [SUB...] DIR emptied and made again, with the subfolders SUB
 #   tmp_dir                tmp = a new temporary folder, removed when the script exits
 #   skip_without_gpu DPAMR [WHY]  exit 77 (CTest: skipped) unless `DPAMR gpu` finds a usable device
+#   skip_without_paraview  exit 77 unless Debian's python3-paraview and xvfb-run are installed
 #   fail MESSAGE...        print "FAIL MESSAGE" and count it in fails
 #   timed_out RC           true when RC is what `timeout -k` leaves for a killed command (124, 137)
 #   expect_error NAME PATTERN CMD...  CMD exits non-zero with PATTERN on stderr and leaves no
@@ -40,6 +41,13 @@ tmp_dir() {
 skip_without_gpu() {
     if ! "$1" gpu; then
         echo "SKIPPED: ${2:-no usable CUDA device}"
+        exit 77
+    fi
+}
+
+skip_without_paraview() {
+    if ! /usr/bin/python3 -c "import paraview.simple" >/dev/null 2>&1 || ! command -v xvfb-run >/dev/null; then
+        echo "SKIPPED: needs python3-paraview and xvfb (apt-get install python3-paraview xvfb xauth)"
         exit 77
     fi
 }

@@ -3,11 +3,8 @@
 # counts match the file's own tile tree, and a PNG renders. Exit 77 (skipped) without ParaView.
 set -euo pipefail
 dpamr=$1 src=$2 work=$3
-if ! /usr/bin/python3 -c "import paraview.simple" >/dev/null 2>&1 || ! command -v xvfb-run >/dev/null; then
-    echo "SKIPPED: needs python3-paraview and xvfb (apt-get install python3-paraview xvfb xauth)"
-    exit 77
-fi
 source "$(dirname "$0")/lib.sh"
+skip_without_paraview
 fresh_dir "$work"
 for deck in default sphere3d model2d blob3d; do
     "$dpamr" run "$src/inputs/$deck.inp" variant=cpu output="$work/$deck.hdf" >/dev/null

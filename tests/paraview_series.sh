@@ -5,11 +5,8 @@
 # first and last steps. Exit 77 (skipped) without ParaView.
 set -euo pipefail
 dpamr=$1 src=$2 work=$3
-if ! /usr/bin/python3 -c "import paraview.simple" >/dev/null 2>&1 || ! command -v xvfb-run >/dev/null; then
-    echo "SKIPPED: needs python3-paraview and xvfb (apt-get install python3-paraview xvfb xauth)"
-    exit 77
-fi
 source "$(dirname "$0")/lib.sh"
+skip_without_paraview
 fresh_dir "$work" 2d 3d
 (cd "$work/2d" && "$dpamr" run "$src/inputs/moving2d.inp" variant=cpu steps=30 output=m_%05d.hdf verbosity=quiet >/dev/null)
 (cd "$work/3d" && "$dpamr" run "$src/inputs/moving3d.inp" variant=cpu output=m_%05d.hdf verbosity=quiet >/dev/null)
