@@ -272,7 +272,7 @@ static int bench_steps(deck_t *d, const mesh_t *in)
         mesh_free(&out);
     }
     if (rc == 0)
-        printf("gate: %d runs of %lld steps, the last step's mesh byte-identical in every run (%lld tiles on %d "
+        printf("gate: %d run(s) of %lld steps, the last step's mesh byte-identical in every run (%lld tiles on %d "
                "levels)\n", d->bench_warmup + nrep, d->steps, (long long)ref.ntiles, ref.nlevels);
     mesh_free(&ref);
     if (rc != 0) goto done;

@@ -46,6 +46,9 @@ static const struct {
              "  file size and memory. An existing output written by dpamr is replaced (and the run says so;\n"
              "  overwrite=never refuses); any other existing file is never written over.\n"
              "  A missing mesh_file: make it with `dpamr mesh DECK`.\n"
+             "  With steps > 0 (cpu variant): then regrid step by step as the model objects move, validate and write\n"
+             "  a file every output_every steps (output = a pattern such as run_%05d.hdf) and the series\n"
+             "  NAME.hdf.series for ParaView; mesh_file = a step's file continues its series (docs/decks.md).\n"
              "  Exit 0; 1 on bad input or a failed run; 2 when validation fails (nothing is written then).\n"
              "  Keys: `dpamr help KEY`, docs/decks.md.\n" },
     { "mesh", "usage: dpamr mesh DECK [key=value ...]\n"
@@ -60,7 +63,8 @@ static const struct {
     { "bench", "usage: dpamr bench DECK [key=value ...]\n"
                "  Build the mesh once with every variant and require identical bytes, then time bench_warmup\n"
                "  untimed and bench_repeats timed runs of each (cpu, hostlaunch, cdp at every grain, pdl off and on).\n"
-               "  Writes BENCH_OUT.csv and BENCH_OUT.json (bench_out, default `bench`). Exit 3 on a mismatch.\n" },
+               "  Writes BENCH_OUT.csv and BENCH_OUT.json (bench_out, default `bench`). Exit 3 on a mismatch.\n"
+               "  With steps > 0: the cpu variant's regrid time per step and the fraction of tiles changed.\n" },
     { "gpu", "usage: dpamr gpu\n"
              "  Say whether a usable CUDA device is present (exit 0) or why not (exit 1).\n" },
     { "help", "usage: dpamr help [KEY | SUBCOMMAND]\n"

@@ -256,6 +256,7 @@ int steps_run(deck_t *d, mesh_t *m, double t0)
         return run_die(err);
     }
     if (say && d->variant == DP_VARIANT_AUTO) printf("variant=auto: steps > 0 runs on variant cpu in this version\n");
+    if (say && d->trace[0]) printf("trace=%s: not written, the cpu variant has no device timeline\n", d->trace);
     double tk = 0.0;
     int restart = 0;
     const long long k0 = restart_step(d, &restart, &tk, err, sizeof err);

@@ -106,7 +106,7 @@ h5cmp "$work/z/plain.hdf" "$work/z/zero.hdf" --ignore /dpamr/deck || fail "steps
 
 echo "== dpamr bench on a moving deck"
 if (cd "$work/z" && "$dpamr" bench "$d2" steps=6 bench_repeats=2 bench_warmup=1 bench_out=sb >bench.log 2>&1); then
-    grep -q "^gate: 3 runs of 6 steps, the last step's mesh byte-identical" "$work/z/bench.log" || fail "bench gate line"
+    grep -q "^gate: 3 run(s) of 6 steps, the last step's mesh byte-identical" "$work/z/bench.log" || fail "bench gate line"
     [ "$(grep -cE '^ +[1-6] +0\.0[1-6] +[0-9]+ +[0-9]+ +[0-9]+ +[0-9.]+% +[0-9.]+' "$work/z/bench.log")" -eq 6 ] ||
         fail "bench: expected 6 step rows"
     grep -q "^regrid per step (cpu): median" "$work/z/bench.log" || fail "bench summary"
