@@ -34,6 +34,13 @@
 /* The marker that makes a series file dpamr's own (ParaView ignores keys it does not know). */
 #define SERIES_MARK "\"written-by\" : \"dpamr\""
 
+/* run_die after what the run printed so far, so a log of both streams keeps their order. */
+static int die(const char *msg)
+{
+    fflush(stdout);
+    return run_die(msg);
+}
+
 int steps_file_name(const char *pattern, long long step, char *out, size_t n)
 {
     size_t len = 0;
@@ -176,10 +183,12 @@ static int output_step(const deck_t *d, const mesh_t *m, long long k, double t, 
     const double validate_ms = timer_ms() - tv;
     if (!v.passed || d->verbosity == DP_VERBOSITY_VERBOSE) valid_print(&v, m);
     if (!v.passed) {
+        fflush(stdout);
         fprintf(stderr, "dpamr: error: step %lld: validation failed; %s not written\n", k, name);
         return 2;
     }
     if (d->p.fill == DP_FILL_PROLONG && !(cons <= STEPS_CONS_TOL)) {
+        fflush(stdout);
         fprintf(stderr, "dpamr: error: step %lld: the composite total changed by %.3g (relative) through the regrids "
                         "since the last output, more than %.0e: %s not written\n", k, cons, STEPS_CONS_TOL, name);
         return 2;
@@ -201,11 +210,11 @@ static int output_step(const deck_t *d, const mesh_t *m, long long k, double t, 
     meta.step = k;
     meta.time = t;
     const double tw = timer_ms();
-    if (h5io_write(name, m, &meta, err, sizeof err) != 0) return run_die(err);
+    if (h5io_write(name, m, &meta, err, sizeof err) != 0) return die(err);
     s->step[s->nout] = k;
     s->time[s->nout] = t;
     s->nout++;
-    if (series_write(d, s, err, sizeof err) != 0) return run_die(err);
+    if (series_write(d, s, err, sizeof err) != 0) return die(err);
     *write_ms += timer_ms() - tw;
     if (say)
         printf("  step %lld validated (total hash %016llx%s), wrote %s\n", k, (unsigned long long)v.total_hash,
@@ -253,25 +262,25 @@ int steps_run(deck_t *d, mesh_t *m, double t0)
                  "yet: set variant=cpu (or auto), or steps=0 for one build on the GPU", d->path,
                  deck_variant_name(d->variant));
         mesh_free(m);
-        return run_die(err);
+        return die(err);
     }
     if (say && d->variant == DP_VARIANT_AUTO) printf("variant=auto: steps > 0 runs on variant cpu in this version\n");
     if (say && d->trace[0]) printf("trace=%s: not written, the cpu variant has no device timeline\n", d->trace);
     double tk = 0.0;
     int restart = 0;
     const long long k0 = restart_step(d, &restart, &tk, err, sizeof err);
-    if (k0 < 0) return mesh_free(m), run_die(err);
+    if (k0 < 0) return mesh_free(m), die(err);
     series_t s;
     memset(&s, 0, sizeof s);
     if (steps_series_name(d->output, s.series, sizeof s.series) != 0)
-        return mesh_free(m), run_die("output pattern: the series name is too long");
+        return mesh_free(m), die("output pattern: the series name is too long");
     const long long nmax = d->steps / d->output_every + 2;
     s.step = malloc((size_t)nmax * sizeof *s.step);
     s.time = malloc((size_t)nmax * sizeof *s.time);
     double *regrid_ms = malloc((size_t)(d->steps + 1) * sizeof *regrid_ms);
     if (!s.step || !s.time || !regrid_ms) {
         free(s.step), free(s.time), free(regrid_ms), mesh_free(m);
-        return run_die("out of memory for the step tables");
+        return die("out of memory for the step tables");
     }
     int rc = 0;
     const long long from = restart ? k0 + 1 : 0;
@@ -279,7 +288,7 @@ int steps_run(deck_t *d, mesh_t *m, double t0)
     char first[8300];
     steps_file_name(d->output, from + (d->output_every - from % d->output_every) % d->output_every, first, sizeof first);
     if (replacing < 0 || run_check_output("output", first, h5io_raw_bytes(m, m->ntiles), err, sizeof err) != 0) {
-        rc = run_die(err);
+        rc = die(err);
         goto done;
     }
     if (d->p.fill == DP_FILL_MODEL) run_warn_model(d);
@@ -309,7 +318,7 @@ int steps_run(deck_t *d, mesh_t *m, double t0)
     if (!restart) {
         refine_report_t r;
         if (engine_refine(DP_VARIANT_CPU, d, m, &r, err, sizeof err) != 0) {
-            rc = run_die(err);
+            rc = die(err);
             goto done;
         }
         first_ms = r.refine_ms;
@@ -326,7 +335,7 @@ int steps_run(deck_t *d, mesh_t *m, double t0)
             regrid_report_t r;
             if (engine_regrid(DP_VARIANT_CPU, d, m, t, &r, err, sizeof err) != 0) {
                 snprintf(err + strlen(err), sizeof err - strlen(err), " (step %lld)", k);
-                rc = run_die(err);
+                rc = die(err);
                 goto done;
             }
             work = r.regrid_ms;
