@@ -14,8 +14,6 @@ done
 for deck in bench2d bench3d; do
     "$dpamr" run "$src/inputs/$deck.inp" variant=cpu max_level=3 output="$work/$deck.hdf" >/dev/null
 done
-# -a searches for a free X display from -n on; a random start keeps two test runs on one machine
-# from racing for the same display (seen: "bad X server connection. DISPLAY=:100")
-xvfb-run -a -n $((100 + RANDOM % 800)) /usr/bin/python3 "$src/validation/paraview_check.py" --png-dir "$work" \
+xvfb_python "$work/check.log" "$src/validation/paraview_check.py" --png-dir "$work" \
     "$work/default.hdf" "$work/sphere3d.hdf" "$work/model2d.hdf" "$work/blob3d.hdf" \
     "$work/bench2d.hdf" "$work/bench3d.hdf"
