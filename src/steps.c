@@ -270,6 +270,11 @@ int steps_run(deck_t *d, mesh_t *m, double t0)
     int restart = 0;
     const long long k0 = restart_step(d, &restart, &tk, err, sizeof err);
     if (k0 < 0) return mesh_free(m), die(err);
+    if (m->nlevels - 1 > d->p.max_level) { /* as engine_refine says for a first build */
+        snprintf(err, sizeof err, "mesh_file = %.1000s has levels up to %d but max_level = %d: no tile may lie beyond "
+                 "max_level", d->mesh_file, m->nlevels - 1, d->p.max_level);
+        return mesh_free(m), die(err);
+    }
     series_t s;
     memset(&s, 0, sizeof s);
     if (steps_series_name(d->output, s.series, sizeof s.series) != 0)

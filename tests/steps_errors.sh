@@ -65,6 +65,8 @@ refused "restart past the end" "mesh_file = r_00004.hdf is step 4 of a series an
     "$dpamr" run "$d2" "${short[@]}" mesh_file=r_00004.hdf
 refused "restart with another dt" "is step 2 at time 0.02.*but dt = 0.5" \
     "$dpamr" run "$d2" "${short[@]}" mesh_file=r_00002.hdf dt=0.5
+refused "restart deeper than max_level" "has levels up to 6 but max_level = 3" \
+    "$dpamr" run "$d2" "${short[@]}" mesh_file=r_00002.hdf max_level=3
 refused "bench from a step's file" "is step 2 of a series: dpamr bench times a series from its first build" \
     "$dpamr" bench "$d2" "${short[@]}" mesh_file=r_00002.hdf bench_out=b
 cmp -s r.hdf.series series.before || fail "the series changed"
