@@ -40,6 +40,9 @@ typedef struct {
     int threads;                 /* OpenMP threads (0: not written) */
     int nranks;                  /* rows of ranks (0: no /dpamr/provenance/ranks table) */
     const h5io_rank_t *ranks;
+    int has_step;                /* 1: a time step's file: /dpamr@step and /dpamr@time are written */
+    long long step;              /* the step index */
+    double time;                 /* its time, step * dt */
 } h5io_meta_t;
 
 /** Write m to path through a temporary file in the same directory, renamed on success.
@@ -97,6 +100,11 @@ int h5io_verify_image(const void *image, size_t n, const char *name, const mesh_
 /** The raw data bytes of a file of ntiles tiles shaped like m: a lower bound on its size (the free
  *  space h5io_write asks for). */
 double h5io_raw_bytes(const mesh_t *m, dp_tidx ntiles);
+
+/** The time step a file of a series holds: /dpamr@step and /dpamr@time, written by a run with
+ *  steps > 0. 1 with *step and *time set, 0 when the file has no /dpamr@step (not a step's file),
+ *  -1 with err when it cannot be read or the attributes are malformed. */
+int h5io_read_step(const char *path, long long *step, double *time, char *err, size_t errlen);
 
 /** 1 when path is an HDF5 file dpamr wrote (`dpamr run` or `dpamr mesh`: /dpamr/provenance with its
  *  version and variant, and /dpamr/deck); 0 for anything else (absent, not HDF5, another tool's, a

@@ -1139,3 +1139,29 @@ int h5io_verify_image(const void *image, size_t n, const char *name, const mesh_
 {
     return v_verify_file(name, image, n, m, v, err, errlen);
 }
+
+int h5io_read_step(const char *path, long long *step, double *time, char *err, size_t errlen)
+{
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    rctx c = { path, err, errlen, -1, "/dpamr" };
+    hid_t f = r_open(&c, NULL, 0), g = -1;
+    if (f < 0) return -1;
+    int rc = r_has(&c, f, "dpamr");
+    if (rc == 0) rc = rfail(&c, "no /dpamr group (not a file dpamr wrote)");
+    if (rc == 1 && (g = H5Gopen2(f, "dpamr", H5P_DEFAULT)) < 0) rc = rfail(&c, "cannot open /dpamr");
+    if (rc == 1) {
+        const htri_t has = H5Aexists(g, "step");
+        if (has < 0) rc = rfail(&c, "cannot look up attribute /dpamr@step");
+        else if (has == 0) rc = 0; /* a single build's file, not a time step's */
+    }
+    int64_t s = 0;
+    if (rc == 1 && (r_attr_num(&c, g, "/dpamr", "step", 0, 1, &s) != 0 || r_attr_num(&c, g, "/dpamr", "time", 1, 1, time) != 0))
+        rc = -1;
+    if (rc == 1 && (s < 0 || !isfinite(*time) || *time < 0))
+        rc = rfail(&c, "/dpamr@step = %lld, @time = %g: a step is >= 0 and its time finite and >= 0", (long long)s, *time);
+    if (rc == 1) *step = (long long)s;
+    h5i_close(g);
+    H5Fclose(f);
+    H5Eclear2(H5E_DEFAULT);
+    return rc;
+}

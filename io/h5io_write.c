@@ -546,6 +546,7 @@ int w_dpamr(wctx *c, hid_t file, const mesh_t *m, const h5io_meta_t *mt)
     if (g < 0) return -1;
     int rc = -1;
     if (w_dpamr_attrs(c, g, m) || w_dpamr_tiles(c, g, m)) goto done;
+    if (mt && mt->has_step && (w_attr_i64(c, g, "step", mt->step) || w_attr_f64(c, g, "time", mt->time))) goto done;
     if (mt && mt->deck_text && w_dset_str(c, g, "deck", mt->deck_text)) goto done;
     if (mt && w_provenance(c, g, mt)) goto done;
     if (mt && mt->valid && w_validation(c, g, mt->valid)) goto done;

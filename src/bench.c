@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "device/gpu.h"
+#include "io/h5io.h"
 #include "src/engine.h"
 #include "src/run.h"
 #include "src/timer.h"
@@ -78,6 +79,31 @@ static void json_str(FILE *fp, const char *s)
     fputc('"', fp);
 }
 
+/* The opening of a bench JSON: {"deck", "device", "commit", "date", "machine": {...} (no closing brace). */
+static void json_head(FILE *js, const deck_t *d, const char *device)
+{
+    const run_info_t *ri = run_info();
+    fprintf(js, "{\"deck\":");
+    json_str(js, d->path);
+    fprintf(js, ",\"device\":");
+    json_str(js, device);
+    fprintf(js, ",\"commit\":");
+    json_str(js, ri->commit);
+    fprintf(js, ",\"date\":");
+    json_str(js, ri->date);
+    fprintf(js, ",\"machine\":{\"host\":");
+    json_str(js, ri->host);
+    fprintf(js, ",\"device\":");
+    json_str(js, ri->device);
+    fprintf(js, ",\"cuda\":");
+    json_str(js, ri->cuda);
+    fprintf(js, ",\"compiler\":");
+    json_str(js, ri->compiler);
+    fprintf(js, ",\"build\":");
+    json_str(js, ri->build);
+    fprintf(js, ",\"threads\":%d}", ri->threads);
+}
+
 /* Close fp (open on tmp) and rename tmp to path; 0 or -1 with a message naming path. */
 static int finish_file(FILE *fp, const char *tmp, const char *path, char *err)
 {
@@ -112,25 +138,7 @@ static int write_results(const deck_t *d, const row_t *rows, int nrows, int base
     fprintf(csv, "deck,variant,grain,group,pdl,refine_ms,end_to_end_ms,tiles_per_s,cells_per_s,ratio,x_floor,gap_ns,"
                  "new_tiles,launches,pool,refine_min_ms,refine_max_ms,refine_samples_ms,host,commit,date\n");
     const run_info_t *ri = run_info();
-    fprintf(js, "{\"deck\":");
-    json_str(js, d->path);
-    fprintf(js, ",\"device\":");
-    json_str(js, device);
-    fprintf(js, ",\"commit\":");
-    json_str(js, ri->commit);
-    fprintf(js, ",\"date\":");
-    json_str(js, ri->date);
-    fprintf(js, ",\"machine\":{\"host\":");
-    json_str(js, ri->host);
-    fprintf(js, ",\"device\":");
-    json_str(js, ri->device);
-    fprintf(js, ",\"cuda\":");
-    json_str(js, ri->cuda);
-    fprintf(js, ",\"compiler\":");
-    json_str(js, ri->compiler);
-    fprintf(js, ",\"build\":");
-    json_str(js, ri->build);
-    fprintf(js, ",\"threads\":%d}", ri->threads);
+    json_head(js, d, device);
     fprintf(js, ",\"floor_ms\":%.6f", floor_ms);
     fprintf(js, ",\"repeats\":%d,\"baseline\":\"%s\",\"rows\":[\n", d->bench_repeats,
             rows[base].variant == DP_VARIANT_CPU ? "cpu" : "hostlaunch pdl=off");
@@ -179,6 +187,177 @@ static int write_results(const deck_t *d, const row_t *rows, int nrows, int base
     return rc0 == 0 && rc1 == 0 ? 0 : -1;
 }
 
+/* ---- a moving deck (steps > 0): the cpu regrid per step ---------------------------------------- */
+
+typedef struct {
+    long long tiles, added, removed;
+    double changed;
+    double *ms; /* [repeats] */
+    double med, lo, hi;
+} step_row_t;
+
+/* One run of every step from a copy of the input; the final mesh in out; per-step rows filled when
+ * rows != NULL (repeat j's time). */
+static int bench_once(deck_t *d, const mesh_t *in, mesh_t *out, step_row_t *rows, int j, char *err)
+{
+    if (mesh_copy(out, in) != 0) return snprintf(err, ERRLEN, "out of host memory copying the input mesh"), -1;
+    refine_report_t rr;
+    if (engine_refine(DP_VARIANT_CPU, d, out, &rr, err, ERRLEN) != 0) return -1;
+    for (long long k = 1; k <= d->steps; ++k) {
+        if (k % d->regrid_every) continue;
+        regrid_report_t r;
+        if (engine_regrid(DP_VARIANT_CPU, d, out, (double)k * d->dt, &r, err, ERRLEN) != 0) return -1;
+        if (!rows) continue;
+        step_row_t *w = &rows[k];
+        w->tiles = r.tiles_after;
+        w->added = r.added;
+        w->removed = r.removed;
+        w->changed = r.changed_fraction;
+        w->ms[j] = r.regrid_ms;
+    }
+    return 0;
+}
+
+/* `dpamr bench` of a deck with steps > 0: the cpu variant's regrid time per step and the fraction of
+ * tiles changed; bench_warmup untimed and bench_repeats timed runs of every step, each run's last
+ * mesh byte-identical to the first's. Table on stdout, BENCH_OUT.csv and .json. The exit status. */
+static int bench_steps(deck_t *d, const mesh_t *in)
+{
+    char err[ERRLEN];
+    if (d->variant == DP_VARIANT_CDP || d->variant == DP_VARIANT_HOSTLAUNCH || !d->bench_cpu) {
+        snprintf(err, sizeof err, "%.1000s: steps > 0 runs on variant cpu in this version: dpamr bench times the cpu "
+                 "variant's regrid only (bench_cpu = on, variant = cpu or auto)", d->path);
+        return run_die(err);
+    }
+    long long k0 = 0;
+    double tk = 0.0;
+    const int is_step = h5io_read_step(d->mesh_file, &k0, &tk, err, sizeof err);
+    if (is_step < 0) return run_die(err);
+    if (is_step) {
+        snprintf(err, sizeof err, "mesh_file = %.1000s is step %lld of a series: dpamr bench times a series from its "
+                 "first build (give it the mesh the series started from)", d->mesh_file, k0);
+        return run_die(err);
+    }
+    const int nrep = d->bench_repeats;
+    step_row_t *rows = calloc((size_t)d->steps + 1, sizeof *rows);
+    double *ms = calloc((size_t)(d->steps + 1) * (size_t)nrep, sizeof *ms);
+    if (!rows || !ms) {
+        free(rows), free(ms);
+        return run_die("out of memory for the step table");
+    }
+    for (long long k = 0; k <= d->steps; ++k) rows[k].ms = ms + k * nrep;
+    printf("dpamr bench %s: %dD, tile %d^%d, %d field(s), max_level %d, fill %s; %lld input tiles; %lld steps, dt %g, "
+           "regrid every %d\n", d->path, d->p.dim, d->p.B, d->p.dim, d->p.nf, d->p.max_level,
+           d->p.fill == DP_FILL_PROLONG ? "prolong" : "model", (long long)in->ntiles, d->steps, d->dt, d->regrid_every);
+    printf("bench: steps > 0 runs on variant cpu in this version: timing the cpu regrid only\n");
+    int rc = 0;
+    mesh_t ref;
+    memset(&ref, 0, sizeof ref);
+    for (int k = 0; k < d->bench_warmup + nrep && rc == 0; ++k) {
+        mesh_t out;
+        memset(&out, 0, sizeof out);
+        if (bench_once(d, in, &out, k < d->bench_warmup ? NULL : rows, k - d->bench_warmup, err) != 0) {
+            rc = run_die(err);
+        } else if (k == 0) {
+            ref = out;
+            continue;
+        } else {
+            char diff[512];
+            if (!mesh_equal(&ref, &out, diff, sizeof diff)) {
+                fprintf(stderr, "dpamr: error: bench: run %d's last step differs from run 1's (%s); nothing timed\n",
+                        k + 1, diff);
+                rc = 3;
+            }
+        }
+        mesh_free(&out);
+    }
+    if (rc == 0)
+        printf("gate: %d run(s) of %lld steps, the last step's mesh byte-identical in every run (%lld tiles on %d "
+               "levels)\n", d->bench_warmup + nrep, d->steps, (long long)ref.ntiles, ref.nlevels);
+    mesh_free(&ref);
+    if (rc != 0) goto done;
+    double *all = malloc((size_t)(d->steps + 1) * sizeof *all);
+    long long nr = 0;
+    for (long long k = 1; k <= d->steps; ++k) {
+        if (k % d->regrid_every) continue;
+        step_row_t *w = &rows[k];
+        w->med = median(w->ms, nrep);
+        w->lo = w->hi = w->ms[0];
+        for (int j = 1; j < nrep; ++j) {
+            w->lo = w->ms[j] < w->lo ? w->ms[j] : w->lo;
+            w->hi = w->ms[j] > w->hi ? w->ms[j] : w->hi;
+        }
+        if (all) all[nr++] = w->med;
+    }
+    printf("\nmedian of %d runs after %d warm-up; regrid = sample every tile at the step's time, restrict (prolong),\n"
+           "flag, keep / add / drop children, in canonical order (the cpu variant, %s); changed = (added + removed) /\n"
+           "tiles before the regrid\n\n", nrep, d->bench_warmup, "OpenMP across tiles");
+    printf("%6s %12s %10s %9s %9s %9s %11s %11s %11s\n", "step", "time", "tiles", "added", "removed", "changed",
+           "regrid ms", "min ms", "max ms");
+    for (long long k = 1; k <= d->steps; ++k) {
+        if (k % d->regrid_every) continue;
+        const step_row_t *w = &rows[k];
+        printf("%6lld %12g %10lld %9lld %9lld %8.2f%% %11.3f %11.3f %11.3f\n", k, (double)k * d->dt, w->tiles, w->added,
+               w->removed, 100.0 * w->changed, w->med, w->lo, w->hi);
+    }
+    if (all && nr > 0) {
+        const double med = median(all, (int)nr);
+        qsort(all, (size_t)nr, sizeof *all, cmp_d);
+        printf("regrid per step (cpu): median %.3f ms, min %.3f ms, max %.3f ms over %lld regrids\n", med, all[0],
+               all[nr - 1], nr);
+    }
+    free(all);
+    /* CSV and JSON, each to a temporary name renamed */
+    char path[2][8300], tmp[2][8400];
+    for (int k = 0; k < 2 && rc == 0; ++k) {
+        snprintf(path[k], sizeof path[k], "%s.%s", d->bench_out, k ? "json" : "csv");
+        snprintf(tmp[k], sizeof tmp[k], "%.8200s.tmp.%ld", path[k], (long)getpid());
+        FILE *fp = fopen(tmp[k], "w");
+        if (!fp) {
+            snprintf(err, sizeof err, "cannot write %.1000s: %s", path[k], strerror(errno));
+            rc = run_die(err);
+            break;
+        }
+        const run_info_t *ri = run_info();
+        if (k == 0) {
+            fprintf(fp, "deck,variant,step,time,tiles,added,removed,changed_fraction,regrid_ms,regrid_min_ms,"
+                        "regrid_max_ms,regrid_samples_ms,host,commit,date\n");
+        } else {
+            json_head(fp, d, "none");
+            fprintf(fp, ",\"repeats\":%d,\"steps\":%lld,\"dt\":%.17g,\"regrid_every\":%d,\"rows\":[\n", nrep, d->steps,
+                    d->dt, d->regrid_every);
+        }
+        int firstrow = 1;
+        for (long long s = 1; s <= d->steps; ++s) {
+            if (s % d->regrid_every) continue;
+            const step_row_t *w = &rows[s];
+            if (k == 0) {
+                fprintf(fp, "\"%s\",cpu,%lld,%.17g,%lld,%lld,%lld,%.6f,%.6f,%.6f,%.6f,", d->path, s, (double)s * d->dt,
+                        w->tiles, w->added, w->removed, w->changed, w->med, w->lo, w->hi);
+                for (int j = 0; j < nrep; ++j) fprintf(fp, "%s%.6f", j ? ";" : "", w->ms[j]);
+                fprintf(fp, ",\"%s\",%s,%s\n", ri->host, ri->commit, ri->date);
+            } else {
+                fprintf(fp, "%s{\"variant\":\"cpu\",\"step\":%lld,\"time\":%.17g,\"tiles\":%lld,\"added\":%lld,"
+                            "\"removed\":%lld,\"changed_fraction\":%.6f,\"regrid_ms\":%.6f,\"regrid_min_ms\":%.6f,"
+                            "\"regrid_max_ms\":%.6f,\"regrid_samples_ms\":[",
+                        firstrow ? "" : ",\n", s, (double)s * d->dt, w->tiles, w->added, w->removed, w->changed, w->med,
+                        w->lo, w->hi);
+                for (int j = 0; j < nrep; ++j) fprintf(fp, "%s%.6f", j ? "," : "", w->ms[j]);
+                fprintf(fp, "]}");
+            }
+            firstrow = 0;
+        }
+        if (k == 1) fprintf(fp, "\n]}\n");
+        errno = 0;
+        if (finish_file(fp, tmp[k], path[k], err) != 0) rc = run_die(err);
+    }
+    if (rc == 0) printf("wrote %s.csv and %s.json\n", d->bench_out, d->bench_out);
+done:
+    free(rows);
+    free(ms);
+    return rc;
+}
+
 static void add_row(row_t *rows, int *n, int variant, int pdl, int grain, int group)
 {
     row_t *w = &rows[(*n)++];
@@ -202,6 +381,12 @@ int bench_main(int argc, char **argv)
         return 1;
     }
     d.quiet = 1;
+    if (d.steps > 0) { /* a moving deck: the regrid per step (src/steps.c) */
+        const int rc = bench_steps(&d, &in);
+        mesh_free(&in);
+        deck_free(&d);
+        return rc;
+    }
     const int gpu = gpu_available(why, sizeof why);
     static row_t rows[MAXROWS]; /* large: the per-repeat samples */
     int nrows = 0;

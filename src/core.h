@@ -57,6 +57,7 @@ typedef struct {
     int kind;
     double center[3];
     double radius[3]; /* semi-axes (ellipsoid, gaussian width) or half-widths (box) */
+    double velocity[3]; /* centre moves by velocity * t (time steps; 0: fixed) */
     double inside[DP_MAX_FIELDS];
     double outside[DP_MAX_FIELDS];
 } dp_object;
@@ -410,6 +411,23 @@ static inline DP_HD void dp_model_add(const dp_params *p, const dp_object *ob, d
     DP_FOR_FIELDS_SHORT(f, p->nf) v[f] = v[f] + (ob->outside[f] + (ob->inside[f] - ob->outside[f]) * sh);
 }
 
+/* The object moved to time t: centre + velocity * t on every axis (time steps, docs/design.md). The
+ * one place an object moves: the time-step driver and every engine's regrid sample the model moved by
+ * it, so the centres, and every value sampled from them, agree to the bit. t = step * dt, computed
+ * once per step, never accumulated. */
+static inline DP_HD void dp_object_at(const dp_object *ob, double t, dp_object *out)
+{
+    *out = *ob;
+    for (int a = 0; a < 3; ++a) out->center[a] = ob->center[a] + ob->velocity[a] * t;
+}
+
+/* The model parameters at time t: every object moved by dp_object_at. */
+static inline DP_HD void dp_params_at(const dp_params *p, double t, dp_params *out)
+{
+    *out = *p;
+    for (int o = 0; o < p->nobj && o < DP_MAX_OBJECTS; ++o) dp_object_at(&p->obj[o], t, &out->obj[o]);
+}
+
 /* Model values of every field at cell (x,y,z) of tile (level, ti, tj, tk), sampled at the cell
  * centre, into out[0..nf-1]. Each object's shape is evaluated once for all fields. The per-cell
  * reference; the engines fill a tile through its dp_model_table (the same values). */
@@ -491,16 +509,51 @@ static inline DP_HD void dp_fill_cell(const dp_params *p, int level, const int32
     }
 }
 
-/* Composite sort key (level, Morton key) for the device-side sort. The deck check keeps
- * dim * coordinate bits + 5 <= 64 (see deck.c). */
-static inline DP_HD uint64_t dp_sort_key(int level, uint64_t morton) { return ((uint64_t)level << 59) | morton; }
-
 static inline DP_HD int dp_popcount(unsigned v)
 {
     int n = 0;
     while (v) { n += (int)(v & 1u); v >>= 1; }
     return n;
 }
+
+/* ---- regrid (time steps) ----------------------------------------------------------------- */
+
+/* Restriction, the inverse of dp_prolong: the value of parent cell (ox + X, oy + Y, oz + Z) of the
+ * octant whose child tile's cells are u (X, Y, Z in 0..B/2-1 within the octant): the mean of the
+ * 2^dim child cells covering it, summed in double in a fixed order (x fastest) and rounded once, so
+ * the children average back to the parent to half an ulp and every engine gets the same bits. */
+static inline DP_HD float dp_restrict_cell(int dim, int B, const float *u, int X, int Y, int Z)
+{
+    const int nc = 1 << dim;
+    double s = 0.0;
+    for (int k = 0; k < nc; ++k) {
+        const int x = 2 * X + (k & 1), y = 2 * Y + ((k >> 1) & 1), z = dim == 3 ? 2 * Z + ((k >> 2) & 1) : 0;
+        s = s + (double)u[x + B * (y + B * z)];
+    }
+    return (float)(s / (double)nc);
+}
+
+/* A regrid's decision for one tile: flags = the octants its criterion flags now (0 at max_level),
+ * had = the octants that have a child (its childmask before the regrid). Octants in keep keep their
+ * child (and the child's subtree is regridded in turn), octants in add gain a new child (filled as
+ * a refinement fills it), octants in drop lose their child with its whole subtree. */
+static inline DP_HD void dp_regrid_octants(unsigned flags, unsigned had, unsigned *keep, unsigned *add, unsigned *drop)
+{
+    *keep = flags & had;
+    *add = flags & ~had;
+    *drop = had & ~flags;
+}
+
+/* Index of the child in octant o of a tile whose children (octants `had`) start at `first`: the
+ * children of one parent are consecutive in canonical order, octant by octant. */
+static inline DP_HD dp_tidx dp_child_index(dp_tidx first, unsigned had, int o)
+{
+    return first + dp_popcount(had & ((1u << o) - 1u));
+}
+
+/* Composite sort key (level, Morton key) for the device-side sort. The deck check keeps
+ * dim * coordinate bits + 5 <= 64 (see deck.c). */
+static inline DP_HD uint64_t dp_sort_key(int level, uint64_t morton) { return ((uint64_t)level << 59) | morton; }
 
 #ifdef __cplusplus
 }

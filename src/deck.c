@@ -385,6 +385,9 @@ static const deck_key_t k_keys[] = {
     { "model.NAME.radius", "1 or dim floats", "required", "> 0 (sphere: one)",
       "semi-axes, half-widths, or gaussian width of object NAME", 'f', 1, DK_DIM, 0, 0,
       "one radius for all axes, or one per axis", { NULL } },
+    { "model.NAME.velocity", "dim floats", "0", "finite",
+      "velocity of object NAME: with steps > 0 its centre at time t is center + velocity x t", 'f', DK_DIM, DK_DIM, 0,
+      0, "one component per dimension", { NULL } },
     { "model.NAME.inside", "1 or nf floats", "1", "finite", "value inside (gaussian: at the peak), per field", 'f', 1,
       DK_NF, 0, 0, "one value for all fields, or one per field", { NULL } },
     { "model.NAME.outside", "1 or nf floats", "0", "finite", "value outside, per field", 'f', 1, DK_NF, 0, 0,
@@ -392,9 +395,22 @@ static const deck_key_t k_keys[] = {
     { "mesh_file", "path", "deck name with .mesh.hdf, beside the deck", "an HDF5 mesh (docs/format.md)",
       "what run loads and mesh writes; in the deck relative to the deck's folder, on the command line to the "
       "current directory", 'p', 1, 1, 0, 0, NULL, { NULL } },
-    { "output", "path", "dpamr_out.hdf", "must end in .hdf",
-      "what run writes; in the deck relative to the deck's folder, on the command line to the current directory",
+    { "output", "path", "dpamr_out.hdf", "must end in .hdf; with steps > 0 a pattern with one %d (e.g. run_%05d.hdf)",
+      "what run writes; in the deck relative to the deck's folder, on the command line to the current directory. "
+      "With steps > 0 the name of each output step's file: the pattern's %d (or %Nd, %0Nd) in the file name is the "
+      "step index, and the series NAME.hdf.series (the pattern without its number) lists the files for ParaView",
       'p', 1, 1, 0, 0, NULL, { NULL } },
+    { "steps", "int", "0", NULL,
+      "time steps after the first build: each moves the model objects by velocity x dt and regrids (refines and "
+      "coarsens) every regrid_every steps; 0 = one build, as without steps", 'i', 1, 1, 0, 1000000, "0 to 1000000",
+      { NULL } },
+    { "dt", "float", "required with steps > 0", "> 0", "time step: step k is at time k x dt", 'f', 1, 1, 0, 0,
+      "a number > 0", { NULL } },
+    { "regrid_every", "int", "1", NULL, "regrid every this many steps (the steps between only advance the time)", 'i',
+      1, 1, 1, 1000000, "1 to 1000000", { NULL } },
+    { "output_every", "int", "1", "a multiple of regrid_every",
+      "write a file every this many steps (step 0 included): step k when k is a multiple of output_every", 'i', 1, 1, 1,
+      1000000, "1 to 1000000, a multiple of regrid_every", { NULL } },
     { "overwrite", "word", "own", NULL,
       "own: replace a file dpamr wrote earlier (and say so); never: refuse any existing file. A file dpamr did not "
       "write is never replaced", 'c', 1, 1, 0, 0, NULL, { "own", "never", NULL } },
@@ -591,6 +607,10 @@ static int parse_objects(kv_t *kv, deck_t *d)
         }
         if (kind == 3 && r != 1) return fail(kv, find(kv, key), "a sphere has one radius (use ellipsoid for several)");
         if (p->dim == 2) ob->center[2] = 0.0;
+        snprintf(key, sizeof key, "model.%s.velocity", nm);
+        for (int a = 0; a < 3; ++a) ob->velocity[a] = 0.0;
+        if (get_doubles_k(kv, key, ob->velocity, p->dim, p->nf) < 0) return -1;
+        if (p->dim == 2) ob->velocity[2] = 0.0;
         for (int side = 0; side < 2; ++side) {
             double v[DP_MAX_FIELDS];
             double *dst = side ? ob->outside : ob->inside;
@@ -602,6 +622,69 @@ static int parse_objects(kv_t *kv, deck_t *d)
                             p->nf);
             for (int f = 0; f < p->nf; ++f) dst[f] = r == 0 ? (side ? 0.0 : 1.0) : v[r == 1 ? 0 : f];
         }
+    }
+    return 0;
+}
+
+/* The step number conversion of an output pattern: exactly one %d, %Nd or %0Nd (width up to 9), in
+ * the file name (after the last '/'), no other '%'. Returns its start offset, or -1 with what is wrong
+ * in why. */
+int deck_pattern_check(const char *pat, size_t *len, char *why, size_t n)
+{
+    const char *slash = strrchr(pat, '/'), *conv = NULL;
+    size_t clen = 0;
+    for (const char *s = pat; *s; ++s) {
+        if (*s != '%') continue;
+        const char *q = s + 1;
+        if (*q == '0') ++q;
+        int digits = 0;
+        while (*q >= '0' && *q <= '9') ++q, ++digits;
+        if (*q != 'd' || digits > 1 || (q > s + 1 && s[1] == '0' && digits == 0))
+            return snprintf(why, n, "'%%' at character %d is not %%d, %%Nd or %%0Nd (N one digit)", (int)(s - pat) + 1),
+                   -1;
+        if (conv) return snprintf(why, n, "more than one %%d (one step number per name)"), -1;
+        conv = s;
+        clen = (size_t)(q - s) + 1;
+        s = q;
+    }
+    if (!conv) return snprintf(why, n, "no %%d: with steps > 0 output names one file per output step, e.g. run_%%05d.hdf"), -1;
+    if (slash && conv < slash) return snprintf(why, n, "the %%d must be in the file name, not in a folder"), -1;
+    *len = clen;
+    return (int)(conv - pat);
+}
+
+/* steps, dt, regrid_every, output_every: the time-step keys (after output, whose pattern they check). */
+static int parse_steps(kv_t *kv, deck_t *d)
+{
+    long long v[2];
+    int r;
+    d->steps = 0;
+    if ((r = get_ints_k(kv, "steps", v, d->p.dim)) < 0) return -1;
+    if (r) d->steps = v[0];
+    d->dt = 0.0;
+    if ((r = get_doubles_k(kv, "dt", &d->dt, d->p.dim, 0)) < 0) return -1;
+    if (r && !(d->dt > 0)) return fail(kv, find(kv, "dt"), "must be > 0");
+    d->regrid_every = 1;
+    if ((r = get_ints_k(kv, "regrid_every", v, d->p.dim)) < 0) return -1;
+    if (r) d->regrid_every = (int)v[0];
+    d->output_every = 1;
+    if ((r = get_ints_k(kv, "output_every", v, d->p.dim)) < 0) return -1;
+    if (r) d->output_every = (int)v[0];
+    if (d->output_every % d->regrid_every != 0)
+        return fail(kv, find(kv, "output_every"), "must be a multiple of regrid_every = %d (a file shows a regridded "
+                    "mesh; the steps between regrids only advance the time)", d->regrid_every);
+    if (d->steps == 0) return 0;
+    if (!find(kv, "dt"))
+        return fail(kv, find(kv, "steps"), "steps > 0 needs dt (the time step, a number > 0)");
+    if (d->p.nobj == 0)
+        return fail(kv, find(kv, "steps"), "steps > 0 needs model.objects: the steps move the model's objects and "
+                    "sample them again");
+    size_t len = 0;
+    char why[256];
+    if (deck_pattern_check(d->output, &len, why, sizeof why) < 0) {
+        entry_t *e = find(kv, "output");
+        return e ? fail(kv, e, "%s", why)
+                 : fail(kv, NULL, "output = %s (the default) with steps = %lld: %s", d->output, d->steps, why);
     }
     return 0;
 }
@@ -711,6 +794,8 @@ static int schema(kv_t *kv, deck_t *d, const char *deck_path)
     size_t ol = strlen(d->output);
     if (ol < 5 || strcmp(d->output + ol - 4, ".hdf") != 0)
         return fail(kv, find(kv, "output"), "must end in .hdf (the extension ParaView 5.11 opens as VTKHDF)");
+
+    if (parse_steps(kv, d) < 0) return -1;
 
     d->variant = DP_VARIANT_AUTO;
     if (get_choice_k(kv, "variant", &d->variant) == -2) return -1;

@@ -34,7 +34,11 @@ typedef struct {
     char field_name[DP_MAX_FIELDS][64];
     char object_name[DP_MAX_OBJECTS][64];
     char mesh_file[8192];   /* resolved path */
-    char output[8192];      /* resolved path */
+    char output[8192];      /* resolved path (steps > 0: a pattern with one %d, deck_pattern_check) */
+    long long steps;        /* time steps after the first build (0: one build) */
+    double dt;              /* time step: step k is at time k * dt */
+    int regrid_every;       /* regrid every this many steps */
+    int output_every;       /* write a file every this many steps (a multiple of regrid_every) */
     int overwrite;          /* DP_OVERWRITE_* */
     int verbosity;          /* DP_VERBOSITY_*: what dpamr run prints */
     int variant;            /* DP_VARIANT_* */
@@ -89,6 +93,9 @@ int deck_load(deck_t *d, const char *path, int noverride, char **overrides, char
 /** Parse deck text (as stored in an output file); `origin` names it in messages. */
 int deck_parse_text(deck_t *d, const char *origin, const char *text, char *err, size_t errlen);
 void deck_free(deck_t *d);
+/** The step-number conversion of an output pattern (steps > 0): exactly one %d, %Nd or %0Nd in the
+ *  file name and no other '%'. Returns its offset (its length in *len), or -1 with why. */
+int deck_pattern_check(const char *pat, size_t *len, char *why, size_t n);
 const char *deck_variant_name(int v);
 const char *deck_grain_name(int g);
 /** "cpu", "host pdl=on", "cdp cdp_grain=level pdl=on", ...: what a run used, for its header line. */

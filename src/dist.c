@@ -32,6 +32,7 @@
 #include "src/mesh.h"
 #include "src/partition.h"
 #include "src/run.h"
+#include "src/steps.h"
 #include "src/capacity.h"
 #include "src/timer.h"
 
@@ -390,6 +391,26 @@ int dist_run(int argc, char **argv)
     /* every rank reads the deck (small); the deck's errors are the same on every rank */
     deck_t d;
     int ok = deck_load(&d, argv[0], argc - 1, argv + 1, err, sizeof err) == 0;
+    if (ok && d.steps > 0) { /* time steps run on one rank in this version (src/steps.c) */
+        if (c.size > 1) {
+            snprintf(err, sizeof err, "%.1000s: steps = %lld: time steps run on one rank in this version, not %d: run "
+                     "it without mpirun or with -np 1 (or steps=0 for one distributed build)", d.path, d.steps, c.size);
+            deck_free(&d);
+            return root ? run_die(err) : 1;
+        }
+#ifdef _OPENMP
+        if (d.threads > 0) omp_set_num_threads(d.threads);
+#endif
+        mesh_t m;
+        memset(&m, 0, sizeof m);
+        if (run_read_mesh(&d, &m, err, sizeof err) != 0) {
+            deck_free(&d);
+            return run_die(err);
+        }
+        const int rc = steps_run(&d, &m, t0);
+        deck_free(&d);
+        return rc;
+    }
     int replacing = 0;
     if (ok) ok = (replacing = run_refuse_overwrite("output", d.output, &d, 1, err, sizeof err)) >= 0;
     /* the output's folder before any work (its free space: h5io, once the size is known) */

@@ -8,6 +8,7 @@
 
 #include "device/gpu.h"
 #include "src/engine_cpu.h"
+#include "src/regrid_cpu.h"
 #include "src/tile.h"
 
 int engine_refine(int variant, const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen)
@@ -35,6 +36,17 @@ int engine_refine_valid(int variant, const deck_t *d, mesh_t *m, refine_report_t
     if (variant == DP_VARIANT_CPU) return refine_cpu(d, m, r, err, errlen);
     if (q && res) return gpu_refine_valid(variant, d, m, r, q, res, err, errlen);
     return gpu_refine(variant, d, m, r, err, errlen);
+}
+
+int engine_regrid(int variant, const deck_t *d, mesh_t *m, double t, regrid_report_t *r, char *err, size_t errlen)
+{
+    if (variant != DP_VARIANT_CPU) {
+        memset(r, 0, sizeof *r);
+        snprintf(err, errlen, "steps > 0 runs on variant cpu in this version; variant %s has no regrid yet "
+                 "(set variant=cpu)", deck_variant_name(variant));
+        return -1;
+    }
+    return regrid_cpu(d, m, t, r, err, errlen);
 }
 
 static int cmp_key(const void *a, const void *b)

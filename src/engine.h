@@ -7,6 +7,7 @@
 #include "src/deck.h"
 #include "src/mesh.h"
 #include "src/refine.h"
+#include "src/regrid.h"
 #include "src/valid_tile.h"
 
 #ifdef __cplusplus
@@ -21,6 +22,10 @@ int engine_refine(int variant, const deck_t *d, mesh_t *m, refine_report_t *r, c
  *  dp_vdev_free. */
 int engine_refine_valid(int variant, const deck_t *d, mesh_t *m, refine_report_t *r, const dp_vreq *q, dp_vdev *res,
                         char *err, size_t errlen);
+
+/** One time step's regrid of m to time t (src/regrid_cpu.c): the cpu variant; the GPU variants
+ *  return -1 with a message (steps > 0 runs on variant cpu in this version). */
+int engine_regrid(int variant, const deck_t *d, mesh_t *m, double t, regrid_report_t *r, char *err, size_t errlen);
 
 /** Fill level 0 of a new mesh from the deck's model (for `dpamr mesh`). */
 int engine_make_level0(const deck_t *d, mesh_t *m, char *err, size_t errlen);

@@ -13,6 +13,7 @@
 #include "src/engine.h"
 #include "src/mesh.h"
 #include "src/run.h"
+#include "src/steps.h"
 #include "src/capacity.h"
 #include "src/timer.h"
 
@@ -45,6 +46,9 @@ static const struct {
              "  file size and memory. An existing output written by dpamr is replaced (and the run says so;\n"
              "  overwrite=never refuses); any other existing file is never written over.\n"
              "  A missing mesh_file: make it with `dpamr mesh DECK`.\n"
+             "  With steps > 0 (cpu variant): then regrid step by step as the model objects move, validate and write\n"
+             "  a file every output_every steps (output = a pattern such as run_%05d.hdf) and the series\n"
+             "  NAME.hdf.series for ParaView; mesh_file = a step's file continues its series (docs/decks.md).\n"
              "  Exit 0; 1 on bad input or a failed run; 2 when validation fails (nothing is written then).\n"
              "  Keys: `dpamr help KEY`, docs/decks.md.\n" },
     { "mesh", "usage: dpamr mesh DECK [key=value ...]\n"
@@ -59,7 +63,8 @@ static const struct {
     { "bench", "usage: dpamr bench DECK [key=value ...]\n"
                "  Build the mesh once with every variant and require identical bytes, then time bench_warmup\n"
                "  untimed and bench_repeats timed runs of each (cpu, hostlaunch, cdp at every grain, pdl off and on).\n"
-               "  Writes BENCH_OUT.csv and BENCH_OUT.json (bench_out, default `bench`). Exit 3 on a mismatch.\n" },
+               "  Writes BENCH_OUT.csv and BENCH_OUT.json (bench_out, default `bench`). Exit 3 on a mismatch.\n"
+               "  With steps > 0: the cpu variant's regrid time per step and the fraction of tiles changed.\n" },
     { "gpu", "usage: dpamr gpu\n"
              "  Say whether a usable CUDA device is present (exit 0) or why not (exit 1).\n" },
     { "help", "usage: dpamr help [KEY | SUBCOMMAND]\n"
@@ -156,6 +161,11 @@ static int cmd_run(int argc, char **argv)
     memset(&m, 0, sizeof m);
     const double t0 = timer_ms();
     if (run_load(&d, &m, argc, argv, err, sizeof err) != 0) return run_die(err);
+    if (d.steps > 0) { /* time steps: the series driver (src/steps.c) */
+        const int rc = steps_run(&d, &m, t0);
+        deck_free(&d);
+        return rc;
+    }
     const int say = d.verbosity != DP_VERBOSITY_QUIET; /* quiet: warnings, errors and "wrote" only */
     d.quiet |= !say;
     const int replacing = run_refuse_overwrite("output", d.output, &d, 1, err, sizeof err);

@@ -65,3 +65,36 @@ void tile_fill(const dp_params *p, mesh_t *m, dp_tidx t, dp_tidx parent, int oct
                 for (int f = 0; f < nf; ++f) dst[f][x + B * (y + B * z)] = v[f];
             }
 }
+
+void tile_restrict(const dp_params *p, mesh_t *m, dp_tidx child, dp_tidx parent)
+{
+    const int B = p->B, hb = B >> 1, dim = p->dim, cells = dp_cells(dim, B), nz = dim == 3 ? hb : 1;
+    const int o = dp_tile_octant(m->coord + 3 * child);
+    const int ox = (o & 1) * hb, oy = ((o >> 1) & 1) * hb, oz = ((o >> 2) & 1) * hb;
+    assert(parent >= 0 && parent < child);
+    for (int f = 0; f < p->nf; ++f) {
+        const float *u = m->field[f] + (size_t)child * cells;
+        float *up = m->field[f] + (size_t)parent * cells;
+        for (int Z = 0; Z < nz; ++Z)
+            for (int Y = 0; Y < hb; ++Y)
+                for (int X = 0; X < hb; ++X)
+                    up[(ox + X) + B * ((oy + Y) + B * (dim == 3 ? oz + Z : 0))] = dp_restrict_cell(dim, B, u, X, Y, Z);
+    }
+}
+
+void tile_leaf_sum(const dp_params *p, const mesh_t *m, dp_tidx t, int f, double sum[2])
+{
+    const int B = p->B, cells = dp_cells(p->dim, B), lb = dp_log2(B);
+    const unsigned kids = m->childmask[t];
+    const float *u = m->field[f] + (size_t)t * cells;
+    double s = 0.0, a = 0.0;
+    for (int i = 0; i < cells; ++i) {
+        int x, y, z;
+        dp_cell_xyz(i, B, lb, &x, &y, &z);
+        if (kids >> dp_octant_of(B, x, y, z) & 1u) continue;
+        s += (double)u[i];
+        a += u[i] < 0.0f ? -(double)u[i] : (double)u[i];
+    }
+    sum[0] = s;
+    sum[1] = a;
+}

@@ -25,6 +25,17 @@ unsigned tile_octant_flags_lazy(const dp_params *p, const mesh_t *m, dp_tidx t);
 /** The number of tile t's cells the criterion flags (the partition's weights). */
 int tile_flagged_cells(const dp_params *p, const mesh_t *m, dp_tidx t);
 
+/** Restrict child tile `child` into its parent: the parent's cells in the child's octant become the
+ *  mean of the child cells covering them (dp_restrict_cell), every field. Children of one parent
+ *  write disjoint octants, so the children of a level can be restricted in parallel (the regrid
+ *  restricts level by level from the finest, so a child holds its own children's means first). */
+void tile_restrict(const dp_params *p, mesh_t *m, dp_tidx child, dp_tidx parent);
+
+/** The composite sum of field f over tile t: its cells in the octants without a child (childmask),
+ *  summed in cell order, as sum[0] (values) and sum[1] (absolute values); times the cell volume of
+ *  the tile's level it is the tile's share of the field's total over the domain. */
+void tile_leaf_sum(const dp_params *p, const mesh_t *m, dp_tidx t, int f, double sum[2]);
+
 #ifdef __cplusplus
 }
 #endif

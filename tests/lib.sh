@@ -8,6 +8,10 @@
 #   fresh_dir DIR [SUB...] DIR emptied and made again, with the subfolders SUB
 #   tmp_dir                tmp = a new temporary folder, removed when the script exits
 #   skip_without_gpu DPAMR [WHY]  exit 77 (CTest: skipped) unless `DPAMR gpu` finds a usable device
+#   skip_without_paraview  exit 77 unless Debian's python3-paraview and xvfb-run are installed
+#   xvfb_python LOG ARGS...  /usr/bin/python3 ARGS under xvfb-run (output in LOG and on stdout); run
+#                          again on another display, twice at most, when the X server went away
+#                          ("bad X server connection", seen under load); python's exit status
 #   fail MESSAGE...        print "FAIL MESSAGE" and count it in fails
 #   timed_out RC           true when RC is what `timeout -k` leaves for a killed command (124, 137)
 #   expect_error NAME PATTERN CMD...  CMD exits non-zero with PATTERN on stderr and leaves no
@@ -42,6 +46,27 @@ skip_without_gpu() {
         echo "SKIPPED: ${2:-no usable CUDA device}"
         exit 77
     fi
+}
+
+skip_without_paraview() {
+    if ! /usr/bin/python3 -c "import paraview.simple" >/dev/null 2>&1 || ! command -v xvfb-run >/dev/null; then
+        echo "SKIPPED: needs python3-paraview and xvfb (apt-get install python3-paraview xvfb xauth)"
+        exit 77
+    fi
+}
+
+# -a searches for a free X display from -n on; a random start keeps two test runs on one machine from
+# racing for the same display
+xvfb_python() {
+    local log=$1 rc try
+    shift
+    for try in 1 2 3; do
+        rc=0
+        xvfb-run -a -n $((100 + RANDOM % 800)) /usr/bin/python3 "$@" >"$log" 2>&1 || rc=$?
+        cat "$log"
+        if [ $rc -eq 0 ] || [ $try -eq 3 ] || ! grep -q "bad X server connection" "$log"; then return $rc; fi
+        echo "retrying on another display: the X server went away"
+    done
 }
 
 fail() {

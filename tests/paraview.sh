@@ -3,11 +3,8 @@
 # counts match the file's own tile tree, and a PNG renders. Exit 77 (skipped) without ParaView.
 set -euo pipefail
 dpamr=$1 src=$2 work=$3
-if ! /usr/bin/python3 -c "import paraview.simple" >/dev/null 2>&1 || ! command -v xvfb-run >/dev/null; then
-    echo "SKIPPED: needs python3-paraview and xvfb (apt-get install python3-paraview xvfb xauth)"
-    exit 77
-fi
 source "$(dirname "$0")/lib.sh"
+skip_without_paraview
 fresh_dir "$work"
 for deck in default sphere3d model2d blob3d; do
     "$dpamr" run "$src/inputs/$deck.inp" variant=cpu output="$work/$deck.hdf" >/dev/null
@@ -17,8 +14,6 @@ done
 for deck in bench2d bench3d; do
     "$dpamr" run "$src/inputs/$deck.inp" variant=cpu max_level=3 output="$work/$deck.hdf" >/dev/null
 done
-# -a searches for a free X display from -n on; a random start keeps two test runs on one machine
-# from racing for the same display (seen: "bad X server connection. DISPLAY=:100")
-xvfb-run -a -n $((100 + RANDOM % 800)) /usr/bin/python3 "$src/validation/paraview_check.py" --png-dir "$work" \
+xvfb_python "$work/check.log" "$src/validation/paraview_check.py" --png-dir "$work" \
     "$work/default.hdf" "$work/sphere3d.hdf" "$work/model2d.hdf" "$work/blob3d.hdf" \
     "$work/bench2d.hdf" "$work/bench3d.hdf"

@@ -239,8 +239,71 @@ static void test_model(void)
     }
 }
 
+/* Time steps: an object moves by velocity x t; restriction inverts prolongation to half an ulp and
+ * is exact on a constant; the regrid's per-octant decision and the old child's index. */
+static void test_steps(int dim)
+{
+    dp_params p;
+    memset(&p, 0, sizeof p);
+    p.dim = dim;
+    p.nobj = 1;
+    p.obj[0].center[0] = 0.25;
+    p.obj[0].center[1] = 0.5;
+    p.obj[0].velocity[0] = 0.5;
+    p.obj[0].velocity[1] = -0.125;
+    dp_params q;
+    dp_params_at(&p, 0.5, &q);
+    CHECK(q.obj[0].center[0] == 0.5 && q.obj[0].center[1] == 0.4375 && q.obj[0].center[2] == 0.0,
+          "dp_params_at moves the centre: %g %g", q.obj[0].center[0], q.obj[0].center[1]);
+    CHECK(p.obj[0].center[0] == 0.25 && q.obj[0].velocity[0] == 0.5, "the deck's object is not moved");
+    dp_params_at(&p, 0.0, &q);
+    CHECK(!memcmp(&p, &q, sizeof p), "time 0: the deck's parameters");
+
+    const int B = 8, cells = dp_cells(dim, B), nz = dim == 3 ? B : 1, hb = B / 2;
+    float *u = malloc(sizeof(float) * cells), *child = malloc(sizeof(float) * cells);
+    for (int c = 0; c < cells; ++c) u[c] = (float)sin(0.37 * c) * 3.0f + (c % 3 == 0 ? 1.5f : 0.0f);
+    double worst = 0.0;
+    for (int o = 0; o < (1 << dim); ++o) {
+        for (int z = 0; z < nz; ++z)
+            for (int y = 0; y < B; ++y)
+                for (int x = 0; x < B; ++x) child[x + B * (y + B * z)] = dp_prolong(dim, B, u, o, x, y, z);
+        for (int Z = 0; Z < (dim == 3 ? hb : 1); ++Z)
+            for (int Y = 0; Y < hb; ++Y)
+                for (int X = 0; X < hb; ++X) {
+                    const int px = (o & 1) * hb + X, py = (o >> 1 & 1) * hb + Y, pz = dim == 3 ? (o >> 2 & 1) * hb + Z : 0;
+                    const double pv = u[px + B * (py + B * pz)], r = dp_restrict_cell(dim, B, child, X, Y, Z);
+                    double a = 0.0; /* relative to the values involved, as validation's conservation check */
+                    for (int k = 0; k < (1 << dim); ++k)
+                        a += fabs(child[(2 * X + (k & 1)) + B * ((2 * Y + (k >> 1 & 1)) + B * (dim == 3 ? 2 * Z + (k >> 2 & 1) : 0))]);
+                    const double rel = fabs(r - pv) / (fabs(pv) + a / (1 << dim));
+                    if (rel > worst) worst = rel;
+                }
+    }
+    CHECK(worst <= 1e-7, "%dD restriction of a prolongation gives the parent back to %.3g", dim, worst);
+    for (int c = 0; c < cells; ++c) child[c] = 0.1f;
+    CHECK(dp_restrict_cell(dim, B, child, 1, 2, dim == 3 ? 3 : 0) == 0.1f, "restriction of a constant is exact");
+    for (int c = 0; c < cells; ++c) child[c] = (float)c;
+    /* parent cell (1,2,1) of the octant (z 0 in 2D): the mean of child cells x 2..3, y 4..5 (z 2..3) */
+    double s = 0.0;
+    for (int k = 0; k < (1 << dim); ++k)
+        s += (2 + (k & 1)) + B * ((4 + (k >> 1 & 1)) + B * (dim == 3 ? 2 + (k >> 2 & 1) : 0));
+    CHECK(dp_restrict_cell(dim, B, child, 1, 2, dim == 3 ? 1 : 0) == (float)(s / (1 << dim)),
+          "%dD restriction averages its %d cells", dim, 1 << dim);
+    free(u);
+    free(child);
+
+    unsigned keep, add, drop;
+    dp_regrid_octants(0xB /* 1011 */, 0x6 /* 0110 */, &keep, &add, &drop);
+    CHECK(keep == 0x2 && add == 0x9 && drop == 0x4, "regrid octants keep %#x add %#x drop %#x", keep, add, drop);
+    CHECK(dp_child_index(10, 0xB2 /* octants 1,4,5,7 */, 5) == 12 && dp_child_index(10, 0xB2, 1) == 10 &&
+              dp_child_index(10, 0xB2, 7) == 13,
+          "old child index from the parent's first child and childmask");
+}
+
 int main(void)
 {
+    test_steps(2);
+    test_steps(3);
     test_morton();
     test_exp();
     test_criterion_prolong(2);

@@ -95,6 +95,59 @@ int main(void)
     expect_error("output = \"a\" b\n", "text after the closing double quote");
     expect_error("dim = 2\rdim = 3\r", "t.inp:2: key 'dim' = '3': duplicate key");
 
+    /* time steps: defaults, values, and one error per bad key or combination */
+    {
+        const char *obj = "model.objects = o\nmodel.o.type = sphere\nmodel.o.center = 0.5 0.5\nmodel.o.radius = 0.2\n";
+        char buf[1024];
+        deck_t sa, sb;
+        CHECK(deck_parse_text(&sa, "s", obj, err, sizeof err) == 0, "%s", err);
+        CHECK(sa.steps == 0 && sa.regrid_every == 1 && sa.output_every == 1 && sa.p.obj[0].velocity[0] == 0.0 &&
+                  sa.p.obj[0].velocity[2] == 0.0,
+              "step defaults");
+        deck_free(&sa);
+        snprintf(buf, sizeof buf, "%smodel.o.velocity = 0.5 -0.25\nsteps = 12\ndt = 0.125\nregrid_every = 2\n"
+                                  "output_every = 4\noutput = out/run_%%05d.hdf\n", obj);
+        CHECK(deck_parse_text(&sa, "s", buf, err, sizeof err) == 0, "%s", err);
+        CHECK(sa.steps == 12 && sa.dt == 0.125 && sa.regrid_every == 2 && sa.output_every == 4 &&
+                  sa.p.obj[0].velocity[0] == 0.5 && sa.p.obj[0].velocity[1] == -0.25,
+              "step values");
+        CHECK(deck_parse_text(&sb, "again", sa.text, err, sizeof err) == 0 && !memcmp(&sa.p, &sb.p, sizeof sa.p) &&
+                  sb.steps == 12 && sb.dt == 0.125,
+              "step keys re-parse: %s", err);
+        deck_free(&sa);
+        deck_free(&sb);
+        /* steps = 0 keeps a literal output name, '%' and all */
+        CHECK(deck_parse_text(&sa, "s", "output = 100%.hdf\n", err, sizeof err) == 0 && !strcmp(sa.output, "100%.hdf"),
+              "steps = 0: output is a name: %s", err);
+        deck_free(&sa);
+        struct {
+            const char *keys, *needle;
+        } bad[] = {
+            { "steps = -1\n", "key 'steps' = '-1': -1 is out of range (0 to 1000000)" },
+            { "steps = 2\noutput = r_%d.hdf\n", "key 'steps' = '2': steps > 0 needs dt" },
+            { "steps = 2\ndt = 0\noutput = r_%d.hdf\n", "key 'dt' = '0': must be > 0" },
+            { "steps = 2\ndt = inf\noutput = r_%d.hdf\n", "key 'dt' = 'inf': 'inf' is not a finite number" },
+            { "regrid_every = 0\n", "key 'regrid_every' = '0': 0 is out of range (1 to 1000000)" },
+            { "regrid_every = 3\noutput_every = 4\n", "key 'output_every' = '4': must be a multiple of regrid_every = 3" },
+            { "steps = 2\ndt = 1\n", "output = dpamr_out.hdf (the default) with steps = 2: no %d" },
+            { "steps = 2\ndt = 1\noutput = r.hdf\n", "key 'output' = 'r.hdf': no %d" },
+            { "steps = 2\ndt = 1\noutput = r_%d_%d.hdf\n", "more than one %d" },
+            { "steps = 2\ndt = 1\noutput = r_%s.hdf\n", "'%' at character 3 is not %d, %Nd or %0Nd" },
+            { "steps = 2\ndt = 1\noutput = r_%12d.hdf\n", "is not %d, %Nd or %0Nd" },
+            { "steps = 2\ndt = 1\noutput = d%d/r.hdf\n", "the %d must be in the file name, not in a folder" },
+            { "model.o.velocity = 1\n", "key 'model.o.velocity' = '1': expected 2 numbers (one component per dimension)" },
+            { "model.o.velocity = 1 nan\n", "'nan' is not a finite number" },
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+            snprintf(buf, sizeof buf, "%s%s", obj, bad[i].keys);
+            expect_error(buf, bad[i].needle);
+        }
+        expect_error("steps = 2\ndt = 1\noutput = r_%d.hdf\n", "steps > 0 needs model.objects");
+        size_t len = 0;
+        char why[256];
+        CHECK(deck_pattern_check("a/b_%03d.hdf", &len, why, sizeof why) == 4 && len == 4, "pattern offset");
+    }
+
     /* line ends: LF, CRLF and CR alone give the same deck, line numbers counted alike */
     deck_t a, b, c;
     CHECK(deck_parse_text(&a, "lf", "dim = 3\nroot = 1 2 3 # c\n\noutput = x.hdf\n", err, sizeof err) == 0, "%s", err);

@@ -15,9 +15,11 @@ static const char *k_deck2 =
     "dim = 2\nroot = 3 2\ntile_size = 8\nmax_level = 5\nthreshold = 0.05\nvariant = cpu\n"
     "model.objects = a g\nmodel.a.type = sphere\nmodel.a.center = 0.4 0.3\nmodel.a.radius = 0.2\n"
     "model.g.type = gaussian\nmodel.g.center = 0.2 0.5\nmodel.g.radius = 0.1\nmodel.g.inside = 3\n";
+#define DECK3_BOX "model.objects = b\nmodel.b.type = box\nmodel.b.center = 0.3 0.2 0.4\nmodel.b.radius = 0.11 0.07 0.2\n"
 static const char *k_deck3 =
-    "dim = 3\nroot = 2 1 2\ntile_size = 4\nmax_level = 3\nthreshold = 0.1\nfill = model\nvariant = cpu\n"
-    "model.objects = b\nmodel.b.type = box\nmodel.b.center = 0.3 0.2 0.4\nmodel.b.radius = 0.11 0.07 0.2\n";
+    "dim = 3\nroot = 2 1 2\ntile_size = 4\nmax_level = 3\nthreshold = 0.1\nfill = model\nvariant = cpu\n" DECK3_BOX;
+/* the same box with fill = prolong (the default), a lower threshold: prolonged data keeps refining */
+static const char *k_deck3p = "dim = 3\nroot = 2 1 2\ntile_size = 4\nmax_level = 3\nthreshold = 0.02\nvariant = cpu\n" DECK3_BOX;
 
 static int refine(const char *text, const char *extra, mesh_t *m, int stop_level)
 {
@@ -98,9 +100,108 @@ static void test_deck_text(const char *text, int max_level)
     mesh_free(&a);
 }
 
+/* The deck text plus extra, parsed (quiet). 0 or -1. */
+static int parse(const char *text, const char *extra, deck_t *d)
+{
+    char buf[4096], err[1024];
+    snprintf(buf, sizeof buf, "%s%s", text, extra);
+    if (deck_parse_text(d, "test", buf, err, sizeof err) != 0) return fprintf(stderr, "%s\n", err), -1;
+    d->quiet = 1;
+    return 0;
+}
+
+/* A first build (level 0 from the model at time 0, refined) of deck d. */
+static int build(const deck_t *d, mesh_t *m)
+{
+    char err[1024];
+    refine_report_t r;
+    if (engine_make_level0(d, m, err, sizeof err) != 0 || engine_refine(DP_VARIANT_CPU, d, m, &r, err, sizeof err) != 0)
+        return fprintf(stderr, "build: %s\n", err), -1;
+    return 0;
+}
+
+/* Regrids of time steps (src/regrid_cpu.c). fill = model: a regrid to time t is the first build of
+ * the objects moved to t, bit for bit, and a regrid to the same time changes nothing. fill = prolong:
+ * every regrid validates as a complete refinement, conserves the composite total, counts its tiles
+ * consistently and does not depend on the thread count. A capacity below the need and a GPU variant
+ * are errors. */
+static void test_regrid(const char *text, const char *moving, int model)
+{
+    char err[1024], why[512];
+    deck_t d;
+    if (parse(text, moving, &d) != 0) {
+        CHECK(0, "moving deck does not parse");
+        return;
+    }
+    mesh_t m, ref;
+    CHECK(build(&d, &m) == 0, "first build");
+    regrid_report_t r;
+    if (model) {
+        mesh_copy(&ref, &m);
+        CHECK(engine_regrid(DP_VARIANT_CPU, &d, &m, 0.0, &r, err, sizeof err) == 0, "%s", err);
+        CHECK(r.added == 0 && r.removed == 0 && r.changed_fraction == 0.0 && mesh_equal(&m, &ref, why, sizeof why),
+              "a regrid to time 0 changes nothing: +%lld -%lld %s", r.added, r.removed, why);
+        mesh_free(&ref);
+    }
+    double t = 0.0;
+    long long changed = 0;
+    for (int k = 1; k <= 6; ++k) {
+        t = k * 0.05;
+        const long long before = m.ntiles;
+        CHECK(engine_regrid(DP_VARIANT_CPU, &d, &m, t, &r, err, sizeof err) == 0, "regrid %d: %s", k, err);
+        changed += r.added + r.removed;
+        CHECK(r.tiles_before == before && r.kept + r.removed == before && r.kept + r.added == m.ntiles &&
+                  r.tiles_after == m.ntiles && r.nlevels == m.nlevels,
+              "regrid %d counts: %lld kept, +%lld, -%lld, %lld -> %lld", k, r.kept, r.added, r.removed, before,
+              (long long)m.ntiles);
+        dp_params pt;
+        dp_params_at(&d.p, t, &pt);
+        valid_report_t v;
+        valid_check_mode(&m, &pt, 1, &v);
+        CHECK(v.passed, "regrid %d validates: %s", k, v.first_failure);
+        CHECK(r.conservation_checked == !model && (model || r.conservation_rel < 1e-9),
+              "regrid %d conserves the total: %.3g", k, r.conservation_rel);
+    }
+    CHECK(changed > 0, "the moving objects change the hierarchy");
+    if (model) { /* the first build of the objects moved to t, sampled at t */
+        deck_t dt = d;
+        dp_params_at(&d.p, t, &dt.p);
+        CHECK(build(&dt, &ref) == 0, "build at t");
+        CHECK(mesh_equal(&m, &ref, why, sizeof why), "regrid to t = build at t: %s", why);
+        mesh_free(&ref);
+    }
+#ifdef _OPENMP
+    { /* the same steps on one thread */
+        const int nt = omp_get_max_threads();
+        omp_set_num_threads(1);
+        mesh_t one;
+        CHECK(build(&d, &one) == 0, "one thread build");
+        for (int k = 1; k <= 6; ++k) engine_regrid(DP_VARIANT_CPU, &d, &one, k * 0.05, &r, err, sizeof err);
+        CHECK(mesh_equal(&m, &one, why, sizeof why), "one thread differs: %s", why);
+        mesh_free(&one);
+        omp_set_num_threads(nt);
+    }
+#endif
+    /* a capacity below the need, a GPU variant: errors */
+    deck_t small = d;
+    small.max_tiles = m.level_start[1] + 1;
+    CHECK(engine_regrid(DP_VARIANT_CPU, &small, &m, 0.4, &r, err, sizeof err) != 0 &&
+              strstr(err, "tile store overflow regridding level 1"),
+          "regrid overflow: %s", err);
+    CHECK(engine_regrid(DP_VARIANT_CDP, &d, &m, 0.4, &r, err, sizeof err) != 0 &&
+              strstr(err, "steps > 0 runs on variant cpu in this version"),
+          "GPU regrid refused: %s", err);
+    mesh_free(&m);
+    deck_free(&d);
+}
+
 int main(void)
 {
     test_deck_text(k_deck2, 5);
     test_deck_text(k_deck3, 3);
+    test_regrid(k_deck2, "model.a.velocity = 0.6 0.3\nmodel.g.velocity = -0.2 0.4\n", 0);
+    test_regrid(k_deck2, "fill = model\nmodel.a.velocity = 0.6 0.3\nmodel.g.velocity = -0.2 0.4\n", 1);
+    test_regrid(k_deck3, "model.b.velocity = 0.5 0.5 -0.3\n", 1);
+    test_regrid(k_deck3p, "model.b.velocity = 0.5 0.5 -0.3\n", 0);
     return TEST_DONE();
 }

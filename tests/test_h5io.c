@@ -891,6 +891,43 @@ static void test_bad_writes(const mesh_t *m)
     remove(ref);
 }
 
+/* A time step's file: /dpamr@step and @time written when meta.has_step, read back by h5io_read_step;
+ * a file without them is no step's (0); the datasets are those of the same mesh without a step;
+ * malformed attributes and a missing file are errors with a message. */
+static void test_step_attrs(const mesh_t *m)
+{
+    char err[1024] = "";
+    valid_report_t v;
+    fill_report(&v, m);
+    h5io_meta_t mt;
+    fill_meta(&mt, DECK, &v, 0.0);
+    const char *plain = scratch("step_plain.hdf"), *step = scratch("step_7.hdf");
+    CHECK(h5io_write(plain, m, &mt, err, sizeof err) == 0, "%s", err);
+    mt.has_step = 1;
+    mt.step = 7;
+    mt.time = 0.35;
+    CHECK(h5io_write(step, m, &mt, err, sizeof err) == 0, "%s", err);
+    long long k = -1;
+    double t = -1.0;
+    CHECK(h5io_read_step(step, &k, &t, err, sizeof err) == 1 && k == 7 && t == 0.35, "step %lld time %g: %s", k, t, err);
+    CHECK(h5io_read_step(plain, &k, &t, err, sizeof err) == 0, "a file without @step: %s", err);
+    CHECK(compare_file_datasets(plain, step) >= 8 + 2 * m->nf, "a step's datasets are the mesh's");
+    mesh_t r;
+    CHECK(h5io_read(step, &r, NULL, err, sizeof err) == 0, "a step's file reads as a mesh: %s", err);
+    compare_meshes(m, &r);
+    mesh_free(&r);
+    const double neg = -1.0;
+    replace_attr(step, scratch("step_bad.hdf"), "time", H5T_NATIVE_DOUBLE, 1, &neg);
+    CHECK(h5io_read_step(scratch("step_bad.hdf"), &k, &t, err, sizeof err) == -1 && strstr(err, "@time = -1"),
+          "a negative time: %s", err);
+    CHECK(h5io_read_step(scratch("no_such.hdf"), &k, &t, err, sizeof err) == -1 && strstr(err, "no_such.hdf"),
+          "a missing file: %s", err);
+    CHECK_NO_OPEN();
+    remove(plain);
+    remove(step);
+    remove(scratch("step_bad.hdf"));
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1) g_dir = argv[1];
@@ -909,6 +946,7 @@ int main(int argc, char **argv)
     test_bad_files(&m2, scratch("2d_a.hdf"));
     test_file_format(&m3);
     test_bad_writes(&m3);
+    test_step_attrs(&m2);
     remove(scratch("2d_a.hdf"));
     remove(scratch("3d_a.hdf"));
 

@@ -1,0 +1,29 @@
+/* regrid.h - what a regrid (one time step's refine and coarsen, src/regrid_cpu.c) reports: a
+ * core-layer type, like refine.h, so every engine can fill it. */
+#ifndef DPAMR_REGRID_H
+#define DPAMR_REGRID_H
+
+#include "src/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** What one regrid did (docs/design.md, "Time steps"). */
+typedef struct {
+    double regrid_ms;                  /* the whole regrid: sample, restrict, flag, rebuild */
+    double sample_ms, restrict_ms, rebuild_ms;
+    long long tiles_before, tiles_after;
+    long long added, removed, kept;    /* kept + removed = tiles_before, kept + added = tiles_after */
+    double changed_fraction;           /* (added + removed) / tiles_before */
+    int nlevels;                       /* levels after the regrid */
+    int conservation_checked;          /* fill = prolong: the composite totals before and after */
+    double total_before[DP_MAX_FIELDS], total_after[DP_MAX_FIELDS]; /* sum of value x cell volume over
+                                          the cells without a child (the composite), per field */
+    double conservation_rel;           /* max over fields |after - before| / sum of |value| x volume */
+} regrid_report_t;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,379 @@
+/* steps.c - time steps: the host driver of `dpamr run` and `dpamr bench` on a deck with steps > 0.
+ *
+ * Step 0 is the first build (engine_refine, as a run without steps). Step k (1..steps) is at time
+ * k x dt; every regrid_every steps the engine regrids the hierarchy to that time (engine_regrid:
+ * objects moved, tiles sampled again, refined and coarsened; docs/design.md, "Time steps"). Every
+ * output_every steps (step 0 included) the hierarchy is validated and written to the output pattern's
+ * file of that step, with /dpamr@step and @time, and the series file NAME.hdf.series, which ParaView
+ * opens as one time-varying dataset, is written again listing every file so far. A run from a step's
+ * file (mesh_file = run_00040.hdf) continues the series from that step.
+ *
+ * Every output is written to a temporary name and renamed; before any work every file the run will
+ * write is checked as `dpamr run` checks its output (run_refuse_overwrite): dpamr never writes over
+ * a file it did not write. */
+#include "src/steps.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io/h5io.h"
+#include "validation/valid.h"
+#include "src/engine.h"
+#include "src/run.h"
+#include "src/timer.h"
+
+/* The largest relative change of a field's composite total through the regrids between two outputs
+ * that validation accepts (fill = prolong): restriction and prolongation round each cell to half an
+ * ulp (6e-8 relative), the per-parent-cell tolerance of valid_check is 1e-6, and so is this. */
+#define STEPS_CONS_TOL 1e-6
+/* The marker that makes a series file dpamr's own (ParaView ignores keys it does not know). */
+#define SERIES_MARK "\"written-by\" : \"dpamr\""
+
+/* run_die after what the run printed so far, so a log of both streams keeps their order. */
+static int die(const char *msg)
+{
+    fflush(stdout);
+    return run_die(msg);
+}
+
+int steps_file_name(const char *pattern, long long step, char *out, size_t n)
+{
+    size_t len = 0;
+    char why[256], spec[16], num[32];
+    const int at = deck_pattern_check(pattern, &len, why, sizeof why);
+    if (at < 0 || len >= sizeof spec) return -1;
+    memcpy(spec, pattern + at, len);
+    spec[len] = '\0';
+    snprintf(num, sizeof num, spec, (int)step); /* spec is %d, %Nd or %0Nd: checked above */
+    const int k = snprintf(out, n, "%.*s%s%s", at, pattern, num, pattern + at + len);
+    return k < 0 || (size_t)k >= n ? -1 : 0;
+}
+
+int steps_series_name(const char *pattern, char *out, size_t n)
+{
+    size_t len = 0;
+    char why[256];
+    const int at = deck_pattern_check(pattern, &len, why, sizeof why);
+    if (at < 0) return -1;
+    char *s = malloc(strlen(pattern) + 16);
+    if (!s) return -1;
+    snprintf(s, strlen(pattern) + 16, "%.*s%s", at, pattern, pattern + at + len);
+    size_t l = strlen(s); /* ends in .hdf (the deck checks it) */
+    char *slash = strrchr(s, '/');
+    char *base = slash ? slash + 1 : s;
+    size_t cut = l - 4;
+    while (cut > (size_t)(base - s) && strchr("_-.", s[cut - 1])) --cut;
+    const int k = cut == (size_t)(base - s) ? snprintf(out, n, "%.*sseries.hdf.series", (int)cut, s)
+                                            : snprintf(out, n, "%.*s.hdf.series", (int)cut, s);
+    free(s);
+    return k < 0 || (size_t)k >= n ? -1 : 0;
+}
+
+/* The shortest decimal that reads back as v (JSON numbers: 0.05, not 0.050000000000000003). */
+static void json_number(char *buf, size_t n, double v)
+{
+    for (int prec = 1; prec <= 17; ++prec) {
+        snprintf(buf, n, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) return;
+    }
+}
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* Is the existing file at path a series dpamr wrote (its marker in the first 4 KB)? */
+static int series_is_own(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return 0;
+    char buf[4097];
+    const size_t k = fread(buf, 1, sizeof buf - 1, fp);
+    fclose(fp);
+    buf[k] = '\0';
+    return strstr(buf, SERIES_MARK) != NULL && strncmp(buf, "{\n  \"file-series-version\" : \"1.0\"", 33) == 0;
+}
+
+/** What a run writes: the steps with a file, their names, the series. */
+typedef struct {
+    long long nout;       /* output steps listed in the series so far */
+    long long *step;      /* [steps / output_every + 1] */
+    double *time;
+    char series[8300];
+} series_t;
+
+/* Write the series listing its first nout files, to a temporary name renamed over series. */
+static int series_write(const deck_t *d, const series_t *s, char *err, size_t n)
+{
+    char tmp[8400];
+    snprintf(tmp, sizeof tmp, "%.8300s.tmp.%ld", s->series, (long)getpid());
+    FILE *fp = fopen(tmp, "w");
+    if (!fp) return snprintf(err, n, "cannot write the series %.1000s: %s", s->series, strerror(errno)), -1;
+    fprintf(fp, "{\n  \"file-series-version\" : \"1.0\",\n  \"files\" : [\n");
+    for (long long i = 0; i < s->nout; ++i) {
+        char name[8300], num[40];
+        steps_file_name(d->output, s->step[i], name, sizeof name);
+        json_number(num, sizeof num, s->time[i]);
+        fprintf(fp, "    { \"name\" : \"");
+        for (const char *c = base_name(name); *c; ++c) { /* a JSON string: quote and backslash escaped */
+            if (*c == '"' || *c == '\\') fputc('\\', fp);
+            fputc(*c, fp);
+        }
+        fprintf(fp, "\", \"time\" : %s }%s\n", num, i + 1 < s->nout ? "," : "");
+    }
+    fprintf(fp, "  ],\n  \"dpamr\" : { " SERIES_MARK " }\n}\n");
+    errno = 0;
+    const int bad = ferror(fp);
+    if (fclose(fp) != 0 || bad || rename(tmp, s->series) != 0) {
+        snprintf(err, n, "cannot write the series %.1000s: %s", s->series, strerror(errno ? errno : EIO));
+        remove(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+/* The output checks of every file the run will write, before any work: the series, and each output
+ * step's file from `from` on. Returns the count of dpamr's own earlier files to be replaced, or -1. */
+static long long check_outputs(const deck_t *d, long long from, const char *series, char *err, size_t n)
+{
+    long long replacing = 0;
+    struct stat st;
+    if (lstat(series, &st) == 0) {
+        if (!S_ISREG(st.st_mode))
+            return snprintf(err, n, "the series %.1000s exists and is not a regular file: dpamr writes only new files "
+                                    "or replaces its own; choose another output", series), -1;
+        if (!series_is_own(series))
+            return snprintf(err, n, "the series %.1000s exists and was not written by dpamr: dpamr never writes over "
+                                    "a file it did not write; move it away or choose another output", series), -1;
+        if (d->overwrite == DP_OVERWRITE_NEVER)
+            return snprintf(err, n, "the series %.1000s exists (an earlier dpamr output) and overwrite = never: move "
+                                    "it away, choose another output, or set overwrite=own", series), -1;
+        ++replacing;
+    }
+    for (long long k = from; k <= d->steps; ++k) {
+        if (k % d->output_every) continue;
+        char name[8300];
+        if (steps_file_name(d->output, k, name, sizeof name) != 0)
+            return snprintf(err, n, "output = %.1000s: the name of step %lld is too long", d->output, k), -1;
+        const int r = run_refuse_overwrite("output", name, d, 1, err, n);
+        if (r < 0) return -1;
+        replacing += r;
+    }
+    return replacing;
+}
+
+/* Validate m at an output step and write it; 0, 1 (run failed) or 2 (validation failed). */
+static int output_step(const deck_t *d, const mesh_t *m, long long k, double t, double work_ms, double cons,
+                       series_t *s, int say, double *write_ms)
+{
+    char err[ERRLEN], name[8300];
+    steps_file_name(d->output, k, name, sizeof name);
+    dp_params pt;
+    dp_params_at(&d->p, t, &pt);
+    const double tv = timer_ms();
+    valid_report_t v;
+    valid_check_mode(m, &pt, 1, &v);
+    const double validate_ms = timer_ms() - tv;
+    if (!v.passed || d->verbosity == DP_VERBOSITY_VERBOSE) valid_print(&v, m);
+    if (!v.passed) {
+        fflush(stdout);
+        fprintf(stderr, "dpamr: error: step %lld: validation failed; %s not written\n", k, name);
+        return 2;
+    }
+    if (d->p.fill == DP_FILL_PROLONG && !(cons <= STEPS_CONS_TOL)) {
+        fflush(stdout);
+        fprintf(stderr, "dpamr: error: step %lld: the composite total changed by %.3g (relative) through the regrids "
+                        "since the last output, more than %.0e: %s not written\n", k, cons, STEPS_CONS_TOL, name);
+        return 2;
+    }
+    run_stats_t st;
+    memset(&st, 0, sizeof st);
+    st.refine_ms = work_ms;
+    st.validate_ms = validate_ms;
+    st.nlevels = m->nlevels;
+    for (int L = 0; L < DP_MAX_LEVELS; ++L) st.level_ms[L] = -1.0;
+    st.device_launches = st.launch_failures = st.pool_size = -1;
+    h5io_meta_t meta;
+    run_provenance(&meta, d, "cpu", &v, &st);
+    const h5io_rank_t row = { .rank = 0, .device = -1, .root_tiles = m->level_start[1], .tiles = m->ntiles,
+                              .cells = (int64_t)m->ntiles * mesh_cells(m), .refine_ms = work_ms, .write_ms = 0.0 };
+    meta.nranks = 1;
+    meta.ranks = &row;
+    meta.has_step = 1;
+    meta.step = k;
+    meta.time = t;
+    const double tw = timer_ms();
+    if (h5io_write(name, m, &meta, err, sizeof err) != 0) return die(err);
+    s->step[s->nout] = k;
+    s->time[s->nout] = t;
+    s->nout++;
+    if (series_write(d, s, err, sizeof err) != 0) return die(err);
+    *write_ms += timer_ms() - tw;
+    if (say)
+        printf("  step %lld validated (total hash %016llx%s), wrote %s\n", k, (unsigned long long)v.total_hash,
+               v.conservation_checked ? ", conserved" : "", name);
+    else
+        printf("wrote %s\n", name);
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The restart point: *is_step = 0 for a mesh that is not a step's file; else 1 and its step
+ * (checked against the deck) is returned. -1 with err. */
+static long long restart_step(const deck_t *d, int *is_step, double *t, char *err, size_t n)
+{
+    long long k = 0;
+    *t = 0.0;
+    const int r = h5io_read_step(d->mesh_file, &k, t, err, n);
+    *is_step = r == 1;
+    if (r <= 0) return r;
+    if (k >= d->steps)
+        return snprintf(err, n, "mesh_file = %.1000s is step %lld of a series and steps = %lld: nothing is left to run "
+                                "(steps must be larger to continue the series)", d->mesh_file, k, d->steps), -1;
+    if (*t != (double)k * d->dt)
+        return snprintf(err, n, "mesh_file = %.1000s is step %lld at time %.17g, but dt = %.17g puts step %lld at "
+                                "%.17g: continue the series with the dt it was run with", d->mesh_file, k, *t, d->dt,
+                        k, (double)k * d->dt), -1;
+    if (k % d->regrid_every)
+        return snprintf(err, n, "mesh_file = %.1000s is step %lld, not a multiple of regrid_every = %d: a series "
+                                "continues from a regridded step", d->mesh_file, k, d->regrid_every), -1;
+    return k;
+}
+
+int steps_run(deck_t *d, mesh_t *m, double t0)
+{
+    char err[ERRLEN];
+    const int say = d->verbosity != DP_VERBOSITY_QUIET;
+    d->quiet |= !say;
+    if (d->variant == DP_VARIANT_CDP || d->variant == DP_VARIANT_HOSTLAUNCH) {
+        snprintf(err, sizeof err, "%.1000s: steps > 0 runs on variant cpu in this version; variant = %s has no regrid "
+                 "yet: set variant=cpu (or auto), or steps=0 for one build on the GPU", d->path,
+                 deck_variant_name(d->variant));
+        mesh_free(m);
+        return die(err);
+    }
+    if (say && d->variant == DP_VARIANT_AUTO) printf("variant=auto: steps > 0 runs on variant cpu in this version\n");
+    if (say && d->trace[0]) printf("trace=%s: not written, the cpu variant has no device timeline\n", d->trace);
+    double tk = 0.0;
+    int restart = 0;
+    const long long k0 = restart_step(d, &restart, &tk, err, sizeof err);
+    if (k0 < 0) return mesh_free(m), die(err);
+    if (m->nlevels - 1 > d->p.max_level) { /* as engine_refine says for a first build */
+        snprintf(err, sizeof err, "mesh_file = %.1000s has levels up to %d but max_level = %d: no tile may lie beyond "
+                 "max_level", d->mesh_file, m->nlevels - 1, d->p.max_level);
+        return mesh_free(m), die(err);
+    }
+    series_t s;
+    memset(&s, 0, sizeof s);
+    if (steps_series_name(d->output, s.series, sizeof s.series) != 0)
+        return mesh_free(m), die("output pattern: the series name is too long");
+    const long long nmax = d->steps / d->output_every + 2;
+    s.step = malloc((size_t)nmax * sizeof *s.step);
+    s.time = malloc((size_t)nmax * sizeof *s.time);
+    double *regrid_ms = malloc((size_t)(d->steps + 1) * sizeof *regrid_ms);
+    if (!s.step || !s.time || !regrid_ms) {
+        free(s.step), free(s.time), free(regrid_ms), mesh_free(m);
+        return die("out of memory for the step tables");
+    }
+    int rc = 0;
+    const long long from = restart ? k0 + 1 : 0;
+    const long long replacing = check_outputs(d, from, s.series, err, sizeof err);
+    char first[8300];
+    steps_file_name(d->output, from + (d->output_every - from % d->output_every) % d->output_every, first, sizeof first);
+    if (replacing < 0 || run_check_output("output", first, h5io_raw_bytes(m, m->ntiles), err, sizeof err) != 0) {
+        rc = die(err);
+        goto done;
+    }
+    if (d->p.fill == DP_FILL_MODEL) run_warn_model(d);
+    /* a continued series lists the earlier steps' files that are there, as the run that wrote them did */
+    if (restart)
+        for (long long k = 0; k <= k0; k += d->output_every) {
+            char name[8300];
+            if (steps_file_name(d->output, k, name, sizeof name) == 0 && h5io_is_dpamr_output(name)) {
+                s.step[s.nout] = k;
+                s.time[s.nout++] = (double)k * d->dt;
+            }
+        }
+    if (say) {
+        printf("dpamr run %s: variant=cpu, %dD, tile %d^%d, %lld tiles on levels 0..%d, max_level %d, fill %s\n", d->path,
+               d->p.dim, d->p.B, d->p.dim, (long long)m->ntiles, m->nlevels - 1, d->p.max_level,
+               d->p.fill == DP_FILL_PROLONG ? "prolong" : "model");
+        printf("steps %lld..%lld, dt %g, regrid every %d, output every %d: reads %s, writes %s and %s\n", from,
+               d->steps, d->dt, d->regrid_every, d->output_every, d->mesh_file, d->output, s.series);
+        if (restart)
+            printf("continues the series from step %lld (time %g): %lld earlier file(s) listed\n", k0, tk, s.nout);
+        if (replacing) printf("%lld existing file(s) written by dpamr earlier will be replaced (overwrite=never keeps "
+                              "them)\n", replacing);
+        if (d->verbosity == DP_VERBOSITY_VERBOSE) run_print_info(stdout);
+    }
+    double write_ms = 0.0, cons = 0.0, first_ms = 0.0;
+    long long nregrid = 0;
+    if (!restart) {
+        refine_report_t r;
+        if (engine_refine(DP_VARIANT_CPU, d, m, &r, err, sizeof err) != 0) {
+            rc = die(err);
+            goto done;
+        }
+        first_ms = r.refine_ms;
+        if (say)
+            printf("step 0 t=0: built %lld tiles on %d levels in %.3f ms\n", (long long)m->ntiles, m->nlevels,
+                   r.refine_ms);
+        run_warn_depth(d, m->nlevels);
+        if ((rc = output_step(d, m, 0, 0.0, r.refine_ms, 0.0, &s, say, &write_ms)) != 0) goto done;
+    }
+    for (long long k = from > 0 ? from : 1; k <= d->steps; ++k) {
+        const double t = (double)k * d->dt;
+        double work = 0.0;
+        if (k % d->regrid_every == 0) {
+            regrid_report_t r;
+            if (engine_regrid(DP_VARIANT_CPU, d, m, t, &r, err, sizeof err) != 0) {
+                snprintf(err + strlen(err), sizeof err - strlen(err), " (step %lld)", k);
+                rc = die(err);
+                goto done;
+            }
+            work = r.regrid_ms;
+            regrid_ms[nregrid++] = r.regrid_ms;
+            if (r.conservation_rel > cons) cons = r.conservation_rel;
+            if (say) {
+                printf("step %lld t=%g: %lld tiles on %d levels, +%lld -%lld, changed %.2f%%, regrid %.3f ms "
+                       "(sample %.3f, restrict %.3f, rebuild %.3f)", k, t, r.tiles_after, r.nlevels, r.added, r.removed,
+                       100.0 * r.changed_fraction, r.regrid_ms, r.sample_ms, r.restrict_ms, r.rebuild_ms);
+                if (r.conservation_checked) printf(", total conserved to %.2g", r.conservation_rel);
+                printf("\n");
+            }
+        }
+        if (k % d->output_every == 0) {
+            if ((rc = output_step(d, m, k, t, work, cons, &s, say, &write_ms)) != 0) goto done;
+            cons = 0.0;
+        }
+    }
+    if (say) {
+        double med = 0.0, mx = 0.0;
+        if (nregrid > 0) {
+            qsort(regrid_ms, (size_t)nregrid, sizeof *regrid_ms, cmp_double);
+            med = nregrid % 2 ? regrid_ms[nregrid / 2] : 0.5 * (regrid_ms[nregrid / 2 - 1] + regrid_ms[nregrid / 2]);
+            mx = regrid_ms[nregrid - 1];
+        }
+        printf("wrote %s (%lld file(s))\n", s.series, s.nout);
+        printf("phases: first build %.3f ms, %lld regrid(s): median %.3f ms, max %.3f ms; write %.3f ms, total %.3f ms\n",
+               first_ms, nregrid, med, mx, write_ms, timer_ms() - t0);
+    }
+done:
+    free(s.step);
+    free(s.time);
+    free(regrid_ms);
+    mesh_free(m);
+    return rc;
+}

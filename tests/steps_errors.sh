@@ -1,0 +1,85 @@
+#!/bin/bash
+# steps_errors.sh DPAMR SRC WORKDIR [MPIRUN] - bad uses of time steps end in one clear message, a
+# non-zero exit and nothing written (no step file, no series), and leave other files untouched:
+# the GPU variants (steps > 0 runs on variant cpu in this version), bad step keys on the command
+# line, a series or step file dpamr did not write, overwrite = never, restarts past the end or with
+# another dt, bench with a GPU variant; with MPIRUN, more than one rank (and one rank runs).
+set -uo pipefail
+dpamr=$1 src=$2 work=$3 mpirun=${4:-}
+source "$(dirname "$0")/lib.sh"
+fresh_dir "$work"
+d2=$src/inputs/moving2d.inp
+cd "$work" || exit 1
+short=(steps=4 dt=0.01 output=r_%05d.hdf output_every=2)
+
+# CMD... must fail with PATTERN on stderr, and leave no r_*.hdf (beyond the ones listed in keep) nor a
+# new series behind
+refused() {
+    local name=$1 pattern=$2
+    shift 2
+    "$@" >stdout 2>stderr
+    local rc=$?
+    if [ $rc -eq 0 ]; then fail "$name: exit 0"; return; fi
+    if ! grep -q -- "$pattern" stderr; then fail "$name (exit $rc): stderr lacks '$pattern':"; cat stderr; return; fi
+    [ "$(grep -c 'dpamr: error' stderr)" -eq 1 ] || { fail "$name: not one message"; cat stderr; }
+    local left
+    left=$(ls r_*.hdf r.hdf.series 2>/dev/null | grep -v -x -F -f keep 2>/dev/null || true)
+    [ -z "$left" ] || fail "$name: left $left"
+    echo "ok   $name (exit $rc): $(head -c 300 stderr)"
+}
+: >keep
+
+refused "variant=cdp" "steps > 0 runs on variant cpu in this version; variant = cdp has no regrid yet" \
+    "$dpamr" run "$d2" "${short[@]}" variant=cdp
+refused "variant=hostlaunch" "steps > 0 runs on variant cpu in this version; variant = hostlaunch" \
+    "$dpamr" run "$d2" "${short[@]}" variant=hostlaunch
+refused "bench variant=cdp" "steps > 0 runs on variant cpu in this version" \
+    "$dpamr" bench "$d2" "${short[@]}" variant=cdp bench_out=b
+refused "steps=-1" "override 'steps=-1': -1 is out of range (0 to 1000000)" "$dpamr" run "$d2" steps=-1
+refused "no dt" "override 'steps=3': steps > 0 needs dt" "$dpamr" run "$src/inputs/default.inp" steps=3 output=r_%d.hdf
+refused "dt=0" "override 'dt=0': must be > 0" "$dpamr" run "$d2" dt=0
+refused "no %d" "override 'output=r.hdf': no %d" "$dpamr" run "$d2" output=r.hdf
+refused "output_every" "override 'output_every=3': must be a multiple of regrid_every = 2" \
+    "$dpamr" run "$d2" regrid_every=2 output_every=3
+refused "velocity" "override 'model.disc.velocity=1': expected 2 numbers" "$dpamr" run "$d2" model.disc.velocity=1
+
+echo "not a series" >r.hdf.series
+echo r.hdf.series >keep
+refused "foreign series" "the series r.hdf.series exists and was not written by dpamr" "$dpamr" run "$d2" "${short[@]}"
+grep -qx "not a series" r.hdf.series || fail "foreign series changed"
+rm r.hdf.series
+: >keep
+echo "my notes" >r_00004.hdf
+echo r_00004.hdf >keep
+refused "foreign step file" "output = r_00004.hdf exists and was not written by dpamr" "$dpamr" run "$d2" "${short[@]}"
+grep -qx "my notes" r_00004.hdf || fail "foreign step file changed"
+rm r_00004.hdf
+: >keep
+
+"$dpamr" run "$d2" "${short[@]}" verbosity=quiet >/dev/null || fail "a short series"
+printf '%s\n' r_00000.hdf r_00002.hdf r_00004.hdf r.hdf.series >keep
+cp r.hdf.series series.before
+refused "overwrite=never" "the series r.hdf.series exists (an earlier dpamr output) and overwrite = never" \
+    "$dpamr" run "$d2" "${short[@]}" overwrite=never
+refused "restart past the end" "mesh_file = r_00004.hdf is step 4 of a series and steps = 4: nothing is left" \
+    "$dpamr" run "$d2" "${short[@]}" mesh_file=r_00004.hdf
+refused "restart with another dt" "is step 2 at time 0.02.*but dt = 0.5" \
+    "$dpamr" run "$d2" "${short[@]}" mesh_file=r_00002.hdf dt=0.5
+refused "restart deeper than max_level" "has levels up to 6 but max_level = 3" \
+    "$dpamr" run "$d2" "${short[@]}" mesh_file=r_00002.hdf max_level=3
+refused "bench from a step's file" "is step 2 of a series: dpamr bench times a series from its first build" \
+    "$dpamr" bench "$d2" "${short[@]}" mesh_file=r_00002.hdf bench_out=b
+cmp -s r.hdf.series series.before || fail "the series changed"
+expect_line "own series replaced" "existing file(s) written by dpamr earlier will be replaced" \
+    "$dpamr" run "$d2" "${short[@]}"
+
+if [ -n "$mpirun" ]; then
+    mpiexec=$mpirun
+    source "$tests/mpi_flags.sh"
+    refused "mpirun -np 2" "time steps run on one rank in this version, not 2" \
+        timeout -k 5 120 "$mpirun" "${mpiflags[@]}" -np 2 "$dpamr" run "$d2" "${short[@]}" output=m_%05d.hdf
+    mkdir -p one && (cd one && timeout -k 5 120 "$mpirun" "${mpiflags[@]}" -np 1 "$dpamr" run "$d2" "${short[@]}" \
+        verbosity=quiet >/dev/null) || fail "mpirun -np 1 with steps"
+    h5cmp r_00004.hdf one/r_00004.hdf --ignore /dpamr/deck >/dev/null || fail "mpirun -np 1 differs"
+fi
+finish steps_errors

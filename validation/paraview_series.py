@@ -1,0 +1,97 @@
+#!/usr/bin/python3
+"""Check that a dpamr time series opens in ParaView 5.11 as one time-varying dataset.
+
+    xvfb-run -a /usr/bin/python3 validation/paraview_series.py NAME.hdf.series [--png-dir DIR]
+
+ParaView opens the JSON series file (`dpamr run` with steps > 0 writes it beside the step files)
+with its file-series reader around the VTKHDF reader. Checked against the series file and each
+step's own /dpamr group (read with h5py):
+  - the reader's time steps are the series' times, in order, one per file;
+  - at every time step the reader's vtkOverlappingAMR has the step file's levels (those /VTKHDF
+    shows) and, per level, as many boxes as the file has tiles;
+  - each file's /dpamr@step and @time: the time equals the series' time for that file.
+With --png-dir, the first and last time steps are rendered to PNGs there (Surface With Edges).
+Prints one line per time step and exits 0 when everything matched, 1 otherwise.
+"""
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+
+
+def file_tree(path):
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        g = f["dpamr"]
+        level = g["tiles/level"][...]
+        nl = int(g.attrs["nlevels"])
+        counts = [int(np.count_nonzero(level == L)) for L in range(nl)]
+        while counts and counts[-1] == 0:  # /VTKHDF leaves out trailing empty levels
+            counts.pop()
+        return counts, int(g.attrs["step"]), float(g.attrs["time"])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("series")
+    ap.add_argument("--png-dir")
+    a = ap.parse_args()
+    with open(a.series) as fp:
+        s = json.load(fp)
+    if s.get("file-series-version") != "1.0":
+        print(f"FAIL {a.series}: file-series-version is {s.get('file-series-version')!r}, not '1.0'")
+        return 1
+    files = s["files"]
+    folder = os.path.dirname(os.path.abspath(a.series))
+    from paraview import simple as pv
+
+    reader = pv.OpenDataFile(os.path.abspath(a.series))
+    if reader is None:
+        print(f"FAIL {a.series}: ParaView has no reader for it")
+        return 1
+    times = list(reader.TimestepValues) if not isinstance(reader.TimestepValues, float) else [reader.TimestepValues]
+    want = [float(e["time"]) for e in files]
+    fails = 0
+    if len(times) != len(files) or any(abs(x - y) > 1e-12 * max(1.0, abs(y)) for x, y in zip(times, want)):
+        print(f"FAIL {a.series}: ParaView's time steps {times} are not the series' {want}")
+        return 1
+    print(f"{a.series}: {reader.GetXMLName()} reads {len(times)} time steps")
+    for e, t in zip(files, times):
+        path = os.path.join(folder, e["name"])
+        counts, step, ftime = file_tree(path)
+        reader.UpdatePipeline(t)
+        amr = reader.GetClientSideObject().GetOutputDataObject(0)
+        if amr is None or amr.GetClassName() != "vtkOverlappingAMR":
+            print(f"FAIL t={t}: not read as vtkOverlappingAMR ({amr.GetClassName() if amr else None})")
+            fails += 1
+            continue
+        got = [amr.GetNumberOfDataSets(L) for L in range(amr.GetNumberOfLevels())]
+        ok = got == counts and ftime == float(e["time"])
+        print(f"{'ok  ' if ok else 'FAIL'} t={t:g} {e['name']} (step {step}, @time {ftime:g}): levels {len(got)}, "
+              f"boxes per level {got}" + ("" if got == counts else f", the file has {counts}"))
+        fails += not ok
+    if a.png_dir and fails == 0:
+        view = pv.CreateView("RenderView")
+        view.ViewSize = [800, 800]
+        disp = pv.Show(reader, view)
+        disp.SetRepresentationType("Surface With Edges")
+        pv.ColorBy(disp, ("CELLS", "rho"))
+        for k in (0, len(times) - 1):
+            view.ViewTime = times[k]
+            pv.ResetCamera(view)
+            out = os.path.join(a.png_dir, f"series_{k}.png")
+            pv.SaveScreenshot(out, view)
+            if not os.path.exists(out) or os.path.getsize(out) < 10 * 1024:
+                print(f"FAIL the render of t={times[k]} ({out}) is missing or blank")
+                fails += 1
+            else:
+                print(f"rendered t={times[k]:g} to {out}")
+    print(f"{len(times) - fails} of {len(times)} time steps passed")
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
