@@ -98,10 +98,12 @@ int h5io_verify_image(const void *image, size_t n, const char *name, const mesh_
  *  space h5io_write asks for). */
 double h5io_raw_bytes(const mesh_t *m, dp_tidx ntiles);
 
-/** 1 when path is an HDF5 file dpamr wrote (`dpamr run` or `dpamr mesh`: /dpamr/provenance with its
- *  version and variant, and /dpamr/deck); 0 for anything else (absent, not HDF5, another tool's, a
- *  format dpamr does not read, a damaged object header on the way). */
-int h5io_is_dpamr_output(const char *path);
+/** 1 when path is an HDF5 file dpamr wrote (`dpamr run` or `dpamr mesh`, in either layout: format
+ *  version 1 or 2; /dpamr/provenance with its version and variant, and /dpamr/deck); 0 for anything
+ *  else (absent, not HDF5, another tool's, an HDF5 format dpamr does not read, a damaged object
+ *  header on the way), with what the file is in what (n bytes; a phrase that follows "PATH exists
+ *  and ...", e.g. "was not written by dpamr (...)"). */
+int h5io_is_dpamr_output(const char *path, char *what, size_t n);
 
 #ifdef __cplusplus
 }

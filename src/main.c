@@ -346,7 +346,7 @@ static int cmd_check(const char *file)
      * same tiles and values as /dpamr: any changed bit shows */
     if (v.passed && h5io_verify(file, &m, &v, err, sizeof err) != 0) rc = check_failed(err);
     else if (!v.passed) rc = 2;
-    else printf("checksums: match the ones recorded when the file was written; /VTKHDF matches /dpamr\n");
+    else printf("checksums: match the ones recorded when the file was written; /VTKHDF matches the tile tree\n");
     mesh_free(&m);
     deck_free(&d);
     return rc;

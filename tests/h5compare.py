@@ -3,12 +3,18 @@
 
 usage: h5compare.py A.hdf B.hdf [--ignore /path ...]
        h5compare.py --digest A.hdf [--ignore /path ...]
+       h5compare.py --mesh A.hdf B.hdf
 Attributes are not compared, nor /dpamr/provenance: provenance (timings, the per-rank table) lives
 there on purpose.
 Exit 0 when identical, 1 with the first difference otherwise.
 --digest prints one line per dataset: path, dtype, shape and the SHA-256 of its bytes, read in
 slices. Two files with the same digest lines have byte-identical datasets: tests that compare many
-files of a gigabyte or more keep a digest instead of the file (see mpi_compare.sh)."""
+files of a gigabyte or more keep a digest instead of the file (see mpi_compare.sh).
+--mesh compares the meshes two dpamr files hold, whatever their layout (docs/format.md: format
+version 1 keeps the tile arrays and a copy of the cells in /dpamr, version 2 the cells and boxes in
+/VTKHDF only): the tiles' levels, coordinates, parents and childmasks, the level index, and every
+field's cells in canonical order, bit for bit (a file re-recorded in the new layout holds the same
+mesh as the old one)."""
 import hashlib
 import sys
 import h5py
@@ -41,8 +47,54 @@ def digest(path, ignore):
     return 0
 
 
+def mesh(f):
+    """The mesh of dpamr file f in canonical order: {name: array}, from either layout."""
+    g = f["/dpamr"]
+    names = g.attrs["fields"]
+    names = (names.decode() if isinstance(names, bytes) else str(names)).split()
+    ls = g["level_start"][()]
+    out = {"level_start": ls, "parent": g["tiles/parent"][()], "childmask": g["tiles/childmask"][()]}
+    if int(g.attrs["format_version"]) == 1:
+        out["level"], out["coord"] = g["tiles/level"][()], g["tiles/coord"][()]
+        for n in names:
+            out["field " + n] = g["fields/" + n][()].reshape(-1)
+        return out
+    B, levels, coords = int(g.attrs["tile_size"]), [], []
+    cells = {n: [] for n in names}
+    for L in range(len(ls) - 1):
+        if ls[L + 1] == ls[L] and "Level%d" % L not in f["/VTKHDF"]:
+            continue  # a trailing empty level, left out of /VTKHDF
+        lev = f["/VTKHDF/Level%d" % L]
+        box = lev["AMRBox"][()]
+        levels.append(np.full(len(box), L, np.int32))
+        coords.append((box[:, 0::2] // B).astype(np.int32))
+        for n in names:
+            cells[n].append(lev["CellData/" + n][()])
+    out["level"], out["coord"] = np.concatenate(levels), np.concatenate(coords)
+    for n in names:
+        out["field " + n] = np.concatenate(cells[n])
+    return out
+
+
+def same_mesh(a, b):
+    with h5py.File(a, "r") as fa, h5py.File(b, "r") as fb:
+        ma, mb = mesh(fa), mesh(fb)
+    if sorted(ma) != sorted(mb):
+        print("fields differ:", sorted(set(ma) ^ set(mb)))
+        return 1
+    for k in sorted(ma):
+        x, y = ma[k], mb[k]
+        if x.dtype != y.dtype or x.shape != y.shape or x.tobytes() != y.tobytes():
+            print(f"{k} differs: {x.dtype}{x.shape} vs {y.dtype}{y.shape}")
+            return 1
+    print(f"same mesh: {len(ma['level'])} tiles, {len(ma) - 5} field(s) bit for bit ({a} vs {b})")
+    return 0
+
+
 def main():
     args = sys.argv[1:]
+    if args[:1] == ["--mesh"] and len(args) == 3:
+        return same_mesh(args[1], args[2])
     dig = "--digest" in args
     if dig:
         args.remove("--digest")
