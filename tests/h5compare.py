@@ -16,6 +16,7 @@ version 1 keeps the tile arrays and a copy of the cells in /dpamr, version 2 the
 field's cells in canonical order, bit for bit (a file re-recorded in the new layout holds the same
 mesh as the old one)."""
 import hashlib
+import os
 import sys
 import h5py
 import numpy as np
@@ -47,36 +48,16 @@ def digest(path, ignore):
     return 0
 
 
-def mesh(f):
-    """The mesh of dpamr file f in canonical order: {name: array}, from either layout."""
-    g = f["/dpamr"]
-    names = g.attrs["fields"]
-    names = (names.decode() if isinstance(names, bytes) else str(names)).split()
-    ls = g["level_start"][()]
-    out = {"level_start": ls, "parent": g["tiles/parent"][()], "childmask": g["tiles/childmask"][()]}
-    if int(g.attrs["format_version"]) == 1:
-        out["level"], out["coord"] = g["tiles/level"][()], g["tiles/coord"][()]
-        for n in names:
-            out["field " + n] = g["fields/" + n][()].reshape(-1)
-        return out
-    B, levels, coords = int(g.attrs["tile_size"]), [], []
-    cells = {n: [] for n in names}
-    for L in range(len(ls) - 1):
-        if ls[L + 1] == ls[L] and "Level%d" % L not in f["/VTKHDF"]:
-            continue  # a trailing empty level, left out of /VTKHDF
-        lev = f["/VTKHDF/Level%d" % L]
-        box = lev["AMRBox"][()]
-        levels.append(np.full(len(box), L, np.int32))
-        coords.append((box[:, 0::2] // B).astype(np.int32))
-        for n in names:
-            cells[n].append(lev["CellData/" + n][()])
-    out["level"], out["coord"] = np.concatenate(levels), np.concatenate(coords)
-    for n in names:
-        out["field " + n] = np.concatenate(cells[n])
-    return out
-
-
 def same_mesh(a, b):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "validation"))
+    from dpamr_file import read_mesh
+
+    def mesh(f):
+        m = read_mesh(f)
+        out = {k: m[k] for k in ("level_start", "level", "coord", "parent", "childmask")}
+        out.update({"field " + n: v for n, v in m["fields"].items()})
+        return out
+
     with h5py.File(a, "r") as fa, h5py.File(b, "r") as fb:
         ma, mb = mesh(fa), mesh(fb)
     if sorted(ma) != sorted(mb):

@@ -66,7 +66,7 @@ t = f["/dpamr/provenance/ranks"][()]
 n = int(sys.argv[2])
 assert f["/dpamr/provenance"].attrs["nranks"] == n, "nranks attribute"
 assert list(t["rank"]) == list(range(n)), t["rank"]
-assert t["tiles"].sum() == f["/dpamr/tiles/level"].shape[0], "tiles per rank do not add up"
+assert t["tiles"].sum() == f["/dpamr/level_start"][-1], "tiles per rank do not add up"
 print(f"provenance: {n} rank rows, tiles add up to {t['tiles'].sum()}")
 PY
     ls "$work/np$np" | grep -q "\.tmp\." && { echo "temporary file left behind"; exit 1; }
