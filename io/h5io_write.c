@@ -75,11 +75,16 @@ static int w_sync(wctx *c, int rc)
     return rc;
 }
 
-/** Object creation property list without time stamps (dataset or group). */
+/** Object creation property list without time stamps (dataset, group, or the file's root group).
+ *  A group keeps up to W_ATTRS_COMPACT attributes in its object header: HDF5's default (8) moves
+ *  more, e.g. /dpamr/provenance's 25, to a fractal heap and a B-tree of their own (3.7 KB a file;
+ *  docs/results.md, *File layout*). */
+#define W_ATTRS_COMPACT 64
 static hid_t w_ocpl(hid_t cls)
 {
     hid_t p = H5Pcreate(cls);
-    if (p >= 0 && H5Pset_obj_track_times(p, 0) < 0) {
+    if (p >= 0 && (H5Pset_obj_track_times(p, 0) < 0 ||
+                   (cls != H5P_DATASET_CREATE && H5Pset_attr_phase_change(p, W_ATTRS_COMPACT, W_ATTRS_COMPACT - 8) < 0))) {
         H5Pclose(p);
         return -1;
     }
@@ -244,14 +249,15 @@ static int w_check_rows(wctx *c, hid_t loc, const char *name, hid_t mt, int whol
 }
 
 /** The storage of a dataset of file space fs: chunk > 0 asks for chunks of chunk rows (at most the
- *  dataset's rows) compressed with deflate (vtkGhostType); chunk 0 and an empty dataset are
- *  contiguous. 0 or -1. */
+ *  dataset's rows) compressed with deflate (vtkGhostType), unless it has at most GHOST_CONTIG_MAX
+ *  rows (its chunk index alone, a 2 KiB B-tree node, would outweigh it); chunk 0 and an empty
+ *  dataset are contiguous. 0 or -1. */
 static int w_layout(hid_t dcpl, hid_t fs, hsize_t chunk)
 {
     hsize_t dims[2] = { 0, 1 };
     const int rank = H5Sget_simple_extent_ndims(fs);
     if (rank < 0 || rank > 2 || (rank > 0 && H5Sget_simple_extent_dims(fs, dims, NULL) != rank)) return -1;
-    if (rank == 0 || dims[0] == 0) return 0;
+    if (rank == 0 || dims[0] <= GHOST_CONTIG_MAX) return 0;
     if (chunk > 0) {
         const hsize_t cd[2] = { chunk < dims[0] ? chunk : dims[0], dims[1] };
         return H5Pset_chunk(dcpl, rank, cd) < 0 || H5Pset_deflate(dcpl, GHOST_DEFLATE) < 0 ? -1 : 0;
