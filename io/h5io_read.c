@@ -546,38 +546,6 @@ static int r_level_index(rctx *c, const mesh_t *m, int64_t *ls)
     return 0;
 }
 
-/** Version 2: the level index ls, and every array its tiles need (the tree in /dpamr/tiles; per level
- *  shown, AMRBox and every field in /VTKHDF) with its real shape and storage, and the tiles fitting
- *  in memory, before anything is allocated. */
-static int r_sizes_v2(rctx *c, const mesh_t *m, int64_t *ls)
-{
-    if (r_level_index(c, m, ls)) return -1;
-    const hsize_t cells = (hsize_t)mesh_cells(m), hn = (hsize_t)ls[m->nlevels];
-    if (hn > (hsize_t)(INT64_MAX / 64 / cells))
-        return rfail(c, "/dpamr/level_start[%d]: %llu tiles is too many", m->nlevels, (unsigned long long)hn);
-    const int has = r_has(c, c->g, "tiles");
-    if (has <= 0) return has < 0 ? -1 : rfail(c, "missing group /dpamr/tiles");
-    if (r_declared(c, "tiles/parent", T_I64, 1, &hn) || r_declared(c, "tiles/childmask", T_U8, 1, &hn)) return -1;
-    const hid_t g = c->g;
-    const char *gname = c->gname;
-    int rc = 0;
-    for (int L = 0; rc == 0 && L < r_vtk_levels(m, ls); ++L) {
-        char path[64];
-        const hsize_t nt = (hsize_t)(ls[L + 1] - ls[L]), b6[2] = { nt, 6 }, nc = nt * cells;
-        hid_t lev = r_vtk_group(c, L, NULL, path, sizeof path);
-        c->g = lev, c->gname = path;
-        rc = lev < 0 ? -1 : r_declared(c, "AMRBox", T_I32, 2, b6);
-        h5i_close(lev);
-        hid_t cd = rc ? -1 : r_vtk_group(c, L, "CellData", path, sizeof path);
-        c->g = cd;
-        rc = cd < 0 ? -1 : 0;
-        for (int f = 0; rc == 0 && f < m->nf; ++f) rc = r_declared(c, m->field_name[f], T_F32, 1, &nc);
-        h5i_close(cd);
-    }
-    c->g = g, c->gname = gname;
-    return rc ? -1 : r_fits(c, m, hn, "/dpamr/level_start");
-}
-
 /** Version 2: tile t is row `row` of /VTKHDF/LevelL/AMRBox, r: its cell ranges must be a tile's
  *  (on each axis of the dimension lo a multiple of B and hi = lo + B - 1; 0..0 on the others).
  *  Sets its level, coordinates (lo / B) and Morton key. */
@@ -599,38 +567,66 @@ static int r_box(rctx *c, mesh_t *m, int L, dp_tidx row, const int32_t *r, dp_ti
     return 0;
 }
 
+/** Version 2, level L of /VTKHDF: its AMRBox (nt rows of 6) and every field of its CellData (nt x
+ *  B^dim values), nt = ls[L+1] - ls[L]. With box NULL only their types, shapes and stored bytes are
+ *  checked (r_declared, before anything is allocated); else they are read: the boxes into box (nt
+ *  rows), each a tile's cells and giving its level, coordinates and key (r_box), the cells into m's
+ *  fields at tile ls[L]. 0 or -1. */
+static int r_vtk_level(rctx *c, mesh_t *m, const int64_t *ls, int L, int32_t *box)
+{
+    const hsize_t cells = (hsize_t)mesh_cells(m), nt = (hsize_t)(ls[L + 1] - ls[L]), b6[2] = { nt, 6 },
+                  nc = nt * cells;
+    const hid_t g = c->g;
+    const char *gname = c->gname;
+    char path[64];
+    hid_t lev = r_vtk_group(c, L, NULL, path, sizeof path);
+    c->g = lev, c->gname = path;
+    int rc = lev < 0 ? -1 : box ? r_read(c, "AMRBox", T_I32, 2, b6, box) : r_declared(c, "AMRBox", T_I32, 2, b6);
+    for (hsize_t i = 0; box && rc == 0 && i < nt; ++i) rc = r_box(c, m, L, (dp_tidx)i, box + 6 * i, ls[L] + (dp_tidx)i);
+    h5i_close(lev);
+    hid_t cd = rc ? -1 : r_vtk_group(c, L, "CellData", path, sizeof path);
+    c->g = cd;
+    rc = cd < 0 ? -1 : 0;
+    for (int f = 0; rc == 0 && f < m->nf; ++f)
+        rc = box ? r_read(c, m->field_name[f], T_F32, 1, &nc, m->field[f] + (size_t)ls[L] * cells)
+                 : r_declared(c, m->field_name[f], T_F32, 1, &nc);
+    h5i_close(cd);
+    c->g = g, c->gname = gname;
+    return rc ? -1 : 0;
+}
+
+/** Version 2: the level index ls, and every array its tiles need (the tree in /dpamr/tiles; per level
+ *  shown, AMRBox and every field in /VTKHDF) with its real shape and storage, and the tiles fitting
+ *  in memory, before anything is allocated. */
+static int r_sizes_v2(rctx *c, mesh_t *m, int64_t *ls)
+{
+    if (r_level_index(c, m, ls)) return -1;
+    const hsize_t cells = (hsize_t)mesh_cells(m), hn = (hsize_t)ls[m->nlevels];
+    if (hn > (hsize_t)(INT64_MAX / 64 / cells))
+        return rfail(c, "/dpamr/level_start[%d]: %llu tiles is too many", m->nlevels, (unsigned long long)hn);
+    const int has = r_has(c, c->g, "tiles");
+    if (has <= 0) return has < 0 ? -1 : rfail(c, "missing group /dpamr/tiles");
+    if (r_declared(c, "tiles/parent", T_I64, 1, &hn) || r_declared(c, "tiles/childmask", T_U8, 1, &hn)) return -1;
+    for (int L = 0; L < r_vtk_levels(m, ls); ++L)
+        if (r_vtk_level(c, m, ls, L, NULL)) return -1;
+    return r_fits(c, m, hn, "/dpamr/level_start");
+}
+
 /** Version 2: read the tree of /dpamr/tiles (childmask into cm) and, level by level, the tiles'
  *  boxes and cells from /VTKHDF into m (allocated for ls[nlevels] tiles). */
 static int r_arrays_v2(rctx *c, mesh_t *m, const int64_t *ls, uint8_t *cm)
 {
-    const hsize_t hn = (hsize_t)m->ntiles, cells = (hsize_t)mesh_cells(m);
+    const hsize_t hn = (hsize_t)m->ntiles;
     if (r_read(c, "tiles/parent", T_I64, 1, &hn, m->parent) || r_read(c, "tiles/childmask", T_U8, 1, &hn, cm))
         return -1;
     int64_t mx = 0;
     for (int L = 0; L < m->nlevels; ++L) mx = ls[L + 1] - ls[L] > mx ? ls[L + 1] - ls[L] : mx;
     int32_t *box = malloc((size_t)(mx > 0 ? mx : 1) * 6 * sizeof *box);
     if (!box) return rfail(c, "out of memory for the boxes of %lld tiles", (long long)mx);
-    const hid_t g = c->g;
-    const char *gname = c->gname;
     int rc = 0;
-    for (int L = 0; rc == 0 && L < r_vtk_levels(m, ls); ++L) {
-        char path[64];
-        const hsize_t nt = (hsize_t)(ls[L + 1] - ls[L]), b6[2] = { nt, 6 }, nc = nt * cells;
-        hid_t lev = r_vtk_group(c, L, NULL, path, sizeof path);
-        c->g = lev, c->gname = path;
-        rc = lev < 0 ? -1 : r_read(c, "AMRBox", T_I32, 2, b6, box);
-        for (hsize_t i = 0; rc == 0 && i < nt; ++i) rc = r_box(c, m, L, (dp_tidx)i, box + 6 * i, ls[L] + (dp_tidx)i);
-        h5i_close(lev);
-        hid_t cd = rc ? -1 : r_vtk_group(c, L, "CellData", path, sizeof path);
-        c->g = cd;
-        rc = cd < 0 ? -1 : 0;
-        for (int f = 0; rc == 0 && f < m->nf; ++f)
-            rc = r_read(c, m->field_name[f], T_F32, 1, &nc, m->field[f] + (size_t)ls[L] * cells);
-        h5i_close(cd);
-    }
-    c->g = g, c->gname = gname;
+    for (int L = 0; rc == 0 && L < r_vtk_levels(m, ls); ++L) rc = r_vtk_level(c, m, ls, L, box);
     free(box);
-    return rc ? -1 : 0;
+    return rc;
 }
 
 /** Where tile t's position is stored, for messages: its row of /dpamr/tiles/coord (version 1) or of
