@@ -126,9 +126,12 @@ def _write(path, names, fields, dim, B, root, origin, h0, tiles):
                 kz = slice(k * B, k * B + B) if dim == 3 else slice(0, 1)
                 out[t] = a[kz, j * B:j * B + B, i * B:i * B + B].reshape(-1)
             cd[name] = out.reshape(-1)
-        ncell = n * B ** dim  # no cell hidden: level 0 is the only level (chunked and compressed as dpamr does)
-        cd.create_dataset("vtkGhostType", shape=(ncell,), dtype=np.uint8, chunks=(min(ncell, 1 << 18),),
-                          compression="gzip", compression_opts=1)
+        ncell = n * B ** dim  # no cell hidden: level 0 is the only level; stored as dpamr stores it
+        if ncell <= 4096:
+            cd["vtkGhostType"] = np.zeros(ncell, np.uint8)
+        else:
+            cd.create_dataset("vtkGhostType", shape=(ncell,), dtype=np.uint8, chunks=(min(ncell, 1 << 18),),
+                              compression="gzip", compression_opts=1)
         lev.create_group("PointData")
         lev.create_group("FieldData")
         # /dpamr: the mesh's description and its tile tree (roots only)
