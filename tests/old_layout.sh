@@ -3,7 +3,8 @@
 # version 1: the tile arrays and a second copy of the cells in /dpamr; tests/data/v1 holds a level-0
 # mesh and a run output written by f8bc070): `check` accepts them and refuses every change to them
 # (tests/check_tamper.py), the re-recorded shipped mesh holds the same mesh, a run from the old mesh
-# and a restart from the old output give the datasets of the same runs from version-2 files, and
+# and a restart from the old output give the datasets of the same runs from version-2 files, the
+# conversion of docs/format.md (a run with nothing to refine) keeps the mesh, and
 # `run` and `mesh` replace them as dpamr's own (overwrite=never keeps them, naming them so).
 set -uo pipefail
 dpamr=$1 src=$2 work=$3
@@ -30,6 +31,12 @@ h5cmp --mesh "$v1/default_run.hdf" part_v2.hdf || fail "the version-1 output is 
 "$dpamr" run "$deck" variant=cpu max_level=4 mesh_file=part_v2.hdf output=restart_v2.hdf >/dev/null ||
     fail "restart from the version-2 output"
 h5cmp restart_v1.hdf restart_v2.hdf --ignore /dpamr/deck || fail "the restart from the version-1 output differs"
+
+# the conversion docs/format.md gives: a run with nothing left to refine writes the same mesh in version 2
+"$dpamr" run "$deck" variant=cpu max_level=2 mesh_file="$v1/default_run.hdf" output=converted.hdf >/dev/null ||
+    fail "conversion run"
+h5cmp --mesh "$v1/default_run.hdf" converted.hdf || fail "the converted output holds another mesh"
+"$dpamr" check converted.hdf >/dev/null || fail "check of the converted output"
 
 # replacing: a version-1 output or mesh is dpamr's own
 cp "$v1/default_run.hdf" old_out.hdf
