@@ -87,7 +87,9 @@ int h5io_read(const char *path, mesh_t *m, char **deck_text, char *err, size_t e
  *  /dpamr/provenance (present; in a refinement output the rank table accounts for every tile) and
  *  /VTKHDF (Version, Type, Origin, and per level Spacing, AMRBox, every CellData field bit for bit,
  *  vtkGhostType, PointData, FieldData; no extra level). Returns 0, or -1 with the first difference
- *  (object, level, tile, cell) in err. */
+ *  (object, level, tile, cell) in err; 1 for a format-version-1 file that passed everything but its
+ *  checksums (checksum_sum, checksum_hash, tree and total hash), which were recorded with the
+ *  definition before the GPU validator and are not compared (its two copies of the cells are). */
 int h5io_verify(const char *path, const mesh_t *m, const valid_report_t *v, char *err, size_t errlen);
 
 /** h5io_read and h5io_verify of an HDF5 file image: the n bytes at image, opened in memory as the
@@ -106,10 +108,12 @@ double h5io_raw_bytes(const mesh_t *m, dp_tidx ntiles);
  *  -1 with err when it cannot be read or the attributes are malformed. */
 int h5io_read_step(const char *path, long long *step, double *time, char *err, size_t errlen);
 
-/** 1 when path is an HDF5 file dpamr wrote (`dpamr run` or `dpamr mesh`: /dpamr/provenance with its
- *  version and variant, and /dpamr/deck); 0 for anything else (absent, not HDF5, another tool's, a
- *  format dpamr does not read, a damaged object header on the way). */
-int h5io_is_dpamr_output(const char *path);
+/** 1 when path is an HDF5 file dpamr wrote (`dpamr run` or `dpamr mesh`, in either layout: format
+ *  version 1 or 2; /dpamr/provenance with its version and variant, and /dpamr/deck); 0 for anything
+ *  else (absent, not HDF5, another tool's, an HDF5 format dpamr does not read, a damaged object
+ *  header on the way), with what the file is in what (n bytes; a phrase that follows "PATH exists
+ *  and ...", e.g. "was not written by dpamr (...)"). */
+int h5io_is_dpamr_output(const char *path, char *what, size_t n);
 
 #ifdef __cplusplus
 }

@@ -21,7 +21,11 @@
 #endif
 
 #define FORMAT_NAME "dpamr-mesh"
-#define FORMAT_VERSION 1
+#define FORMAT_VERSION 2    /* written: the cells in /VTKHDF only (docs/format.md) */
+#define FORMAT_VERSION_V1 1 /* read too: the tile arrays and a second copy of the cells in /dpamr */
+#define GHOST_CHUNK (1 << 18) /* vtkGhostType: cells per chunk (256 KiB; docs/results.md, File layout) */
+#define GHOST_DEFLATE 1       /* and its deflate level */
+#define GHOST_CONTIG_MAX 4096 /* a vtkGhostType of at most this many cells is stored contiguous */
 #define GHOST_HIDDEN 32 /* vtkDataSetAttributes::HIDDENCELL */
 
 /* ---- small helpers (h5io_common.c) -------------------------------------------------------- */

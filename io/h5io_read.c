@@ -40,6 +40,8 @@ typedef struct {
     size_t errlen;
     hid_t g;           /* the group r_dset and r_read look in (/dpamr unless said otherwise) */
     const char *gname; /* its HDF5 path, for messages */
+    hid_t file;        /* the open file (its /VTKHDF levels hold the cells of version 2) */
+    int version;       /* /dpamr@format_version: FORMAT_VERSION, or FORMAT_VERSION_V1 (cells in /dpamr) */
 } rctx;
 
 /** "PATH: message". Always returns -1. */
@@ -378,8 +380,10 @@ static int r_format(rctx *c)
     if (!ok) return -1;
     int64_t v;
     if (r_attr_num(c, c->g, "/dpamr", "format_version", 0, 1, &v) != 0) return -1;
-    if (v != FORMAT_VERSION)
-        return rfail(c, "/dpamr@format_version is %lld; this dpamr reads version %d", (long long)v, FORMAT_VERSION);
+    if (v != FORMAT_VERSION && v != FORMAT_VERSION_V1)
+        return rfail(c, "/dpamr@format_version is %lld; this dpamr reads versions %d and %d", (long long)v,
+                     FORMAT_VERSION_V1, FORMAT_VERSION);
+    c->version = (int)v;
     return 0;
 }
 
@@ -453,9 +457,19 @@ static int r_declared(rctx *c, const char *rel, rtype want, int rank, const hsiz
     return 0;
 }
 
-/** Check that every /dpamr array has the same n rows (their real shapes and storage), and that n
- *  tiles fit in memory, before anything is allocated. */
-static int r_sizes(rctx *c, const mesh_t *m, dp_tidx *n)
+/** n tiles of m fit in memory (checked before anything is allocated); obj names the count. */
+static int r_fits(rctx *c, const mesh_t *m, hsize_t hn, const char *obj)
+{
+    char why[256];
+    if (mesh_fits_memory(mesh_bytes((double)hn, m->dim, m->B, m->nf) + (double)hn, why, sizeof why) != 0)
+        return rfail(c, "%s: %llu tiles of %d cells x %d field(s) do not fit in memory: %s", obj,
+                     (unsigned long long)hn, mesh_cells(m), m->nf, why);
+    return 0;
+}
+
+/** Version 1: check that every /dpamr array has the same n rows (their real shapes and storage), and
+ *  that n tiles fit in memory, before anything is allocated. */
+static int r_sizes_v1(rctx *c, const mesh_t *m, dp_tidx *n)
 {
     hsize_t d[2] = { (hsize_t)-1, 3 };
     for (int k = 0; k < 2; ++k) {
@@ -478,16 +492,14 @@ static int r_sizes(rctx *c, const mesh_t *m, dp_tidx *n)
         snprintf(rel, sizeof rel, "fields/%s", m->field_name[f]);
         if (r_declared(c, rel, T_F32, 2, nc)) return -1;
     }
-    char why[256];
-    if (mesh_fits_memory(mesh_bytes((double)hn, m->dim, m->B, m->nf) + (double)hn, why, sizeof why) != 0)
-        return rfail(c, "/dpamr/tiles/level: %llu tiles of %llu cells x %d field(s) do not fit in memory: %s",
-                     (unsigned long long)hn, (unsigned long long)cells, m->nf, why);
+    if (r_fits(c, m, hn, "/dpamr/tiles/level")) return -1;
     *n = (dp_tidx)d[0];
     return 0;
 }
 
-/** Read the tile arrays and fields into m (allocated for n tiles); childmask into cm. */
-static int r_arrays(rctx *c, mesh_t *m, dp_tidx n, uint8_t *cm)
+/** Version 1: read the tile arrays and fields of /dpamr into m (allocated for n tiles); childmask
+ *  into cm. */
+static int r_arrays_v1(rctx *c, mesh_t *m, dp_tidx n, uint8_t *cm)
 {
     const hsize_t hn = (hsize_t)n, n3[2] = { hn, 3 }, nc[2] = { hn, (hsize_t)mesh_cells(m) };
     if (r_read(c, "tiles/level", T_I32, 1, &hn, m->level) || r_read(c, "tiles/coord", T_I32, 2, n3, m->coord) ||
@@ -502,6 +514,130 @@ static int r_arrays(rctx *c, mesh_t *m, dp_tidx n, uint8_t *cm)
     return 0;
 }
 
+/** Levels of a file with level index ls that /VTKHDF shows (the trailing empty ones left out). */
+static int r_vtk_levels(const mesh_t *m, const int64_t *ls)
+{
+    const wctx w = { .nlevels = m->nlevels, .level_start = ls };
+    return w_vtk_levels(&w);
+}
+
+/** Open /VTKHDF/LevelL (sub NULL) or its group sub, every header on the way checked (r_has); path
+ *  (n bytes) receives its name. The group, or -1 with err set. */
+static hid_t r_vtk_group(rctx *c, int L, const char *sub, char *path, size_t n)
+{
+    if (sub) snprintf(path, n, "/VTKHDF/Level%d/%s", L, sub);
+    else snprintf(path, n, "/VTKHDF/Level%d", L);
+    const int has = r_has(c, c->file, path);
+    hid_t g = has > 0 ? H5Gopen2(c->file, path, H5P_DEFAULT) : -1;
+    if (g < 0 && has >= 0) rfail(c, has ? "%s is not a group" : "missing group %s", path);
+    return g;
+}
+
+/** Version 2: /dpamr/level_start into ls (nlevels + 1 values from 0, non-decreasing). 0 or -1. */
+static int r_level_index(rctx *c, const mesh_t *m, int64_t *ls)
+{
+    const hsize_t nls = (hsize_t)m->nlevels + 1;
+    if (r_declared(c, "level_start", T_I64, 1, &nls) || r_read(c, "level_start", T_I64, 1, &nls, ls)) return -1;
+    if (ls[0] != 0) return rfail(c, "/dpamr/level_start[0] is %lld, expected 0", (long long)ls[0]);
+    for (int L = 1; L <= m->nlevels; ++L)
+        if (ls[L] < ls[L - 1])
+            return rfail(c, "/dpamr/level_start[%d] is %lld, less than level_start[%d] = %lld", L, (long long)ls[L],
+                         L - 1, (long long)ls[L - 1]);
+    return 0;
+}
+
+/** Version 2: tile t is row `row` of /VTKHDF/LevelL/AMRBox, r: its cell ranges must be a tile's
+ *  (on each axis of the dimension lo a multiple of B and hi = lo + B - 1; 0..0 on the others).
+ *  Sets its level, coordinates (lo / B) and Morton key. */
+static int r_box(rctx *c, mesh_t *m, int L, dp_tidx row, const int32_t *r, dp_tidx t)
+{
+    const int64_t B = m->B;
+    for (int a = 0; a < 3; ++a) {
+        const int64_t lo = r[2 * a], hi = r[2 * a + 1];
+        if (a < m->dim ? lo >= 0 && lo % B == 0 && hi == lo + B - 1 : lo == 0 && hi == 0) {
+            m->coord[3 * t + a] = a < m->dim ? (int32_t)(lo / B) : 0;
+            continue;
+        }
+        return rfail(c, "/VTKHDF/Level%d/AMRBox[%lld] is (%d,%d, %d,%d, %d,%d), not the cells of a tile: expected on "
+                        "axis %d %s", L, (long long)row, r[0], r[1], r[2], r[3], r[4], r[5], a,
+                     a < m->dim ? "lo >= 0 a multiple of tile_size and hi = lo + tile_size - 1" : "0,0 (2D)");
+    }
+    m->level[t] = L;
+    m->key[t] = dp_morton(m->dim, m->coord[3 * t], m->coord[3 * t + 1], m->coord[3 * t + 2]);
+    return 0;
+}
+
+/** Version 2, level L of /VTKHDF: its AMRBox (nt rows of 6) and every field of its CellData (nt x
+ *  B^dim values), nt = ls[L+1] - ls[L]. With box NULL only their types, shapes and stored bytes are
+ *  checked (r_declared, before anything is allocated); else they are read: the boxes into box (nt
+ *  rows), each a tile's cells and giving its level, coordinates and key (r_box), the cells into m's
+ *  fields at tile ls[L]. 0 or -1. */
+static int r_vtk_level(rctx *c, mesh_t *m, const int64_t *ls, int L, int32_t *box)
+{
+    const hsize_t cells = (hsize_t)mesh_cells(m), nt = (hsize_t)(ls[L + 1] - ls[L]), b6[2] = { nt, 6 },
+                  nc = nt * cells;
+    const hid_t g = c->g;
+    const char *gname = c->gname;
+    char path[64];
+    hid_t lev = r_vtk_group(c, L, NULL, path, sizeof path);
+    c->g = lev, c->gname = path;
+    int rc = lev < 0 ? -1 : box ? r_read(c, "AMRBox", T_I32, 2, b6, box) : r_declared(c, "AMRBox", T_I32, 2, b6);
+    for (hsize_t i = 0; box && rc == 0 && i < nt; ++i) rc = r_box(c, m, L, (dp_tidx)i, box + 6 * i, ls[L] + (dp_tidx)i);
+    h5i_close(lev);
+    hid_t cd = rc ? -1 : r_vtk_group(c, L, "CellData", path, sizeof path);
+    c->g = cd;
+    rc = cd < 0 ? -1 : 0;
+    for (int f = 0; rc == 0 && f < m->nf; ++f)
+        rc = box ? r_read(c, m->field_name[f], T_F32, 1, &nc, m->field[f] + (size_t)ls[L] * cells)
+                 : r_declared(c, m->field_name[f], T_F32, 1, &nc);
+    h5i_close(cd);
+    c->g = g, c->gname = gname;
+    return rc ? -1 : 0;
+}
+
+/** Version 2: the level index ls, and every array its tiles need (the tree in /dpamr/tiles; per level
+ *  shown, AMRBox and every field in /VTKHDF) with its real shape and storage, and the tiles fitting
+ *  in memory, before anything is allocated. */
+static int r_sizes_v2(rctx *c, mesh_t *m, int64_t *ls)
+{
+    if (r_level_index(c, m, ls)) return -1;
+    const hsize_t cells = (hsize_t)mesh_cells(m), hn = (hsize_t)ls[m->nlevels];
+    if (hn > (hsize_t)(INT64_MAX / 64 / cells))
+        return rfail(c, "/dpamr/level_start[%d]: %llu tiles is too many", m->nlevels, (unsigned long long)hn);
+    const int has = r_has(c, c->g, "tiles");
+    if (has <= 0) return has < 0 ? -1 : rfail(c, "missing group /dpamr/tiles");
+    if (r_declared(c, "tiles/parent", T_I64, 1, &hn) || r_declared(c, "tiles/childmask", T_U8, 1, &hn)) return -1;
+    for (int L = 0; L < r_vtk_levels(m, ls); ++L)
+        if (r_vtk_level(c, m, ls, L, NULL)) return -1;
+    return r_fits(c, m, hn, "/dpamr/level_start");
+}
+
+/** Version 2: read the tree of /dpamr/tiles (childmask into cm) and, level by level, the tiles'
+ *  boxes and cells from /VTKHDF into m (allocated for ls[nlevels] tiles). */
+static int r_arrays_v2(rctx *c, mesh_t *m, const int64_t *ls, uint8_t *cm)
+{
+    const hsize_t hn = (hsize_t)m->ntiles;
+    if (r_read(c, "tiles/parent", T_I64, 1, &hn, m->parent) || r_read(c, "tiles/childmask", T_U8, 1, &hn, cm))
+        return -1;
+    int64_t mx = 0;
+    for (int L = 0; L < m->nlevels; ++L) mx = ls[L + 1] - ls[L] > mx ? ls[L + 1] - ls[L] : mx;
+    int32_t *box = malloc((size_t)(mx > 0 ? mx : 1) * 6 * sizeof *box);
+    if (!box) return rfail(c, "out of memory for the boxes of %lld tiles", (long long)mx);
+    int rc = 0;
+    for (int L = 0; rc == 0 && L < r_vtk_levels(m, ls); ++L) rc = r_vtk_level(c, m, ls, L, box);
+    free(box);
+    return rc;
+}
+
+/** Where tile t's position is stored, for messages: its row of /dpamr/tiles/coord (version 1) or of
+ *  /VTKHDF/LevelL/AMRBox (version 2; m->level_start set). */
+static void r_tile_obj(const rctx *c, const mesh_t *m, dp_tidx t, char *out, size_t n)
+{
+    const int L = m->level[t];
+    if (c->version == FORMAT_VERSION_V1) snprintf(out, n, "/dpamr/tiles/coord[%lld]", (long long)t);
+    else snprintf(out, n, "/VTKHDF/Level%d/AMRBox[%lld]", L, (long long)(t - m->level_start[L]));
+}
+
 /** Level, coordinates and key of tile t against the grid of its level. */
 static int r_check_tile_pos(rctx *c, const mesh_t *m, dp_tidx t)
 {
@@ -514,16 +650,22 @@ static int r_check_tile_pos(rctx *c, const mesh_t *m, dp_tidx t)
     for (int a = 0; a < 3; ++a) {
         int64_t ext = a < m->dim ? (int64_t)m->root[a] << L : 1;
         if (m->dim == 3 && ext > ((int64_t)1 << 21)) ext = (int64_t)1 << 21; /* Morton key range */
-        if (x[a] < 0 || x[a] >= ext)
-            return rfail(c, "/dpamr/tiles/coord[%lld] = (%d,%d,%d) is outside level %d's tile grid (axis %d: 0..%lld)",
-                         (long long)t, x[0], x[1], x[2], L, a, (long long)ext - 1);
+        if (x[a] < 0 || x[a] >= ext) {
+            char obj[96];
+            r_tile_obj(c, m, t, obj, sizeof obj);
+            return rfail(c, "%s: tile (%d,%d,%d) is outside level %d's tile grid (axis %d: 0..%lld)", obj, x[0], x[1],
+                         x[2], L, a, (long long)ext - 1);
+        }
     }
     if (m->key[t] != dp_morton(m->dim, x[0], x[1], x[2]))
         return rfail(c, "/dpamr/tiles/key[%lld] does not match the Morton key of coord (%d,%d,%d)", (long long)t, x[0],
                      x[1], x[2]);
-    if (t > 0 && L == m->level[t - 1] && m->key[t] <= m->key[t - 1])
-        return rfail(c, "tiles not in canonical order: tile %lld does not follow tile %lld in Morton order "
-                        "(duplicate or unsorted)", (long long)t, (long long)t - 1);
+    if (t > 0 && L == m->level[t - 1] && m->key[t] <= m->key[t - 1]) {
+        char obj[96];
+        r_tile_obj(c, m, t, obj, sizeof obj);
+        return rfail(c, "tiles not in canonical order: tile %lld (%s) does not follow tile %lld in Morton order "
+                        "(duplicate or unsorted)", (long long)t, obj, (long long)t - 1);
+    }
     return 0;
 }
 
@@ -594,7 +736,10 @@ static int r_check_values(rctx *c, const mesh_t *m)
         for (size_t i = 0; i < n; ++i) {
             if (isfinite(u[i])) continue;
             const size_t t = i / cells, cl = i % cells;
-            return rfail(c, "/dpamr/fields/%s: tile %zu (level %d, coord %d,%d,%d) cell %zu (x=%zu y=%zu z=%zu) is %s",
+            char obj[96];
+            if (c->version == FORMAT_VERSION_V1) snprintf(obj, sizeof obj, "/dpamr/fields");
+            else snprintf(obj, sizeof obj, "/VTKHDF/Level%d/CellData", m->level[t]);
+            return rfail(c, "%s/%s: tile %zu (level %d, coord %d,%d,%d) cell %zu (x=%zu y=%zu z=%zu) is %s", obj,
                          m->field_name[f], t, m->level[t], m->coord[3 * t], m->coord[3 * t + 1], m->coord[3 * t + 2],
                          cl, cl % B, cl / B % B, cl / (B * B), isnan(u[i]) ? "NaN" : "Inf");
         }
@@ -644,22 +789,18 @@ static int r_precheck(const char *path, char *err, size_t errlen)
     return 0;
 }
 
-/** Before HDF5 opens a file: its superblock, read here. The HDF5 signature is looked for where HDF5
- *  looks (byte 0, 512, 1024, 2048, ...: after a user block), in the file at path or in the image of
- *  n bytes; the superblock version is the byte after it. Versions 0 and 1 (the HDF5 1.6 format, still
- *  the default of HDF5 and h5py) carry no checksums anywhere in their metadata: a damaged byte goes
- *  unnoticed, and HDF5 1.10.8 can crash walking a damaged object header (issue 17). Versions 2 and 3
- *  checksum the superblock and, in the files of any tool set to the 1.8 format or newer, every
- *  object header (r_hdr_ok checks those dpamr opens). 0, or -1 with err set. */
-static int r_superblock(const char *path, const void *image, size_t n, char *err, size_t errlen)
+/** The version of the superblock of the file at path or of the image of n bytes (r_superblock), -1
+ *  when there is no HDF5 signature, -2 when the file cannot be read (errno set). */
+static int r_sb_version(const char *path, const void *image, size_t n)
 {
     static const unsigned char sig[8] = { 0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n' };
     FILE *fp = image ? NULL : fopen(path, "rb");
     struct stat st;
     if (!image && (!fp || fstat(fileno(fp), &st) != 0)) {
-        h5i_seterr(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        const int e = errno;
         if (fp) fclose(fp);
-        return -1;
+        errno = e;
+        return -2;
     }
     const uint64_t size = image ? (uint64_t)n : (uint64_t)st.st_size;
     int version = -1;
@@ -670,6 +811,23 @@ static int r_superblock(const char *path, const void *image, size_t n, char *err
         if (memcmp(b, sig, sizeof sig) == 0) version = b[sizeof sig];
     }
     if (fp) fclose(fp);
+    return version;
+}
+
+/** Before HDF5 opens a file: its superblock, read here. The HDF5 signature is looked for where HDF5
+ *  looks (byte 0, 512, 1024, 2048, ...: after a user block), in the file at path or in the image of
+ *  n bytes; the superblock version is the byte after it. Versions 0 and 1 (the HDF5 1.6 format, still
+ *  the default of HDF5 and h5py) carry no checksums anywhere in their metadata: a damaged byte goes
+ *  unnoticed, and HDF5 1.10.8 can crash walking a damaged object header (issue 17). Versions 2 and 3
+ *  checksum the superblock and, in the files of any tool set to the 1.8 format or newer, every
+ *  object header (r_hdr_ok checks those dpamr opens). 0, or -1 with err set. */
+static int r_superblock(const char *path, const void *image, size_t n, char *err, size_t errlen)
+{
+    const int version = r_sb_version(path, image, n);
+    if (version == -2) {
+        h5i_seterr(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        return -1;
+    }
     if (version < 0) {
         h5i_seterr(err, errlen, "%s: not an HDF5 file (no HDF5 signature at byte 0, 512, 1024, ...; expected a dpamr "
                                 "mesh or output file, docs/format.md)", path);
@@ -691,15 +849,21 @@ static int r_body(rctx *c, mesh_t *m, char **deck_text)
 {
     dp_tidx n = 0;
     uint8_t *cm = NULL;
+    int64_t ls[DP_MAX_LEVELS + 1];
     int rc = -1;
-    if (r_header(c, m) || r_sizes(c, m, &n)) goto done;
+    if (r_header(c, m)) goto done;
+    const int v1 = c->version == FORMAT_VERSION_V1;
+    if (v1 ? r_sizes_v1(c, m, &n) : r_sizes_v2(c, m, ls)) goto done;
+    if (!v1) n = ls[m->nlevels];
     cm = malloc((size_t)(n > 0 ? n : 1));
     if (!cm || mesh_alloc(m, n) != 0) {
         rfail(c, "out of memory for %lld tiles", (long long)n);
         goto done;
     }
     m->ntiles = n;
-    if (r_arrays(c, m, n, cm) || r_check_tree(c, m, cm) || r_check_values(c, m)) goto done;
+    if (!v1) memcpy(m->level_start, ls, sizeof(int64_t) * (size_t)(m->nlevels + 1)); /* for r_tile_obj */
+    if ((v1 ? r_arrays_v1(c, m, n, cm) : r_arrays_v2(c, m, ls, cm)) || r_check_tree(c, m, cm) || r_check_values(c, m))
+        goto done;
     if (deck_text && r_deck(c, deck_text)) goto done;
     rc = 0;
 done:
@@ -739,9 +903,10 @@ static int r_read_file(const char *path, const void *image, size_t n, mesh_t *m,
     memset(m, 0, sizeof *m);
     if (deck_text) *deck_text = NULL;
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    rctx c = { path, err, errlen, -1, "/dpamr" };
+    rctx c = { path, err, errlen, -1, "/dpamr", -1, FORMAT_VERSION };
     hid_t f = r_open(&c, image, n);
     if (f < 0) return -1;
+    c.file = f;
     int rc = -1;
     const int has = r_has(&c, f, "dpamr"); /* its header checked: a damaged one is a failed check */
     if (has <= 0) {
@@ -840,12 +1005,17 @@ static int v_validation(rctx *c, const mesh_t *m, const valid_report_t *v)
                   (long long)v->tiles[L], L);
             goto done;
         }
-    if (r_read(c, "validation/checksum_hash", T_U64, 2, d2, hash)) goto done;
+    /* A version-1 file's checksums were recorded with the definition before the GPU validator (a
+     * chunk's cells hashed and summed in one sequence, docs/format.md): not comparable with today's,
+     * so not compared (its cells are still checked: the two copies must agree, v_vtkhdf). */
+    const int v1 = c->version == FORMAT_VERSION_V1;
+    if (r_read(c, "validation/checksum_hash", T_U64, 2, d2, hash)) goto done; /* present and shaped in either */
     hid_t keep = c->g;
-    for (int L = 0; L < nl; ++L)
+    for (int L = 0; L < nl && !v1; ++L)
         for (int f = 0; f < nf; ++f) {
             if (hash[L * nf + f] == v->hash[L][f]) continue;
-            /* where: the data's other copy in /VTKHDF (written from the same array) names the cell */
+            /* where: in a version-1 file, the data's other copy in /VTKHDF (written from the same
+             * array) names the cell; a version-2 file has one copy, whose hash is the one that changed */
             char where[400] = "";
             char lev[48], rel[DP_NAME_LEN + 16];
             snprintf(lev, sizeof lev, "/VTKHDF/Level%d/CellData", L);
@@ -854,7 +1024,7 @@ static int v_validation(rctx *c, const mesh_t *m, const valid_report_t *v)
             const size_t cells = (size_t)mesh_cells(m), n = (size_t)nt * cells;
             char *save = c->err;
             c->err = NULL; /* best effort: a missing copy leaves the location unnamed */
-            hid_t cd = r_has(c, c->g, lev) > 0 ? H5Gopen2(c->g, lev, H5P_DEFAULT) : -1;
+            hid_t cd = c->version == FORMAT_VERSION_V1 && r_has(c, c->g, lev) > 0 ? H5Gopen2(c->g, lev, H5P_DEFAULT) : -1;
             float *buf = cd >= 0 ? malloc(n ? n * sizeof *buf : 1) : NULL;
             if (buf) {
                 c->g = cd;
@@ -880,7 +1050,7 @@ static int v_validation(rctx *c, const mesh_t *m, const valid_report_t *v)
             goto done;
         }
     if (r_read(c, "validation/checksum_sum", T_F64, 2, d2, sum)) goto done;
-    for (int L = 0; L < nl; ++L)
+    for (int L = 0; L < nl && !v1; ++L)
         for (int f = 0; f < nf; ++f)
             if (memcmp(&sum[L * nf + f], &v->sum[L][f], sizeof(double)) != 0) {
                 rfail(c, "%s/checksum_sum[%d,%d] (level %d, field %s) is %.17g, but the data give %.17g", obj, L, f, L,
@@ -891,7 +1061,10 @@ static int v_validation(rctx *c, const mesh_t *m, const valid_report_t *v)
         v_attr_i64(c, g, obj, "conservation_checked", v->conservation_checked) ||
         v_attr(c, g, obj, "conservation_tol", 1, 1, &v->conservation_tol) ||
         v_attr(c, g, obj, "conservation_max_rel", 1, 1, &v->conservation_max_rel) ||
-        v_attr(c, g, obj, "tree_hash", 2, 1, &th) || v_attr(c, g, obj, "total_hash", 2, 1, &tot))
+        (!v1 && (v_attr(c, g, obj, "tree_hash", 2, 1, &th) || v_attr(c, g, obj, "total_hash", 2, 1, &tot))))
+        goto done;
+    uint64_t present;
+    if (v1 && (r_attr_num(c, g, obj, "tree_hash", 2, 1, &present) || r_attr_num(c, g, obj, "total_hash", 2, 1, &present)))
         goto done;
     if (!(first = r_attr_str(c, g, obj, "first_failure"))) goto done;
     if (strncmp(first, v->first_failure, sizeof v->first_failure) != 0) {
@@ -1048,7 +1221,9 @@ static int v_vtkhdf(rctx *c, hid_t file, const mesh_t *m)
         snprintf(path, sizeof path, "/VTKHDF/Level%d/CellData", L);
         c->g = cd;
         c->gname = path;
-        for (int f = 0; f < m->nf; ++f)
+        /* version 1: the second copy of the cells equals /dpamr/fields (in version 2 they were read
+         * from here, and the recorded checksums have been compared with them) */
+        for (int f = 0; c->version == FORMAT_VERSION_V1 && f < m->nf; ++f)
             if (v_same(c, m, L, m->field_name[f], T_F32, nt * cells, 1, m->field[f] + (size_t)s * cells, buf)) goto done;
         w_ghost(m, s, e, b.oct, b.ghost);
         if (v_same(c, m, L, "vtkGhostType", T_U8, nt * cells, 1, b.ghost, buf)) goto done;
@@ -1091,15 +1266,18 @@ static int v_verify_file(const char *path, const void *image, size_t n, const me
                          char *err, size_t errlen)
 {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    rctx c = { path, err, errlen, -1, "/dpamr" };
+    rctx c = { path, err, errlen, -1, "/dpamr", -1, FORMAT_VERSION };
     hid_t f = r_open(&c, image, n);
     if (f < 0) return -1;
+    c.file = f;
     int rc = -1;
     const int has = r_has(&c, f, "dpamr");
     c.g = has > 0 ? H5Gopen2(f, "dpamr", H5P_DEFAULT) : -1;
     const hid_t dg = c.g;
     if (c.g < 0 && has >= 0) rfail(&c, "no /dpamr group");
-    else if (c.g >= 0 && v_validation(&c, m, v) == 0 && v_provenance(&c, m) == 0) rc = v_vtkhdf(&c, f, m);
+    else if (c.g >= 0 && r_format(&c) == 0 && v_validation(&c, m, v) == 0 && v_provenance(&c, m) == 0)
+        rc = v_vtkhdf(&c, f, m);
+    if (rc == 0 && c.version == FORMAT_VERSION_V1) rc = 1; /* passed; its checksums are of the old definition */
     h5i_close(dg);
     H5Fclose(f);
     return rc;
@@ -1107,20 +1285,36 @@ static int v_verify_file(const char *path, const void *image, size_t n, const me
 
 /* ---- ownership: did dpamr write this file? ------------------------------------------------- */
 
-int h5io_is_dpamr_output(const char *path)
+int h5io_is_dpamr_output(const char *path, char *what, size_t n)
 {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    rctx c = { path, NULL, 0, -1, "/dpamr" }; /* no messages: anything amiss means "not dpamr's" */
-    hid_t f = r_open(&c, NULL, 0);            /* an old-format file (superblock 0 or 1) is not */
-    if (f < 0) return 0;
+    char err[1200] = "";
+    rctx c = { path, err, sizeof err, -1, "/dpamr", -1, FORMAT_VERSION };
+    const int sb = r_sb_version(path, NULL, 0);
+    hid_t f = sb >= 2 ? r_open(&c, NULL, 0) : -1; /* an old-format file (superblock 0 or 1) is not opened */
+    if (f < 0) {
+        if (sb == -2) h5i_seterr(what, n, "cannot be read (%s)", strerror(errno));
+        else if (sb == -1) h5i_seterr(what, n, "is not an HDF5 file, so not a dpamr output");
+        else if (sb < 2)
+            h5i_seterr(what, n, "is an HDF5 file in the 1.6 format (superblock version %d), which dpamr does not open "
+                                "(docs/format.md), so it cannot tell whether it wrote it (dpamr before version 1.8-format "
+                                "files did)", sb);
+        else h5i_seterr(what, n, "cannot be opened as a dpamr file, so dpamr cannot tell whether it wrote it (%s)", err);
+        return 0;
+    }
     /* what every h5io_write with provenance writes and no other tool does: /dpamr/provenance with
-     * its version and variant attributes, next to /dpamr/deck (tools/mesh_from_numpy.py writes neither).
-     * The headers on the way are checked (r_has) before the attributes are opened by name. */
-    hid_t p = r_has(&c, f, "dpamr/deck") > 0 && r_has(&c, f, "dpamr/provenance") > 0
-                  ? H5Gopen2(f, "dpamr/provenance", H5P_DEFAULT) : -1;
+     * its version and variant attributes, next to /dpamr/deck (tools/mesh_from_numpy.py writes neither),
+     * in either layout (format version 1 or 2). The headers on the way are checked (r_has) before
+     * the attributes are opened by name. */
+    const int deck = r_has(&c, f, "dpamr/deck"), prov = deck > 0 ? r_has(&c, f, "dpamr/provenance") : 0;
+    hid_t p = prov > 0 ? H5Gopen2(f, "dpamr/provenance", H5P_DEFAULT) : -1;
     hid_t a1 = p < 0 ? -1 : r_attr_open(&c, p, "/dpamr/provenance", "version");
     hid_t a2 = a1 < 0 ? -1 : r_attr_open(&c, p, "/dpamr/provenance", "variant");
     const int own = a2 >= 0;
+    if (deck < 0 || prov < 0)
+        h5i_seterr(what, n, "is damaged, so dpamr cannot tell whether it wrote it (%s)", err);
+    else if (!own)
+        h5i_seterr(what, n, "was not written by dpamr (no /dpamr/deck and /dpamr/provenance with its version and variant)");
     h5i_close(a2);
     h5i_close(a1);
     h5i_close(p);
@@ -1143,7 +1337,7 @@ int h5io_verify_image(const void *image, size_t n, const char *name, const mesh_
 int h5io_read_step(const char *path, long long *step, double *time, char *err, size_t errlen)
 {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    rctx c = { path, err, errlen, -1, "/dpamr" };
+    rctx c = { path, err, errlen, -1, "/dpamr", -1, FORMAT_VERSION };
     hid_t f = r_open(&c, NULL, 0), g = -1;
     if (f < 0) return -1;
     int rc = r_has(&c, f, "dpamr");

@@ -75,11 +75,16 @@ static int w_sync(wctx *c, int rc)
     return rc;
 }
 
-/** Object creation property list without time stamps (dataset or group). */
+/** Object creation property list without time stamps (dataset, group, or the file's root group).
+ *  A group keeps up to W_ATTRS_COMPACT attributes in its object header: HDF5's default (8) moves
+ *  more, e.g. /dpamr/provenance's 25, to a fractal heap and a B-tree of their own (3.7 KB a file;
+ *  docs/results.md, *File layout*). */
+#define W_ATTRS_COMPACT 64
 static hid_t w_ocpl(hid_t cls)
 {
     hid_t p = H5Pcreate(cls);
-    if (p >= 0 && H5Pset_obj_track_times(p, 0) < 0) {
+    if (p >= 0 && (H5Pset_obj_track_times(p, 0) < 0 ||
+                   (cls != H5P_DATASET_CREATE && H5Pset_attr_phase_change(p, W_ATTRS_COMPACT, W_ATTRS_COMPACT - 8) < 0))) {
         H5Pclose(p);
         return -1;
     }
@@ -243,15 +248,34 @@ static int w_check_rows(wctx *c, hid_t loc, const char *name, hid_t mt, int whol
     return rc;
 }
 
+/** The storage of a dataset of file space fs: chunk > 0 asks for chunks of chunk rows (at most the
+ *  dataset's rows) compressed with deflate (vtkGhostType), unless it has at most GHOST_CONTIG_MAX
+ *  rows (its chunk index alone, a 2 KiB B-tree node, would outweigh it); chunk 0 and an empty
+ *  dataset are contiguous. 0 or -1. */
+static int w_layout(hid_t dcpl, hid_t fs, hsize_t chunk)
+{
+    hsize_t dims[2] = { 0, 1 };
+    const int rank = H5Sget_simple_extent_ndims(fs);
+    if (rank < 0 || rank > 2 || (rank > 0 && H5Sget_simple_extent_dims(fs, dims, NULL) != rank)) return -1;
+    if (rank == 0 || dims[0] <= GHOST_CONTIG_MAX) return 0;
+    if (chunk > 0) {
+        const hsize_t cd[2] = { chunk < dims[0] ? chunk : dims[0], dims[1] };
+        return H5Pset_chunk(dcpl, rank, cd) < 0 || H5Pset_deflate(dcpl, GHOST_DEFLATE) < 0 ? -1 : 0;
+    }
+    return 0;
+}
+
 /** The collective steps of writing dataset loc/name (no time stamps), each agreed on by every rank
  *  (see w_sync): the local preparation (ok: the caller's spaces and types were made), the create
  *  (type ft over file space fs), and, when the dataset has elements (write), one H5Dwrite of buf
  *  (memory type mt, memory space ms) into fs's selection. */
 static int w_put(wctx *c, hid_t loc, const char *name, int ok, hid_t ft, hid_t mt, hid_t ms, hid_t fs, int write,
-                 const void *buf)
+                 const void *buf, hsize_t chunk)
 {
     hid_t dcpl = w_ocpl(H5P_DATASET_CREATE), d = -1;
-    ok = ok && dcpl >= 0 && ft >= 0 && mt >= 0;
+    /* no attribute on a dataset: its object header need not reserve room for them (HDF5 1.10.5) */
+    ok = ok && dcpl >= 0 && ft >= 0 && mt >= 0 && w_layout(dcpl, fs, chunk) == 0 &&
+         H5Pset_dset_no_attrs_hint(dcpl, 1) >= 0;
     int rc = w_sync(c, ok ? 0 : w_fail(c, loc, name, "preparing dataset"));
     if (rc == 0) { /* before and after each collective call: all ranks or none make it */
         if ((d = H5Dcreate2(loc, name, ft, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT)) < 0)
@@ -278,15 +302,16 @@ static int w_dset(wctx *c, hid_t loc, const char *name, hid_t ft, hid_t mt, int 
     hid_t s = w_space(rank, dims);
     hssize_t np = -1;
     const int ok = s >= 0 && (np = H5Sget_simple_extent_npoints(s)) >= 0 && (c->rank == 0 || H5Sselect_none(s) >= 0);
-    const int rc = w_put(c, loc, name, ok, ft, mt, s, s, np > 0, buf);
+    const int rc = w_put(c, loc, name, ok, ft, mt, s, s, np > 0, buf, 0);
     h5i_close(s);
     return rc;
 }
 
 /** Per-tile dataset loc/name of global shape dims (dims[0] rows): this process writes nseg runs of
- *  rows, run i at file row fofs[i], cnt[i] rows, taken one after the other from buf. */
+ *  rows, run i at file row fofs[i], cnt[i] rows, taken one after the other from buf; stored
+ *  contiguous (chunk 0) or in deflated chunks of chunk rows (w_layout). */
 static int w_rows(wctx *c, hid_t loc, const char *name, hid_t ft, hid_t mt, int rank, const hsize_t *dims, int nseg,
-                  const hsize_t *fofs, const hsize_t *cnt, const void *buf)
+                  const hsize_t *fofs, const hsize_t *cnt, const void *buf, hsize_t chunk)
 {
     if (c->verify) return w_sync(c, w_check_rows(c, loc, name, mt, 0, nseg, fofs, cnt, buf));
     hid_t fs = w_space(rank, dims), ms = -1;
@@ -301,7 +326,7 @@ static int w_rows(wctx *c, hid_t loc, const char *name, hid_t ft, hid_t mt, int 
     }
     const hsize_t mdims[2] = { mine > 0 ? mine : 1, count[1] };
     ok = ok && (ms = H5Screate_simple(rank, mdims, NULL)) >= 0 && (mine > 0 || H5Sselect_none(ms) >= 0);
-    const int rc = w_put(c, loc, name, ok, ft, mt, ms, fs, dims[0] > 0, buf);
+    const int rc = w_put(c, loc, name, ok, ft, mt, ms, fs, dims[0] > 0, buf, chunk);
     h5i_close(ms);
     h5i_close(fs);
     return rc;
@@ -329,10 +354,10 @@ static int w_celldata(wctx *c, hid_t lev, const mesh_t *m, int L, uint8_t *ghost
     int rc = 0;
     for (int f = 0; f < m->nf && rc == 0; ++f)
         rc = w_rows(c, cd, m->field_name[f], H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 1, &n, 1, &fofs, &cnt,
-                    m->field[f] + (size_t)s * cells);
+                    m->field[f] + (size_t)s * cells, 0);
     if (rc == 0) {
         w_ghost(m, s, e, oct, ghost);
-        rc = w_rows(c, cd, "vtkGhostType", H5T_STD_U8LE, H5T_NATIVE_UINT8, 1, &n, 1, &fofs, &cnt, ghost);
+        rc = w_rows(c, cd, "vtkGhostType", H5T_STD_U8LE, H5T_NATIVE_UINT8, 1, &n, 1, &fofs, &cnt, ghost, GHOST_CHUNK);
     }
     H5Gclose(cd);
     return rc;
@@ -355,7 +380,7 @@ static int w_level(wctx *c, hid_t vtk, const mesh_t *m, int L, int32_t *box, uin
     w_boxes(m, s, e, box); /* the int32 range was checked before the file was made */
     const hsize_t bd[2] = { (hsize_t)(c->level_start[L + 1] - c->level_start[L]), 6 };
     const hsize_t fofs = (hsize_t)c->offset[L], cnt = (hsize_t)(e - s);
-    if (w_rows(c, lev, "AMRBox", H5T_STD_I32LE, H5T_NATIVE_INT32, 2, bd, 1, &fofs, &cnt, box) != 0) goto done;
+    if (w_rows(c, lev, "AMRBox", H5T_STD_I32LE, H5T_NATIVE_INT32, 2, bd, 1, &fofs, &cnt, box, 0) != 0) goto done;
     if (w_celldata(c, lev, m, L, ghost, oct) != 0) goto done;
     if (w_empty_group(c, lev, "PointData") != 0 || w_empty_group(c, lev, "FieldData") != 0) goto done;
     rc = 0;
@@ -401,11 +426,12 @@ static int w_dpamr_attrs(wctx *c, hid_t g, const mesh_t *m)
     return 0;
 }
 
-/** /dpamr/tiles and /dpamr/fields: level L of this process goes to global rows
+/** /dpamr/tiles (the tree: parent and childmask; the tiles' levels and coordinates are /VTKHDF's
+ *  AMRBox rows) and /dpamr/level_start: level L of this process goes to global rows
  *  level_start[L] + offset[L].. (the whole mesh when writing alone). */
 static int w_dpamr_tiles(wctx *c, hid_t g, const mesh_t *m)
 {
-    const hsize_t n = (hsize_t)c->level_start[c->nlevels], n3[2] = { n, 3 }, nc[2] = { n, (hsize_t)mesh_cells(m) };
+    const hsize_t n = (hsize_t)c->level_start[c->nlevels];
     hsize_t fofs[DP_MAX_LEVELS], cnt[DP_MAX_LEVELS];
     for (int L = 0; L < c->nlevels; ++L) {
         dp_tidx s, e;
@@ -415,24 +441,15 @@ static int w_dpamr_tiles(wctx *c, hid_t g, const mesh_t *m)
     }
     const int ns = c->nlevels;
     int rc = -1;
-    hid_t tg = w_group(c, g, "tiles"), fg = -1;
+    hid_t tg = w_group(c, g, "tiles");
     if (tg < 0) goto done;
-    if (w_rows(c, tg, "level", H5T_STD_I32LE, H5T_NATIVE_INT32, 1, &n, ns, fofs, cnt, m->level) ||
-        w_rows(c, tg, "coord", H5T_STD_I32LE, H5T_NATIVE_INT32, 2, n3, ns, fofs, cnt, m->coord) ||
-        w_rows(c, tg, "key", H5T_STD_U64LE, H5T_NATIVE_UINT64, 1, &n, ns, fofs, cnt, m->key) ||
-        w_rows(c, tg, "parent", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &n, ns, fofs, cnt, c->parent) ||
-        w_rows(c, tg, "childmask", H5T_STD_U8LE, H5T_NATIVE_UINT8, 1, &n, ns, fofs, cnt, m->childmask))
+    if (w_rows(c, tg, "parent", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &n, ns, fofs, cnt, c->parent, 0) ||
+        w_rows(c, tg, "childmask", H5T_STD_U8LE, H5T_NATIVE_UINT8, 1, &n, ns, fofs, cnt, m->childmask, 0))
         goto done;
-    fg = w_group(c, g, "fields");
-    if (fg < 0) goto done;
-    for (int f = 0; f < m->nf; ++f)
-        if (w_rows(c, fg, m->field_name[f], H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 2, nc, ns, fofs, cnt, m->field[f]))
-            goto done;
     const hsize_t nl = (hsize_t)c->nlevels + 1;
     if (w_dset(c, g, "level_start", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &nl, c->level_start)) goto done;
     rc = 0;
 done:
-    h5i_close(fg);
     h5i_close(tg);
     return rc;
 }
@@ -580,11 +597,11 @@ int w_check_mesh(wctx *c, const mesh_t *m)
 }
 
 /** Raw bytes of the datasets of a file of ntiles tiles: a lower bound on its size. Per tile: AMRBox
- *  24, level 4, coord 12, key 8, parent 8, childmask 1; per cell: every field twice (/VTKHDF CellData
- *  and /dpamr/fields, float32) and the ghost byte. */
+ *  24, parent 8, childmask 1; per cell: every field once (float32; vtkGhostType is compressed and
+ *  left out). */
 double h5io_raw_bytes(const mesh_t *m, dp_tidx ntiles)
 {
-    return (double)ntiles * (57.0 + (double)mesh_cells(m) * (8.0 * m->nf + 1.0));
+    return (double)ntiles * (33.0 + (double)mesh_cells(m) * 4.0 * m->nf);
 }
 
 /** Before the file is made: the directory of path takes a new file, and its file system has room

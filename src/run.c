@@ -78,10 +78,10 @@ int run_refuse_overwrite(const char *key, const char *target, const deck_t *d, i
                          : S_ISDIR(st.st_mode) ? "a directory"
                                                : "a device, FIFO or socket",
                          key), -1;
-    if (!h5io_is_dpamr_output(target))
-        return snprintf(err, n, "%s = %.1000s exists and was not written by dpamr (no /dpamr/provenance): dpamr "
-                                "never writes over a file it did not write; move it away or choose another %s",
-                        key, target, key), -1;
+    char what[1500];
+    if (!h5io_is_dpamr_output(target, what, sizeof what))
+        return snprintf(err, n, "%s = %.1000s exists and %s: dpamr never writes over a file it did not write; move it "
+                                "away or choose another %s", key, target, what, key), -1;
     if (d->overwrite == DP_OVERWRITE_NEVER)
         return snprintf(err, n, "%s = %.1000s exists (an earlier dpamr output) and overwrite = never: move it away, "
                                 "choose another %s, or set overwrite=own", key, target, key), -1;

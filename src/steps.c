@@ -300,8 +300,8 @@ int steps_run(deck_t *d, mesh_t *m, double t0)
     /* a continued series lists the earlier steps' files that are there, as the run that wrote them did */
     if (restart)
         for (long long k = 0; k <= k0; k += d->output_every) {
-            char name[8300];
-            if (steps_file_name(d->output, k, name, sizeof name) == 0 && h5io_is_dpamr_output(name)) {
+            char name[8300], what[512];
+            if (steps_file_name(d->output, k, name, sizeof name) == 0 && h5io_is_dpamr_output(name, what, sizeof what)) {
                 s.step[s.nout] = k;
                 s.time[s.nout++] = (double)k * d->dt;
             }

@@ -34,8 +34,8 @@ read -r raw size < <($py - "$work/good.hdf" <<'PY'
 import os, sys, h5py
 n = []
 h5py.File(sys.argv[1], "r").visititems(
-    lambda k, o: n.append(o.nbytes) if isinstance(o, h5py.Dataset) and
-    (k.startswith("VTKHDF") or k.startswith("dpamr/tiles") or k.startswith("dpamr/fields")) else None)
+    lambda k, o: n.append(o.nbytes) if isinstance(o, h5py.Dataset) and not k.endswith("vtkGhostType") and
+    (k.startswith("VTKHDF") or k.startswith("dpamr/tiles")) else None)
 print(sum(n), os.path.getsize(sys.argv[1]))
 PY
 )

@@ -41,20 +41,20 @@ expect_error "no /dpamr group" "empty.hdf.*dpamr" run ok mesh_file="$work/empty.
 cp "$mesh" "$work/nan.hdf"
 $py -c "
 import h5py, numpy as np
-f = h5py.File('$work/nan.hdf', 'r+'); d = f['/dpamr/fields/rho']; a = d[()]; a[3, 5] = np.nan; d[...] = a"
-expect_error "NaN in mesh" "nan.hdf.*rho" run ok mesh_file="$work/nan.hdf"
+f = h5py.File('$work/nan.hdf', 'r+'); d = f['/VTKHDF/Level0/CellData/rho']; a = d[()]; a[3 * 64 + 5] = np.nan; d[...] = a"
+expect_error "NaN in mesh" "nan.hdf: /VTKHDF/Level0/CellData/rho: tile 3 .* cell 5 .* is NaN" run ok mesh_file="$work/nan.hdf"
 cp "$mesh" "$work/shape.hdf"
 $py -c "
 import h5py
-f = h5py.File('$work/shape.hdf', 'r+'); c = f['/dpamr/tiles/coord'][()]; del f['/dpamr/tiles/coord']
-f['/dpamr/tiles/coord'] = c[:, :2]"
-expect_error "wrong shape" "shape.hdf.*coord" run ok mesh_file="$work/shape.hdf"
+f = h5py.File('$work/shape.hdf', 'r+'); c = f['/VTKHDF/Level0/AMRBox'][()]; del f['/VTKHDF/Level0/AMRBox']
+f['/VTKHDF/Level0/AMRBox'] = c[:, :4]"
+expect_error "wrong shape" "shape.hdf: /VTKHDF/Level0/AMRBox has shape (16,4), expected (16,6)" run ok mesh_file="$work/shape.hdf"
 cp "$mesh" "$work/dtype.hdf"
 $py -c "
 import h5py, numpy as np
-f = h5py.File('$work/dtype.hdf', 'r+'); a = f['/dpamr/tiles/level'][()]; del f['/dpamr/tiles/level']
-f['/dpamr/tiles/level'] = np.array([b'x'] * len(a))"
-expect_error "wrong dtype" "dtype.hdf.*level" run ok mesh_file="$work/dtype.hdf"
+f = h5py.File('$work/dtype.hdf', 'r+'); a = f['/dpamr/tiles/parent'][()]; del f['/dpamr/tiles/parent']
+f['/dpamr/tiles/parent'] = np.array([b'x'] * len(a))"
+expect_error "wrong dtype" "dtype.hdf: /dpamr/tiles/parent has type string, expected int64" run ok mesh_file="$work/dtype.hdf"
 mkdeck other; sed -i 's/^tile_size .*/tile_size = 16/' "$work/other.inp"
 expect_error "mesh does not match deck" "tile_size" run other
 
@@ -90,7 +90,7 @@ expect_error "radius list of the wrong length" "model.hill.radius.*expected 1 to
 cp "$work/good.hdf" "$work/tampered.hdf"
 $py -c "
 import h5py, numpy as np
-f = h5py.File('$work/tampered.hdf', 'r+'); d = f['/dpamr/fields/rho']; a = d[()]; a[0, 0] = np.nextafter(a[0, 0], 9.0, dtype=np.float32); d[...] = a"
+f = h5py.File('$work/tampered.hdf', 'r+'); d = f['/VTKHDF/Level0/CellData/rho']; a = d[()]; a[0] = np.nextafter(a[0], 9.0, dtype=np.float32); d[...] = a"
 if "$dpamr" check "$work/tampered.hdf" >"$work/check.log" 2>&1 || ! grep -q "the data changed" "$work/check.log"; then
     fail "check missed a changed value"; cat "$work/check.log"
 else

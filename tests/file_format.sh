@@ -33,8 +33,8 @@ hint="convert it with: h5repack --low=1 --high=2 -f NONE"
 refused "old-format mesh to run" "old.hdf: $sb0.*$hint" "$dpamr" run "$deck" mesh_file="$work/old.hdf" output="$work/o.hdf"
 test ! -e "$work/o.hdf" || fail "an output was written from a refused mesh"
 refused "old-format file to check" "old_out.hdf: $sb0.*$hint" "$dpamr" check "$work/old_out.hdf"
-# an old dpamr output is not recognised as dpamr's: never replaced
-refused "old-format output not replaced" "old_out.hdf exists and was not written by dpamr" \
+# an old dpamr output in the 1.6 format cannot be recognised as dpamr's: never replaced, and said so
+refused "old-format output not replaced" "old_out.hdf exists and is an HDF5 file in the 1.6 format (superblock version 0), which dpamr does not open" \
     "$dpamr" run "$deck" variant=cpu max_level=1 output="$work/old_out.hdf"
 [ "$(md5sum < "$work/old_out.hdf")" = "$old_sum" ] || fail "the old-format output was modified"
 refused "superblock 2, version-1 object headers" \

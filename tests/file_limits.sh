@@ -8,7 +8,7 @@ dpamr=$1 deck=$2 work=$3
 source "$(dirname "$0")/lib.sh"
 fresh_dir "$work"
 "$dpamr" mesh "$deck" mesh_file="$work/mesh.hdf" >/dev/null
-$py "$tests/file_limits.py" "$work/mesh.hdf" "$work"
+$py "$tests/file_limits.py" "$work/mesh.hdf" "$work" "$tests/data/v1/default.mesh.hdf"
 
 # refused: exit non-zero within 10 s, under 1 GB (when /usr/bin/time can tell), stderr matching WANT
 refused() {
@@ -29,10 +29,12 @@ refused() {
     else echo "ok   $what (${kb} KB): $(head -1 "$work/err" | cut -c1-200)"
     fi
 }
-refused "5e7-row tiles/level" "big_level.hdf: /dpamr/tiles/level declares 200000000 bytes" "$dpamr" check "$work/big_level.hdf"
-refused "5e7 rows everywhere" "big_all.hdf: /dpamr/tiles/level declares" "$dpamr" check "$work/big_all.hdf"
+refused "5e7-row tiles/parent" "big_level.hdf: /dpamr/tiles/parent declares 400000000 bytes" "$dpamr" check "$work/big_level.hdf"
+refused "5e7 rows everywhere" "big_all.hdf: /dpamr/tiles/parent declares" "$dpamr" check "$work/big_all.hdf"
 refused "5e7 compressed rows" "big_gzip.hdf: .*deflate" "$dpamr" check "$work/big_gzip.hdf"
-refused "5e7 rows as a mesh to run" "big_all.hdf: /dpamr/tiles/level declares" "$dpamr" run "$deck" \
+refused "5e7 rows everywhere, format version 1" "big_all_v1.hdf: /dpamr/tiles/level declares 200000000 bytes" \
+    "$dpamr" check "$work/big_all_v1.hdf"
+refused "5e7 rows as a mesh to run" "big_all.hdf: /dpamr/tiles/parent declares" "$dpamr" run "$deck" \
     mesh_file="$work/big_all.hdf" output="$work/o.hdf"
 refused "null @format_version" "null_version.hdf: attribute /dpamr@format_version has an empty (null) dataspace" \
     "$dpamr" check "$work/null_version.hdf"

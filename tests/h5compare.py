@@ -3,13 +3,20 @@
 
 usage: h5compare.py A.hdf B.hdf [--ignore /path ...]
        h5compare.py --digest A.hdf [--ignore /path ...]
+       h5compare.py --mesh A.hdf B.hdf
 Attributes are not compared, nor /dpamr/provenance: provenance (timings, the per-rank table) lives
 there on purpose.
 Exit 0 when identical, 1 with the first difference otherwise.
 --digest prints one line per dataset: path, dtype, shape and the SHA-256 of its bytes, read in
 slices. Two files with the same digest lines have byte-identical datasets: tests that compare many
-files of a gigabyte or more keep a digest instead of the file (see mpi_compare.sh)."""
+files of a gigabyte or more keep a digest instead of the file (see mpi_compare.sh).
+--mesh compares the meshes two dpamr files hold, whatever their layout (docs/format.md: format
+version 1 keeps the tile arrays and a copy of the cells in /dpamr, version 2 the cells and boxes in
+/VTKHDF only): the tiles' levels, coordinates, parents and childmasks, the level index, and every
+field's cells in canonical order, bit for bit (a file re-recorded in the new layout holds the same
+mesh as the old one)."""
 import hashlib
+import os
 import sys
 import h5py
 import numpy as np
@@ -41,8 +48,34 @@ def digest(path, ignore):
     return 0
 
 
+def same_mesh(a, b):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "validation"))
+    from dpamr_file import read_mesh
+
+    def mesh(f):
+        m = read_mesh(f)
+        out = {k: m[k] for k in ("level_start", "level", "coord", "parent", "childmask")}
+        out.update({"field " + n: v for n, v in m["fields"].items()})
+        return out
+
+    with h5py.File(a, "r") as fa, h5py.File(b, "r") as fb:
+        ma, mb = mesh(fa), mesh(fb)
+    if sorted(ma) != sorted(mb):
+        print("fields differ:", sorted(set(ma) ^ set(mb)))
+        return 1
+    for k in sorted(ma):
+        x, y = ma[k], mb[k]
+        if x.dtype != y.dtype or x.shape != y.shape or x.tobytes() != y.tobytes():
+            print(f"{k} differs: {x.dtype}{x.shape} vs {y.dtype}{y.shape}")
+            return 1
+    print(f"same mesh: {len(ma['level'])} tiles, {len(ma) - 5} field(s) bit for bit ({a} vs {b})")
+    return 0
+
+
 def main():
     args = sys.argv[1:]
+    if args[:1] == ["--mesh"] and len(args) == 3:
+        return same_mesh(args[1], args[2])
     dig = "--digest" in args
     if dig:
         args.remove("--digest")

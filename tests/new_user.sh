@@ -85,7 +85,7 @@ expect "own output replaced, in one line" 0 "written by dpamr earlier: it will b
 expect "overwrite=never keeps even its own" 1 "overwrite = never" \
     "$dpamr" run ../decks/my.inp mesh_file=local.mesh.hdf output=here.hdf overwrite=never
 echo "my notes" >notes.hdf
-expect "run refuses a foreign output" 1 "not written by dpamr" "$dpamr" run ../decks/my.inp output=notes.hdf
+expect "run refuses a foreign output" 1 "notes.hdf exists and is not an HDF5 file, so not a dpamr output" "$dpamr" run ../decks/my.inp output=notes.hdf
 [ "$(cat notes.hdf)" = "my notes" ] || fail "a foreign output was touched"
 pick_python numpy
 if $py -c "import h5py" 2>/dev/null; then

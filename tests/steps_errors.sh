@@ -51,7 +51,7 @@ rm r.hdf.series
 : >keep
 echo "my notes" >r_00004.hdf
 echo r_00004.hdf >keep
-refused "foreign step file" "output = r_00004.hdf exists and was not written by dpamr" "$dpamr" run "$d2" "${short[@]}"
+refused "foreign step file" "output = r_00004.hdf exists and is not an HDF5 file" "$dpamr" run "$d2" "${short[@]}"
 grep -qx "my notes" r_00004.hdf || fail "foreign step file changed"
 rm r_00004.hdf
 : >keep

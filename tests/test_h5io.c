@@ -412,13 +412,14 @@ static void copy_file(const char *src, const char *dst)
     free(b);
 }
 
-/** Replace dataset /dpamr/<rel> of file path (a copy of src) with one of the given type and shape. */
+/** Replace dataset /<rel> of file path (a copy of src) with one of the given type and shape (type < 0:
+ *  just delete the object). */
 static void replace_dset(const char *src, const char *path, const char *rel, hid_t type, int rank,
                          const hsize_t *dims, const void *data)
 {
     copy_file(src, path);
     hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-    hid_t g = H5Gopen2(f, "dpamr", H5P_DEFAULT);
+    hid_t g = H5Gopen2(f, "/", H5P_DEFAULT);
     CHECK(f >= 0 && g >= 0);
     if (H5Lexists(g, rel, H5P_DEFAULT) > 0) CHECK(H5Ldelete(g, rel, H5P_DEFAULT) >= 0);
     if (type >= 0) {
@@ -472,13 +473,13 @@ static void create_with_group(const char *path, const char *group, int v18, hsiz
     H5Pclose(fapl);
 }
 
-/** Replace /dpamr/<rel> of a copy of src with a soft link to target (external: a link to
- *  target in the file src). */
+/** Replace /<rel> of a copy of src with a soft link to target (external: a link to target in the
+ *  file src). */
 static void replace_link(const char *src, const char *path, const char *rel, const char *target, int external)
 {
     copy_file(src, path);
     hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-    hid_t g = H5Gopen2(f, "dpamr", H5P_DEFAULT);
+    hid_t g = H5Gopen2(f, "/", H5P_DEFAULT);
     CHECK(f >= 0 && g >= 0 && H5Ldelete(g, rel, H5P_DEFAULT) >= 0);
     if (external) CHECK(H5Lcreate_external(src, target, g, rel, H5P_DEFAULT, H5P_DEFAULT) >= 0);
     else CHECK(H5Lcreate_soft(target, g, rel, H5P_DEFAULT, H5P_DEFAULT) >= 0);
@@ -486,11 +487,11 @@ static void replace_link(const char *src, const char *path, const char *rel, con
     H5Fclose(f);
 }
 
-/** Overwrite one element of dataset /dpamr/<rel> (2-D: row, col) in place. */
+/** Overwrite one element of dataset /<rel> (2-D: row, col; 1-D: row) in place. */
 static void poke(const char *path, const char *rel, hid_t mt, hsize_t row, hsize_t col, int rank, const void *v)
 {
     hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-    hid_t g = H5Gopen2(f, "dpamr", H5P_DEFAULT);
+    hid_t g = H5Gopen2(f, "/", H5P_DEFAULT);
     hid_t d = H5Dopen2(g, rel, H5P_DEFAULT);
     CHECK(d >= 0);
     hid_t fs = H5Dget_space(d);
@@ -632,7 +633,7 @@ static void test_vlen_deck(const char *good)
     H5Tset_size(t, H5T_VARIABLE);
     H5Tset_cset(t, H5T_CSET_UTF8);
     const char *txt = "dim = 3\n";
-    replace_dset(good, p, "deck", t, 0, NULL, &txt);
+    replace_dset(good, p, "dpamr/deck", t, 0, NULL, &txt);
     H5Tclose(t);
     mesh_t m;
     char err[1024], *deck = NULL;
@@ -660,29 +661,50 @@ static void test_bad_files(const mesh_t *m, const char *good)
     create_with_group(p, "VTKHDF", 1, 0, 0);
     expect_read_error(p, "not a dpamr mesh: no /dpamr group");
 
-    int32_t *c2 = calloc(2 * n, sizeof *c2);
-    const hsize_t d2[2] = { n, 2 };
-    replace_dset(good, p, "tiles/coord", H5T_NATIVE_INT32, 2, d2, c2);
+    /* the tiles' boxes and cells are read from /VTKHDF, the tree from /dpamr/tiles */
+    const dp_tidx n0 = m->level_start[1], last = m->ntiles - 1, cells = mesh_cells(m);
+    const int lastL = m->level[last];
+    const dp_tidx nlast = m->level_start[lastL + 1] - m->level_start[lastL];
+    char lastbox[64], lastrho[64];
+    snprintf(lastbox, sizeof lastbox, "VTKHDF/Level%d/AMRBox", lastL);
+    snprintf(lastrho, sizeof lastrho, "VTKHDF/Level%d/CellData/rho", lastL);
+    int32_t *b4 = calloc(4 * (size_t)n0, sizeof *b4);
+    const hsize_t d4[2] = { (hsize_t)n0, 4 };
+    replace_dset(good, p, "VTKHDF/Level0/AMRBox", H5T_NATIVE_INT32, 2, d4, b4);
     char want[128];
-    snprintf(want, sizeof want, "/dpamr/tiles/coord has shape (%llu,2), expected (%llu,3)", (unsigned long long)n,
-             (unsigned long long)n);
+    snprintf(want, sizeof want, "/VTKHDF/Level0/AMRBox has shape (%lld,4), expected (%lld,6)", (long long)n0,
+             (long long)n0);
     expect_read_error(p, want);
-    free(c2);
+    free(b4);
 
     float *lf = calloc(n, sizeof *lf);
-    replace_dset(good, p, "tiles/level", H5T_NATIVE_FLOAT, 1, &n, lf);
-    expect_read_error(p, "/dpamr/tiles/level has type float32, expected int32");
+    replace_dset(good, p, "dpamr/tiles/parent", H5T_NATIVE_FLOAT, 1, &n, lf);
+    expect_read_error(p, "/dpamr/tiles/parent has type float32, expected int64");
     free(lf);
 
-    replace_dset(good, p, "tiles/key", -1, 0, NULL, NULL);
-    expect_read_error(p, "missing dataset /dpamr/tiles/key");
-    replace_dset(good, p, "fields", -1, 0, NULL, NULL);
-    expect_read_error(p, "missing group /dpamr/fields");
+    replace_dset(good, p, "dpamr/tiles/childmask", -1, 0, NULL, NULL);
+    expect_read_error(p, "missing dataset /dpamr/tiles/childmask");
+    replace_dset(good, p, "VTKHDF/Level1/CellData", -1, 0, NULL, NULL);
+    expect_read_error(p, "missing group /VTKHDF/Level1/CellData");
+    replace_dset(good, p, "VTKHDF/Level1/CellData/u", -1, 0, NULL, NULL);
+    expect_read_error(p, "missing dataset /VTKHDF/Level1/CellData/u");
+    replace_dset(good, p, "VTKHDF", -1, 0, NULL, NULL);
+    expect_read_error(p, "missing group /VTKHDF/Level0");
 
     const hsize_t ls1 = (hsize_t)m->nlevels; /* one short */
     int64_t ls[DP_MAX_LEVELS + 1] = { 0 };
-    replace_dset(good, p, "level_start", H5T_NATIVE_INT64, 1, &ls1, ls);
+    replace_dset(good, p, "dpamr/level_start", H5T_NATIVE_INT64, 1, &ls1, ls);
     expect_read_error(p, "/dpamr/level_start has shape");
+    copy_file(good, p); /* a level index that does not match the boxes */
+    const int64_t ls1v = m->level_start[1] - 1;
+    poke(p, "dpamr/level_start", H5T_NATIVE_INT64, 1, 0, 1, &ls1v);
+    snprintf(want, sizeof want, "/VTKHDF/Level0/AMRBox has shape (%lld,6), expected (%lld,6)", (long long)n0,
+             (long long)n0 - 1);
+    expect_read_error(p, want);
+    copy_file(good, p);
+    const int64_t lsbad = m->level_start[2] + 1;
+    poke(p, "dpamr/level_start", H5T_NATIVE_INT64, 1, 0, 1, &lsbad);
+    expect_read_error(p, "/dpamr/level_start[2] is");
 
     const char *s = "two";
     hid_t st = H5Tcopy(H5T_C_S1);
@@ -714,50 +736,52 @@ static void test_bad_files(const mesh_t *m, const char *good)
     /* values poked into an otherwise good copy */
     copy_file(good, p);
     const float nanv = NAN;
-    poke(p, "fields/u", H5T_NATIVE_FLOAT, 3, 5, 2, &nanv);
-    expect_read_error(p, "/dpamr/fields/u: tile 3 (level 0");
+    poke(p, "VTKHDF/Level0/CellData/u", H5T_NATIVE_FLOAT, (hsize_t)(3 * cells + 5), 0, 1, &nanv);
+    expect_read_error(p, "/VTKHDF/Level0/CellData/u: tile 3 (level 0");
     expect_read_error(p, "cell 5 (x=5 y=0 z=0) is NaN");
     copy_file(good, p);
     const float infv = -INFINITY;
-    poke(p, "fields/rho", H5T_NATIVE_FLOAT, n - 1, 0, 2, &infv);
+    poke(p, lastrho, H5T_NATIVE_FLOAT, (hsize_t)(nlast * cells - 1), 0, 1, &infv);
     expect_read_error(p, "is Inf");
 
-    const dp_tidx last = m->ntiles - 1;
+    copy_file(good, p); /* a box that is not a tile's cells: hi one past the tile */
+    const int32_t hi = m->coord[3 * last] * m->B + m->B;
+    poke(p, lastbox, H5T_NATIVE_INT32, (hsize_t)(nlast - 1), 1, 2, &hi);
+    snprintf(want, sizeof want, "/VTKHDF/Level%d/AMRBox[%lld] is (", lastL, (long long)nlast - 1);
+    expect_read_error(p, want);
+    expect_read_error(p, "not the cells of a tile: expected on axis 0 lo >= 0 a multiple of tile_size");
     copy_file(good, p);
-    const uint64_t k = m->key[last] + 1;
-    poke(p, "tiles/key", H5T_NATIVE_UINT64, (hsize_t)last, 0, 1, &k);
-    expect_read_error(p, "does not match the Morton key");
+    const int32_t k1 = 1; /* 2D: k must be 0..0 */
+    poke(p, "VTKHDF/Level0/AMRBox", H5T_NATIVE_INT32, 0, 5, 2, &k1);
+    expect_read_error(p, "on axis 2 0,0 (2D)");
 
-    copy_file(good, p); /* swap two level-0 tiles: coords and keys */
-    int32_t c0[3], c1[3];
-    memcpy(c0, m->coord, sizeof c0);
-    memcpy(c1, m->coord + 3, sizeof c1);
+    copy_file(good, p); /* swap two level-0 tiles' boxes */
+    int32_t r0[6], r1[6];
     for (int a = 0; a < 3; ++a) {
-        poke(p, "tiles/coord", H5T_NATIVE_INT32, 0, (hsize_t)a, 2, &c1[a]);
-        poke(p, "tiles/coord", H5T_NATIVE_INT32, 1, (hsize_t)a, 2, &c0[a]);
+        r0[2 * a] = a < m->dim ? m->coord[a] * m->B : 0, r0[2 * a + 1] = a < m->dim ? r0[2 * a] + m->B - 1 : 0;
+        r1[2 * a] = a < m->dim ? m->coord[3 + a] * m->B : 0, r1[2 * a + 1] = a < m->dim ? r1[2 * a] + m->B - 1 : 0;
     }
-    poke(p, "tiles/key", H5T_NATIVE_UINT64, 0, 0, 1, &m->key[1]);
-    poke(p, "tiles/key", H5T_NATIVE_UINT64, 1, 0, 1, &m->key[0]);
-    expect_read_error(p, "not in canonical order");
+    for (int a = 0; a < 6; ++a) {
+        poke(p, "VTKHDF/Level0/AMRBox", H5T_NATIVE_INT32, 0, (hsize_t)a, 2, &r1[a]);
+        poke(p, "VTKHDF/Level0/AMRBox", H5T_NATIVE_INT32, 1, (hsize_t)a, 2, &r0[a]);
+    }
+    expect_read_error(p, "not in canonical order: tile 1 (/VTKHDF/Level0/AMRBox[1])");
 
     copy_file(good, p);
-    const int32_t lv = 0;
-    poke(p, "tiles/level", H5T_NATIVE_INT32, (hsize_t)last, 0, 1, &lv);
-    expect_read_error(p, "non-decreasing");
-
-    copy_file(good, p);
-    const int32_t far = 1 << 20;
-    poke(p, "tiles/coord", H5T_NATIVE_INT32, 0, 0, 2, &far);
+    const int32_t far[2] = { (1 << 20) * m->B, (1 << 20) * m->B + m->B - 1 };
+    poke(p, "VTKHDF/Level0/AMRBox", H5T_NATIVE_INT32, 0, 0, 2, &far[0]);
+    poke(p, "VTKHDF/Level0/AMRBox", H5T_NATIVE_INT32, 0, 1, 2, &far[1]);
+    expect_read_error(p, "/VTKHDF/Level0/AMRBox[0]: tile (1048576,");
     expect_read_error(p, "outside level 0's tile grid");
 
     copy_file(good, p);
     const int64_t bp = m->ntiles + 5;
-    poke(p, "tiles/parent", H5T_NATIVE_INT64, (hsize_t)last, 0, 1, &bp);
+    poke(p, "dpamr/tiles/parent", H5T_NATIVE_INT64, (hsize_t)last, 0, 1, &bp);
     expect_read_error(p, "/dpamr/tiles/parent");
 
     copy_file(good, p);
     const uint8_t cm = (uint8_t)(m->childmask[0] ^ 1u);
-    poke(p, "tiles/childmask", H5T_NATIVE_UINT8, 0, 0, 1, &cm);
+    poke(p, "dpamr/tiles/childmask", H5T_NATIVE_UINT8, 0, 0, 1, &cm);
     expect_read_error(p, "/dpamr/tiles/childmask[0]");
 
     remove(p);
@@ -777,13 +801,16 @@ static void test_file_format(const mesh_t *m)
     fill_meta(&mt, DECK, &v, 0.0);
     mt.variant = "mesh"; /* no rank table to account for: h5io_verify passes on the good file */
     CHECK(h5io_write(good, m, &mt, err, sizeof err) == 0, "%s", err);
-    CHECK(h5io_is_dpamr_output(good) == 1);
+    CHECK(h5io_is_dpamr_output(good, NULL, 0) == 1);
 
     /* the HDF5 1.6 format: superblock 0; refused before HDF5 opens it, with the command that converts */
     create_with_group(p, "dpamr", 0, 0, 0);
     expect_read_error(p, "HDF5 superblock version 0: the HDF5 1.6 file format, whose metadata carries no checksums");
     expect_read_error(p, "h5repack --low=1 --high=2 -f NONE");
-    CHECK(h5io_is_dpamr_output(p) == 0);
+    char what[1500] = "";
+    CHECK(h5io_is_dpamr_output(p, what, sizeof what) == 0);
+    CHECK(strstr(what, "is an HDF5 file in the 1.6 format (superblock version 0), which dpamr does not open") != NULL,
+          "%s", what);
     /* superblock 2 (kept free-space manager) but version-1 object headers (the default format) */
     create_with_group(p, "dpamr", 0, 0, 1);
     size_t n = 0;
@@ -794,11 +821,21 @@ static void test_file_format(const mesh_t *m)
     /* a user block: the superblock at byte 512 is found and read */
     create_with_group(p, "VTKHDF", 1, 512, 0);
     expect_read_error(p, "not a dpamr mesh: no /dpamr group");
+    CHECK(h5io_is_dpamr_output(p, what, sizeof what) == 0 && strstr(what, "was not written by dpamr (no /dpamr/deck"),
+          "%s", what);
+    CHECK(h5io_is_dpamr_output(scratch("fmt_absent.hdf"), what, sizeof what) == 0 && strstr(what, "cannot be read ("),
+          "%s", what);
+    FILE *txt = fopen(p, "w");
+    CHECK(txt && fputs("text\n", txt) >= 0);
+    fclose(txt);
+    CHECK(h5io_is_dpamr_output(p, what, sizeof what) == 0 && strstr(what, "is not an HDF5 file"), "%s", what);
     /* only hard links are followed */
-    replace_link(good, p, "tiles/key", "/dpamr/tiles/level", 0);
-    expect_read_error(p, "/dpamr/tiles/key is a soft link");
-    replace_link(good, p, "tiles/key", "/dpamr/tiles/key", 1);
-    expect_read_error(p, "/dpamr/tiles/key is an external link");
+    replace_link(good, p, "dpamr/tiles/childmask", "/dpamr/tiles/parent", 0);
+    expect_read_error(p, "/dpamr/tiles/childmask is a soft link");
+    replace_link(good, p, "dpamr/tiles/childmask", "/dpamr/tiles/childmask", 1);
+    expect_read_error(p, "/dpamr/tiles/childmask is an external link");
+    replace_link(good, p, "VTKHDF/Level1/CellData/rho", "/VTKHDF/Level0/CellData/rho", 0);
+    expect_read_error(p, "/VTKHDF/Level1/CellData/rho is a soft link");
 
     /* damage: a byte of every object header (signature OHDR; continuation chunks OCHK) in turn, at
      * the version byte and inside the checksummed part, and of the superblock */
@@ -833,7 +870,7 @@ static void test_file_format(const mesh_t *m)
             FILE *fp = fopen(p, "wb"); /* and on disk: whether dpamr wrote it is answered, never a crash */
             CHECK(fp && fwrite(img, 1, n, fp) == n);
             fclose(fp);
-            (void)h5io_is_dpamr_output(p);
+            (void)h5io_is_dpamr_output(p, NULL, 0);
             CHECK_NO_OPEN();
             img[b] ^= 0x5a;
         }

@@ -15,8 +15,8 @@ is kept unless --force.
 
 As a library: write_level0(path, fields, tile_size, origin=(0,0,0), h0=None), where fields maps
 a name to an array as above; a bad input raises MeshInputError naming the array and what is valid.
-The file holds only the /dpamr group (docs/format.md): that is all `dpamr run` reads; it has no
-/VTKHDF group, so ParaView opens it only after a run.
+The file is in dpamr's layout (docs/format.md, format version 2): the cells and the tiles' boxes in
+/VTKHDF/Level0 (ParaView opens it as it is), the mesh's description and the tile tree in /dpamr.
 """
 import os
 import re
@@ -104,22 +104,19 @@ def _write(path, names, fields, dim, B, root, origin, h0, tiles):
     n = len(tiles)
     # the HDF5 1.8 to 1.10 format, as dpamr writes: checksummed metadata (dpamr refuses files without)
     with h5py.File(path, "w", libver=("v108", "v110")) as f:
-        g = f.create_group("dpamr")
-        g.attrs["format"] = np.bytes_("dpamr-mesh")
-        g.attrs["format_version"] = np.int32(1)
-        g.attrs["dim"] = np.int32(dim)
-        g.attrs["tile_size"] = np.int32(B)
-        g.attrs["root"] = np.array(root, dtype=np.int32)
-        g.attrs["origin"] = np.array(origin, dtype=np.float64)
-        g.attrs["h0"] = np.float64(h0)
-        g.attrs["nlevels"] = np.int32(1)
-        g.attrs["fields"] = np.bytes_(" ".join(names))
-        g["tiles/level"] = np.zeros(n, np.int32)
-        g["tiles/coord"] = np.array([t[1:] for t in tiles], np.int32)
-        g["tiles/key"] = np.array([t[0] for t in tiles], np.uint64)
-        g["tiles/parent"] = np.full(n, -1, np.int64)
-        g["tiles/childmask"] = np.zeros(n, np.uint8)
-        g["level_start"] = np.array([0, n], np.int64)
+        # the cells live in /VTKHDF (ParaView's OverlappingAMR): level 0's boxes and cells
+        v = f.create_group("VTKHDF")
+        v.attrs["Version"] = np.array([1, 0], np.int32)
+        v.attrs.create("Type", np.bytes_("OverlappingAMR"), dtype="S14")
+        v.attrs["Origin"] = np.array(origin, dtype=np.float64)
+        lev = v.create_group("Level0")
+        lev.attrs["Spacing"] = np.array([h0] * 3, np.float64)
+        box = np.zeros((n, 6), np.int32)
+        for t, (_, i, j, k) in enumerate(tiles):
+            box[t, 0:dim * 2:2] = np.array((i, j, k)[:dim]) * B
+            box[t, 1:dim * 2:2] = np.array((i, j, k)[:dim]) * B + B - 1
+        lev["AMRBox"] = box
+        cd = lev.create_group("CellData")
         for name in names:
             a = np.asarray(fields[name], dtype=np.float32)
             if dim == 2:
@@ -128,7 +125,29 @@ def _write(path, names, fields, dim, B, root, origin, h0, tiles):
             for t, (_, i, j, k) in enumerate(tiles):
                 kz = slice(k * B, k * B + B) if dim == 3 else slice(0, 1)
                 out[t] = a[kz, j * B:j * B + B, i * B:i * B + B].reshape(-1)
-            g["fields/" + name] = out
+            cd[name] = out.reshape(-1)
+        ncell = n * B ** dim  # no cell hidden: level 0 is the only level; stored as dpamr stores it
+        if ncell <= 4096:
+            cd["vtkGhostType"] = np.zeros(ncell, np.uint8)
+        else:
+            cd.create_dataset("vtkGhostType", shape=(ncell,), dtype=np.uint8, chunks=(min(ncell, 1 << 18),),
+                              compression="gzip", compression_opts=1)
+        lev.create_group("PointData")
+        lev.create_group("FieldData")
+        # /dpamr: the mesh's description and its tile tree (roots only)
+        g = f.create_group("dpamr")
+        g.attrs["format"] = np.bytes_("dpamr-mesh")
+        g.attrs["format_version"] = np.int32(2)
+        g.attrs["dim"] = np.int32(dim)
+        g.attrs["tile_size"] = np.int32(B)
+        g.attrs["root"] = np.array(root, dtype=np.int32)
+        g.attrs["origin"] = np.array(origin, dtype=np.float64)
+        g.attrs["h0"] = np.float64(h0)
+        g.attrs["nlevels"] = np.int32(1)
+        g.attrs["fields"] = np.bytes_(" ".join(names))
+        g["tiles/parent"] = np.full(n, -1, np.int64)
+        g["tiles/childmask"] = np.zeros(n, np.uint8)
+        g["level_start"] = np.array([0, n], np.int64)
 
 
 def demo(dim, B):

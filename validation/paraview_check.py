@@ -4,13 +4,14 @@
     xvfb-run -a /usr/bin/python3 validation/paraview_check.py [--png-dir DIR] FILE.hdf [MORE.hdf ...]
 
 For each file, VTK's own reader (vtkHDFReader from ParaView's Python, the one ParaView uses) loads
-the /VTKHDF OverlappingAMR part, and what it sees is compared with the file's tile tree in /dpamr,
-read independently with h5py:
-  - the number of levels (= /dpamr@nlevels = levels spanned by /dpamr/tiles/level) and the number
+the /VTKHDF OverlappingAMR part, and what it sees is compared with the file's mesh read
+independently with h5py (validation/dpamr_file.py: either layout, docs/format.md; in format version
+2 the cells and boxes are /VTKHDF's own, in version 1 /dpamr's tile arrays and copy of the cells):
+  - the number of levels (= /dpamr@nlevels = levels spanned by the tiles) and the number
     of boxes per level (= tiles per level), also the rows of /VTKHDF/LevelL/AMRBox;
   - per level, the spacing h0 / 2^L, and for every box its origin (origin + coord * B * h) and its
     size (B cells per axis; one cell thick in z in 2D);
-  - every field of /dpamr/fields is a cell array of every box, with the tile's values bit for bit;
+  - every field is a cell array of every box, with the tile's values bit for bit;
   - vtkGhostType hides exactly the parent cells covered by the next level.
 Then the file is rendered with validation/render.py into --png-dir (default: beside the file) and
 the PNG must exist, weigh more than a few KB and not be blank.
@@ -39,26 +40,16 @@ def read_tree(path):
     """The file's own account of itself, from h5py: /dpamr attributes, tiles, fields, AMRBox rows."""
     import h5py
 
+    from dpamr_file import read_mesh
+
     with h5py.File(path, "r") as f:
         if "dpamr" not in f:
             raise CheckError("no /dpamr group: not a dpamr file")
-        g = f["dpamr"]
-        a = g.attrs
-        for name in ("dim", "tile_size", "root", "origin", "h0", "nlevels"):
+        a = f["dpamr"].attrs
+        for name in ("dim", "tile_size", "root", "origin", "h0", "nlevels", "format_version", "fields"):
             if name not in a:
                 raise CheckError(f"missing attribute /dpamr@{name}")
-        t = {
-            "dim": int(a["dim"]),
-            "B": int(a["tile_size"]),
-            "root": [int(v) for v in np.ravel(a["root"])],
-            "origin": [float(v) for v in np.ravel(a["origin"])],
-            "h0": float(a["h0"]),
-            "nlevels": int(a["nlevels"]),
-            "level": g["tiles/level"][...].astype(np.int64),
-            "coord": g["tiles/coord"][...].astype(np.int64),
-            "parent": g["tiles/parent"][...].astype(np.int64),
-            "fields": {n: g["fields"][n][...] for n in g["fields"].keys()},
-        }
+        t = read_mesh(f)  # format version 2: the cells and boxes come from /VTKHDF itself
         # Per VTKHDF level: box rows, and the spacing checked here already, because ParaView's
         # reader aborts the whole process (an assertion in vtkAMRBox::Refine) when two levels'
         # spacings do not give a refinement ratio >= 1.
@@ -77,12 +68,12 @@ def read_tree(path):
     if t["dim"] not in (2, 3):
         raise CheckError(f"/dpamr@dim = {t['dim']}, expected 2 or 3")
     n = t["level"].shape[0]
-    if t["coord"].shape != (n, 3):
-        raise CheckError(f"/dpamr/tiles/coord has shape {t['coord'].shape}, expected ({n}, 3)")
+    if t["coord"].shape != (n, 3) or n != t["level_start"][-1]:
+        raise CheckError(f"tile coordinates of shape {t['coord'].shape}, expected ({t['level_start'][-1]}, 3)")
     cells = t["B"] ** t["dim"]
     for name, v in t["fields"].items():
         if v.shape != (n, cells):
-            raise CheckError(f"/dpamr/fields/{name} has shape {v.shape}, expected ({n}, {cells})")
+            raise CheckError(f"field {name} has shape {v.shape}, expected ({n}, {cells})")
     if n and (t["level"] < 0).any():
         raise CheckError("/dpamr/tiles/level holds negative levels")
     t["count"] = np.bincount(t["level"]).tolist() if n else []
@@ -116,7 +107,7 @@ def check_file(path, png_dir):
     count = t["count"]
     nl = len(count)
     if t["nlevels"] != nl:
-        raise CheckError(f"/dpamr@nlevels = {t['nlevels']} but /dpamr/tiles/level spans {nl} levels")
+        raise CheckError(f"/dpamr@nlevels = {t['nlevels']} but the tiles span {nl} levels")
     if t["amrbox_rows"] != count:
         raise CheckError(f"/VTKHDF AMRBox rows per level {t['amrbox_rows']} differ from the tiles per level {count}")
 
@@ -161,7 +152,7 @@ def check_file(path, png_dir):
                     raise CheckError(f"{where}: no cell array '{name}' (has {names})")
                 v = vtk_to_numpy(arr)
                 if v.shape[0] != cells or not np.array_equal(v.astype(values.dtype), values[tile]):
-                    raise CheckError(f"{where}: cell array '{name}' differs from /dpamr/fields/{name}[{tile}]")
+                    raise CheckError(f"{where}: cell array '{name}' differs from the file's tile {tile} (h5py)")
             g = cd.GetArray(GHOST)
             if g is not None:
                 hidden += int(np.count_nonzero(vtk_to_numpy(g) & HIDDEN))

@@ -24,14 +24,14 @@ import numpy as np
 def file_tree(path):
     import h5py
 
+    from dpamr_file import read_mesh
+
     with h5py.File(path, "r") as f:
-        g = f["dpamr"]
-        level = g["tiles/level"][...]
-        nl = int(g.attrs["nlevels"])
-        counts = [int(np.count_nonzero(level == L)) for L in range(nl)]
+        m = read_mesh(f)
+        counts = [int(np.count_nonzero(m["level"] == L)) for L in range(m["nlevels"])]
         while counts and counts[-1] == 0:  # /VTKHDF leaves out trailing empty levels
             counts.pop()
-        return counts, int(g.attrs["step"]), float(g.attrs["time"])
+        return counts, int(f["dpamr"].attrs["step"]), float(f["dpamr"].attrs["time"])
 
 
 def main():

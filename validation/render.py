@@ -7,7 +7,7 @@ with matplotlib (Agg), so it never waits for a display that is not there.
 
 --renderer auto (the default) takes ParaView (Debian's python3-paraview 5.11, which needs an X
 server: run it under `xvfb-run -a`) when $DISPLAY is set and ParaView imports, else matplotlib,
-which reads /dpamr with h5py and needs no display. --levels is drawn by matplotlib only.
+which reads the file with h5py (validation/dpamr_file.py, either layout) and needs no display. --levels is drawn by matplotlib only.
 
 2D meshes are drawn from above; --edges (the default) outlines the tiles (ParaView: every cell).
 3D meshes are cut by a plane normal to --axis (default x for ParaView, z for matplotlib) at the
@@ -56,13 +56,13 @@ def finest_position(path, axis):
     import h5py
     import numpy as np
 
+    from dpamr_file import read_mesh
+
     with h5py.File(path, "r") as f:
-        g = f["dpamr"]
-        B, h0 = int(g.attrs["tile_size"]), float(g.attrs["h0"])
-        origin = np.asarray(g.attrs["origin"], dtype=float)
-        level = g["tiles/level"][...]
-        top = int(level.max())
-        coord = g["tiles/coord"][level == top][:, axis]
+        m = read_mesh(f)
+    B, h0, origin, level = m["B"], m["h0"], np.asarray(m["origin"], dtype=float), m["level"]
+    top = int(level.max())
+    coord = m["coord"][level == top][:, axis]
     h = h0 / 2 ** top
     return float(origin[axis] + (np.median(coord) + 0.5) * B * h)
 
@@ -90,14 +90,12 @@ def render_matplotlib(path, png, field=None, size=(1200, 900), axis=None, at=Non
 
     dim, names = file_info(path)
     field = check_field(path, names, field)
+    from dpamr_file import read_mesh
+
     with h5py.File(path, "r") as f:
-        g = f["dpamr"]
-        B, h0 = int(g.attrs["tile_size"]), float(g.attrs["h0"])
-        root = [int(v) for v in g.attrs["root"]]
-        origin = np.asarray(g.attrs["origin"], dtype=float)
-        level = g["tiles/level"][...]
-        coord = g["tiles/coord"][...]
-        values = g["fields/" + field][...]
+        m = read_mesh(f)
+    B, h0, root, origin = m["B"], m["h0"], m["root"], np.asarray(m["origin"], dtype=float)
+    level, coord, values = m["level"], m["coord"], m["fields"][field]
     lo, hi = (0, int(level.max())) if levels is None else levels
     if lo > int(level.max()):
         raise ValueError(f"{path}: --levels {lo}:{hi}: the file's levels are 0..{int(level.max())}")

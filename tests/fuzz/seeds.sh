@@ -3,8 +3,9 @@
 # kind dpamr reads, written by this build (the format dpamr writes: checksummed object headers,
 # docs/format.md): a level-0 mesh and a run output (levels 0..2) in 2D with one field and with two
 # (model2d), and in 3D with fill=model and fill=prolong, on one or four root tiles of 4^dim cells
-# (12 to 46 KB), and the shipped default mesh. Small files keep each execution short (the HDF5
-# metadata, not the cells, is most of what a mutation can reach).
+# (12 to 46 KB), the shipped default mesh, and a mesh and a run output in the previous layout
+# (format version 1, tests/data/v1), which dpamr still reads. Small files keep each execution short
+# (the HDF5 metadata, not the cells, is most of what a mutation can reach).
 set -euo pipefail
 dpamr=$1 src=$2 out=$3
 # the seeds are not under test: LeakSanitizer's exit-time check of this build's dpamr is left out
@@ -13,6 +14,8 @@ export ASAN_OPTIONS=detect_leaks=0
 rm -rf "$out" && mkdir -p "$out/deck" "$out/h5"
 cp "$src"/inputs/*.inp "$src"/tests/decks/*.inp "$out/deck/"
 cp "$src/inputs/default.mesh.hdf" "$out/h5/"
+cp "$src/tests/data/v1/default.mesh.hdf" "$out/h5/v1_mesh.hdf"
+cp "$src/tests/data/v1/default_run.hdf" "$out/h5/v1_run.hdf"
 # NAME DECK ROOT: OUT/h5/NAME_mesh.hdf and NAME_run.hdf
 small() {
     local m="$out/h5/$1_mesh.hdf"
