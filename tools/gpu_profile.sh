@@ -1,7 +1,7 @@
 #!/bin/bash
 # gpu_profile.sh DPAMR DECK OUTDIR [VARIANT...] - Nsight Compute on the tile kernels of one run of
 # DECK per variant (default: host cdp): speed of light, occupancy, launch statistics, warp stall
-# reasons and memory workload for every launch of fillCells, flagTiles, expandChildren and the
+# reasons and memory workload for every launch of refineStep (hostlaunch), flagTiles and the
 # host-launched refineTile grid. Clocks are left as they are (--clock-control none). Reports go to
 # OUTDIR/ncu_<deck>_<variant>.txt.
 set -uo pipefail
@@ -16,7 +16,7 @@ variants=("$@")
 [ ${#variants[@]} -gt 0 ] || variants=(host cdp)
 for variant in "${variants[@]}"; do
     {
-        "$ncu" --clock-control none --kernel-name regex:'fillCells|flagTiles|expandChildren|refineTile' \
+        "$ncu" --clock-control none --kernel-name regex:'refineStep|flagTiles|refineTile' \
             --launch-count 40 --section SpeedOfLight --section Occupancy --section LaunchStats \
             --section WarpStateStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
             "$dpamr" run "$deck" variant=$variant verbosity=quiet output="$tmp/out.hdf" >"$outdir/ncu_${name}_$variant.txt" 2>&1
