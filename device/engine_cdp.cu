@@ -25,17 +25,15 @@
  * that would have held it. The host turns either into an error naming the size that would hold it.
  *
  * PDL: the device runtime has no launch attributes, so device-side launches cannot use PDL. The
- * host-launched part uses launch_pdl: initChain -> refineTile (level grain) and the sort's passes.
+ * host-launched part uses launch_pdl: initLevelScans -> refineTile (level grain) and the sort's passes.
  */
-#include <cub/agent/single_pass_scan_operators.cuh>
-#include <cub/block/block_scan.cuh>
-#include <cuda/std/functional>
 #include <nvtx3/nvToolsExt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "device/gpu.h"
 #include "device/gpu_common.cuh"
+#include "device/level_scan.cuh"
 #include "src/timer.h"
 
 /* Pool slot size measured on the H200 (../shared/design/gpu-facts.md): about 5.4 KB. */
@@ -51,8 +49,6 @@
 /* Most tiles per block of the level grain (see level_tiles). */
 #define LEVEL_TILES 16
 
-typedef cub::ScanTileState<long long> scan_state_t;
-typedef cub::TilePrefixCallbackOp<long long, ::cuda::std::plus<long long>, scan_state_t> prefix_op_t;
 /* Warp scans, not CUB's default raking scan: the raking scan's 2.3 KB of shared memory per block
  * halves the blocks resident per SM in device-launched grids (see group_smem). */
 typedef cub::BlockScan<long long, CDP_THREADS, cub::BLOCK_SCAN_WARP_SCANS> block_scan_t;
@@ -62,10 +58,7 @@ typedef struct {
     int grain;                         /* DP_GRAIN_* */
     int G;                             /* tiles per block */
     int Lp;                            /* level of the host-launched grid (the input's finest) */
-    unsigned long long *tickets;       /* level grain: blocks started per level step k = level - Lp */
-    char *scan;                        /* level grain: the scan tile states, one region per step */
-    long long scan_off[DP_MAX_LEVELS]; /* byte offset of step k's region */
-    int scan_nb[DP_MAX_LEVELS];        /* blocks step k's region holds */
+    level_scans_t LS;                  /* level grain: tickets (blocks started per step k = level - Lp), scan regions */
     unsigned smem;                     /* dynamic shared memory per block: G offsets, G masks, model tables */
     unsigned tab_off;                  /* byte offset of the model tables in it */
     int tab_tiles;                     /* model tables it holds (block_fill_tiles) */
@@ -94,18 +87,6 @@ static __device__ void count_launch(const dmesh_t &M, cudaError_t e)
     else if (e == cudaErrorLaunchPendingCountExceeded) atomicAdd(&M.stats[ST_FAIL_PENDING], 1ull);
     else if (e == cudaErrorLaunchOutOfResources) atomicAdd(&M.stats[ST_FAIL_RESOURCES], 1ull);
     else atomicAdd(&M.stats[ST_FAIL_OTHER], 1ull);
-}
-
-/* Level grain, before the first refineTile: reset step k's ticket and scan tile states
- * (blockIdx.y = k; blockIdx.x * blockDim.x + threadIdx.x = scan tile, as CUB's InitializeStatus). */
-__global__ void initChain(chain_t C)
-{
-    const int k = blockIdx.y;
-    if (blockIdx.x == 0 && threadIdx.x == 0) C.tickets[k] = 0;
-    scan_state_t st;
-    st.Init(C.scan_nb[k], C.scan + C.scan_off[k], 0);
-    st.InitializeStatus(C.scan_nb[k]);
-    cudaTriggerProgrammaticLaunchCompletion();
 }
 
 /* Shared memory of one refineTile block: this static part (160 bytes) and, sized by the grain,
@@ -166,7 +147,7 @@ static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chai
         long long sum = 0, off;
         for (int i = lo; i < hi; ++i) sum += __popc(mask_s[i]);
         scan_state_t st;
-        if (level_grain) st.Init(C.scan_nb[k], C.scan + C.scan_off[k], 0);
+        if (level_grain) st.Init(C.LS.nb[k], C.LS.scan + C.LS.off[k], 0);
         if (level_grain && v > 0) {
             prefix_op_t prefix(st, S.prefix, ::cuda::std::plus<long long>(), (int)v);
             block_scan_t(S.scan).ExclusiveSum(sum, off, prefix);
@@ -210,7 +191,7 @@ static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chai
             const int cG = level_tiles(total, C.slots);
             const long long cnb = (total + cG - 1) / cG;
             atomicMax(&M.stats[ST_NTILES], (unsigned long long)end);
-            if (level + 1 < p->max_level && cnb > C.scan_nb[k + 1]) {
+            if (level + 1 < p->max_level && cnb > C.LS.nb[k + 1]) {
                 atomicAdd(&M.stats[ST_BOUND], 1ull);
             } else {
                 refineTile<<<(unsigned)cnb, CDP_THREADS, C.smem, cudaStreamTailLaunch>>>(M, C, base, total, level + 1, 1);
@@ -239,10 +220,10 @@ __global__ void __launch_bounds__(CDP_THREADS, 4) refineTile(dmesh_t M, chain_t 
     const int G = C.grain == DP_GRAIN_LEVEL ? level_tiles(n, C.slots) : C.G;
     const int stamp = C.grain == DP_GRAIN_LEVEL ? level - C.Lp : -1;
     stamp_start(M.stamps, stamp);
-    cudaGridDependencySynchronize(); /* host-launched grid: initChain's resets are visible */
+    cudaGridDependencySynchronize(); /* host-launched grid: initLevelScans's resets are visible */
     if (threadIdx.x == 0)
         S.v = C.grain == DP_GRAIN_LEVEL && level < c_params.max_level
-                  ? (long long)atomicAdd(&C.tickets[level - C.Lp], 1ull)
+                  ? (long long)atomicAdd(&C.LS.tickets[level - C.Lp], 1ull)
                   : (long long)blockIdx.x;
     __syncthreads();
     refine_group(M, C, first, n, level, fill, G, S.v, S, dyn_smem, (uint8_t *)(dyn_smem + C.G),
@@ -303,40 +284,25 @@ static long long pool_bound(const deck_t *d, const mesh_t *m, long long cap, int
     return bound < room ? bound : room;
 }
 
-/* The level grain's scan regions at capacity cap: step k (level Lp + k) has at most U_k tiles,
- * U_0 = the frontier, U_k = min(U_{k-1} * 2^dim, the level's domain, the capacity), in blocks of
- * level_tiles(n) tiles for the n <= U_k tiles it will hold: at most ceil(U_k / LEVEL_TILES) blocks,
- * or, when level_tiles(n) is below LEVEL_TILES, at most min(n, slots). Fills C's scan_off and scan_nb; returns the bytes
- * of all regions, or -1 when step *bad_k's U_k (*bad_u) passes what a scan of int tiles handles. */
+/* The level grain's scan regions at capacity cap: step k (level Lp + k) has at most U_k tiles
+ * (level_bound_next), in blocks of level_tiles(n) tiles for the n <= U_k tiles it will hold: at most
+ * ceil(U_k / LEVEL_TILES) blocks, or, when level_tiles(n) is below LEVEL_TILES, at most min(n, slots).
+ * Fills C's regions; returns the bytes of all regions, or -1 when step *bad_k's U_k (*bad_u) passes
+ * what a scan of int tiles handles. */
 static long long scan_layout(chain_t *C, const dp_params *p, long long nfront, long long roots, int Lp, int nlev,
                              long long cap, int *maxnb, int *bad_k, long long *bad_u)
 {
-    size_t scan_bytes = 0;
-    long long u = nfront;
-    *maxnb = 1;
+    long long nb[DP_MAX_LEVELS], U[DP_MAX_LEVELS], u = nfront;
     for (int k = 0; k < nlev; ++k) {
-        if (k > 0) {
-            const long long dom = cap_shl(roots, p->dim * (Lp + k));
-            u = cap_shl(u, p->dim);
-            u = u < dom ? u : dom;
-            u = u < cap ? u : cap;
-        }
-        long long nb = (u + LEVEL_TILES - 1) / LEVEL_TILES;
+        if (k > 0) u = level_bound_next(p, u, roots, Lp, k, cap);
         const long long one_wave = u < C->slots ? u : C->slots;
-        nb = nb > one_wave ? nb : one_wave;
-        if (nb > 0x7fffffffll) {
-            *bad_k = k;
-            *bad_u = u;
-            return -1;
-        }
-        size_t bytes = 0;
-        scan_state_t::AllocationSize((int)nb, bytes);
-        C->scan_off[k] = (long long)scan_bytes;
-        C->scan_nb[k] = (int)nb;
-        scan_bytes += (bytes + 255) & ~(size_t)255;
-        *maxnb = (int)nb > *maxnb ? (int)nb : *maxnb;
+        nb[k] = (u + LEVEL_TILES - 1) / LEVEL_TILES;
+        nb[k] = nb[k] > one_wave ? nb[k] : one_wave;
+        U[k] = u;
     }
-    return (long long)scan_bytes;
+    const double bytes = level_scans_layout(&C->LS, nb, nlev, maxnb, bad_k);
+    if (bytes < 0) *bad_u = U[*bad_k];
+    return bytes < 0 ? -1 : (long long)bytes;
 }
 
 /* What refine_cdp allocates on the device at a capacity: the store with its timeline slots, the
@@ -493,8 +459,8 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     /* timeline: one slot per level step (level grain), or the sort's three kernels */
     if (dmesh_create(&M, m, cap, slots_timeline, &stage, d->progress && !d->quiet, s, err, errlen) != 0) goto fail;
     if (grain == DP_GRAIN_LEVEL && nlev > 0) {
-        CK(cudaMalloc((void **)&C.tickets, DP_MAX_LEVELS * sizeof *C.tickets));
-        CK(cudaMalloc((void **)&C.scan, scan_bytes));
+        CK(cudaMalloc((void **)&C.LS.tickets, DP_MAX_LEVELS * sizeof *C.LS.tickets));
+        CK(cudaMalloc((void **)&C.LS.scan, scan_bytes));
     }
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
@@ -505,8 +471,8 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     nvtxRangePushA("cdp: build (device-side launches)");
     CK(cudaEventRecord(e0, s));
     if (grain == DP_GRAIN_LEVEL && nlev > 0) {
-        void *ia[] = { &C };
-        CK(launch_pdl((const void *)initChain, dim3((unsigned)((maxnb + 255) / 256), (unsigned)nlev), dim3(256), s,
+        void *ia[] = { &C.LS };
+        CK(launch_pdl((const void *)initLevelScans, dim3((unsigned)((maxnb + 255) / 256), (unsigned)nlev), dim3(256), s,
                       d->pdl, ia));
     }
     if (nfront > 0) {
@@ -608,8 +574,8 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     rc = 0;
 fail: /* success falls through: one cleanup path (an NVTX range may stay open on an error) */
     free(stamps);
-    cudaFree(C.tickets);
-    cudaFree(C.scan);
+    cudaFree(C.LS.tickets);
+    cudaFree(C.LS.scan);
     dmesh_destroy(&M);
     dstage_destroy(&stage);
     /* give the pool's memory back for whatever runs next in this process (bench) */

@@ -3,7 +3,7 @@
  * One host-launched kernel per level step (level L to L+1), all enqueued up front with no host round
  * trip (level sizes live in device memory, d_ls), each over the level's tiles as one compacted
  * work list (canonical order: a level is a contiguous index range):
- *   initSteps        once: every step's tickets and scan tile states reset
+ *   initLevelScans   once: every step's tickets and scan tile states reset (level_scan.cuh)
  *   flagTiles(Lp)    once: one warp per tile of the input's finest level: octant flags -> childmask
  *   refineStep(L)    blocks take groups of HOST_THREADS parents of level L in ticket order; a
  *                    single-pass scan over the level's child counts (CUB's decoupled look-back:
@@ -25,15 +25,13 @@
  * still works) or after its work (pdl_trigger=late: hides the launch and the prologue only). The
  * deck key picks; docs/results.md gives what each measured.
  */
-#include <cub/agent/single_pass_scan_operators.cuh>
-#include <cub/block/block_scan.cuh>
-#include <cuda/std/functional>
 #include <nvtx3/nvToolsExt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "device/gpu.h"
 #include "device/gpu_common.cuh"
+#include "device/level_scan.cuh"
 #include "src/timer.h"
 
 /* Threads per block; refineStep takes at most this many parents per group (one per thread). */
@@ -55,30 +53,7 @@ static __host__ __device__ __forceinline__ int step_group(long long n, long long
     return P;
 }
 
-typedef cub::ScanTileState<long long> scan_state_t;
-typedef cub::TilePrefixCallbackOp<long long, ::cuda::std::plus<long long>, scan_state_t> prefix_op_t;
 typedef cub::BlockScan<long long, HOST_THREADS, cub::BLOCK_SCAN_WARP_SCANS> block_scan_t;
-
-/* The level steps' single-pass scans: step k's groups take tickets[k] in order; region k of scan
- * holds their tile states. Passed by value. */
-typedef struct {
-    unsigned long long *tickets;   /* [nlev] */
-    char *scan;                    /* the regions */
-    long long off[DP_MAX_LEVELS];  /* byte offset of step k's region */
-    int nb[DP_MAX_LEVELS];         /* groups step k's region holds */
-} steps_t;
-
-/* Reset step k's ticket and scan tile states (blockIdx.y = k; blockIdx.x * blockDim.x + threadIdx.x
- * = scan tile, as CUB's InitializeStatus). */
-__global__ void initSteps(steps_t S)
-{
-    const int k = blockIdx.y;
-    if (blockIdx.x == 0 && threadIdx.x == 0) S.tickets[k] = 0;
-    scan_state_t st;
-    st.Init(S.nb[k], S.scan + S.off[k], 0);
-    st.InitializeStatus(S.nb[k]);
-    cudaTriggerProgrammaticLaunchCompletion();
-}
 
 /* Octant flags of the input's finest level: one warp per tile, striding over the level. */
 __global__ void flagTiles(dmesh_t M, int level, const long long *ls, int slot, int early)
@@ -121,7 +96,7 @@ struct step_smem {
 /* Level step k: the children of level L's tiles (see the top of the file). Dynamic shared memory:
  * the model tables (fill = model, tp of them), then tp tiles of criterion cells. */
 template <int FILL>
-__global__ void __launch_bounds__(HOST_THREADS, FILL == DP_FILL_PROLONG ? 4 : 3) refineStep(dmesh_t M, steps_t S, long long *ls, int level, int k, int flag, int tp, int slot,
+__global__ void __launch_bounds__(HOST_THREADS, FILL == DP_FILL_PROLONG ? 4 : 3) refineStep(dmesh_t M, level_scans_t S, long long *ls, int level, int k, int flag, int tp, int slot,
                            int early)
 {
     __shared__ step_smem Sh;
@@ -206,35 +181,21 @@ static void slot_label(int i, char *buf, size_t n, const void *vLp)
 }
 
 /* The steps' scan regions at capacity cap for a grid of nblocks: step k's level (Lp + k) holds at
- * most U_k tiles, U_0 = the frontier, U_k = min(U_{k-1} 2^dim, the level's domain, cap), so at most
- * max(STEP_GROUPS_PER_BLOCK * nblocks, ceil(U_k / HOST_THREADS)) groups (step_group), and no more
- * than U_k. Fills S's off and nb (when S) and *maxnb; returns the bytes of all regions. */
-static double steps_layout(steps_t *S, const dp_params *p, long long nfront, long long roots, int Lp, int nlev,
+ * most U_k tiles (level_bound_next), so at most max(STEP_GROUPS_PER_BLOCK * nblocks,
+ * ceil(U_k / HOST_THREADS)) groups (step_group), and no more than U_k. Returns the bytes of all
+ * regions (S's off and nb filled when S). */
+static double steps_layout(level_scans_t *S, const dp_params *p, long long nfront, long long roots, int Lp, int nlev,
                            long long cap, long long nblocks, int *maxnb)
 {
-    double total = 0.0;
-    long long u = nfront;
-    *maxnb = 1;
+    long long nb[DP_MAX_LEVELS], u = nfront;
     for (int k = 0; k < nlev; ++k) {
-        if (k > 0) {
-            const long long dom = cap_shl(roots, p->dim * (Lp + k));
-            u = cap_shl(u, p->dim);
-            u = u < dom ? u : dom;
-            u = u < cap ? u : cap;
-        }
-        long long nb = (u + HOST_THREADS - 1) / HOST_THREADS;
-        nb = nb > STEP_GROUPS_PER_BLOCK * nblocks ? nb : STEP_GROUPS_PER_BLOCK * nblocks;
-        nb = nb < u ? nb : u;
-        size_t bytes = 0;
-        scan_state_t::AllocationSize((int)(nb > 0 ? nb : 1), bytes);
-        if (S) {
-            S->off[k] = (long long)total;
-            S->nb[k] = (int)(nb > 0 ? nb : 1);
-        }
-        total += (double)((bytes + 255) & ~(size_t)255);
-        *maxnb = (int)nb > *maxnb ? (int)nb : *maxnb;
+        if (k > 0) u = level_bound_next(p, u, roots, Lp, k, cap);
+        const long long spread = STEP_GROUPS_PER_BLOCK * nblocks, full = (u + HOST_THREADS - 1) / HOST_THREADS;
+        nb[k] = full > spread ? full : spread;
+        nb[k] = nb[k] < u ? nb[k] : u;
     }
-    return total;
+    int bad_k = 0; /* groups of at least one parent among at most cap tiles: always an int */
+    return level_scans_layout(S, nb, nlev, maxnb, &bad_k);
 }
 
 /* What refine_host allocates on the device at a capacity: the store with its timeline slots, the
@@ -261,7 +222,7 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     cudaEvent_t e0 = NULL, e1 = NULL;
     dmesh_t M;
     memset(&M, 0, sizeof M);
-    steps_t S;
+    level_scans_t S;
     memset(&S, 0, sizeof S);
     long long *d_ls = NULL;
     const double t_start = timer_ms();
@@ -326,7 +287,7 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     CK(cudaEventRecord(e0, s));
     if (nlev > 0) {
         void *ia[] = { &S };
-        CK(launch_pdl((const void *)initSteps, dim3((unsigned)((maxnb + 255) / 256), (unsigned)nlev), dim3(256), s, 0, ia));
+        CK(launch_pdl((const void *)initLevelScans, dim3((unsigned)((maxnb + 255) / 256), (unsigned)nlev), dim3(256), s, 0, ia));
         int slot = 0;
         void *fa[] = { &M, (void *)&Lp, &d_ls, &slot, &early };
         CK(launch_pdl((const void *)flagTiles, dim3(grid), dim3(threads), s, d->pdl, fa));

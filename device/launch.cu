@@ -1,11 +1,12 @@
 /* launch.cu - the one host-side launch helper (PDL bit on or off), the device timeline's download and trace
- * writer. */
+ * writer, the reset of the level scans (level_scan.cuh). */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "device/gpu.h"
 #include "device/gpu_common.cuh"
+#include "device/level_scan.cuh"
 
 cudaError_t launch_pdl(const void *kernel, dim3 grid, dim3 block, cudaStream_t s, int pdl, void **args)
 {
@@ -101,4 +102,14 @@ int timeline_download(const dmesh_t *M, int nslot, cudaStream_t s, unsigned long
     return 0;
 fail:
     return -1;
+}
+
+__global__ void initLevelScans(level_scans_t S)
+{
+    const int k = blockIdx.y;
+    if (blockIdx.x == 0 && threadIdx.x == 0) S.tickets[k] = 0;
+    scan_state_t st;
+    st.Init(S.nb[k], S.scan + S.off[k], 0);
+    st.InitializeStatus(S.nb[k]);
+    cudaTriggerProgrammaticLaunchCompletion();
 }
