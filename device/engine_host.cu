@@ -194,7 +194,7 @@ static double steps_layout(level_scans_t *S, const dp_params *p, long long nfron
         nb[k] = full > spread ? full : spread;
         nb[k] = nb[k] < u ? nb[k] : u;
     }
-    int bad_k = 0; /* groups of at least one parent among at most cap tiles: always an int */
+    int bad_k = 0; /* -1 past 2^31 groups on a step: a capacity past 2^39 tiles, which no device holds */
     return level_scans_layout(S, nb, nlev, maxnb, &bad_k);
 }
 
@@ -210,10 +210,20 @@ static double host_need(long long cap, const void *vctx)
 {
     const host_need_t *c = (const host_need_t *)vctx;
     int maxnb = 0;
+    const double scans = steps_layout(NULL, c->p, c->nfront, c->roots, c->Lp, c->nlev, cap, c->nblocks, &maxnb);
+    if (scans < 0) return 1e300; /* no device holds it */
     return dmesh_store_bytes(c->p, cap, c->nlev + 1) + (double)(DP_MAX_LEVELS + 2) * sizeof(long long) +
-           DP_MAX_LEVELS * sizeof(unsigned long long) +
-           steps_layout(NULL, c->p, c->nfront, c->roots, c->Lp, c->nlev, cap, c->nblocks, &maxnb);
+           DP_MAX_LEVELS * sizeof(unsigned long long) + scans;
 }
+
+/* Dynamic shared memory refineStep needs for tp tiles per pass: their model tables, then their
+ * criterion cells. */
+static size_t step_smem_bytes(const dp_params *p, int tp)
+{
+    return fill_table_bytes(p, tp) + (size_t)tp * dp_cells(p->dim, p->B) * sizeof(float);
+}
+/* What a kernel may use without opting in. */
+#define SMEM_DEFAULT_LIMIT ((size_t)48 << 10)
 
 int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen)
 {
@@ -252,8 +262,23 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     step_kernel = p->fill == DP_FILL_PROLONG ? (const void *)refineStep<DP_FILL_PROLONG>
                                              : (const void *)refineStep<DP_FILL_MODEL>;
+    /* fewer tiles per pass while they need more than the default shared memory (many model objects
+     * on small tiles); one tile's cells past it (3D, tile_size 32: 128 KB) opt in to the device's limit */
     tp = fill_pass_tiles(p, threads);
-    step_smem = fill_table_bytes(p, tp) + (size_t)tp * dp_cells(p->dim, p->B) * sizeof(float);
+    while (tp > 1 && step_smem_bytes(p, tp) > SMEM_DEFAULT_LIMIT) tp /= 2;
+    step_smem = step_smem_bytes(p, tp);
+    if (step_smem > SMEM_DEFAULT_LIMIT) {
+        int optin = 0;
+        cudaFuncAttributes fa;
+        CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+        CK(cudaFuncGetAttributes(&fa, step_kernel));
+        if (step_smem + fa.sharedSizeBytes > (size_t)optin) {
+            snprintf(err, errlen, "hostlaunch: a tile of %d^%d cells needs %zu bytes of shared memory per block, the "
+                     "device allows %d: use a smaller tile_size", p->B, p->dim, step_smem + fa.sharedSizeBytes, optin);
+            goto fail;
+        }
+        CK(cudaFuncSetAttribute(step_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)step_smem));
+    }
     {
         int occ_flag = 0;
         CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, step_kernel, threads, step_smem));
@@ -274,6 +299,10 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     CK(cudaMemcpyAsync(d_ls, ls, sizeof ls, cudaMemcpyHostToDevice, s));
     if (nlev > 0) {
         const double scan_bytes = steps_layout(&S, p, need.nfront, roots, Lp, nlev, cap, grid, &maxnb);
+        if (scan_bytes < 0) { /* the capacity search rejects such a capacity (host_need) */
+            snprintf(err, errlen, "hostlaunch: a level step of more than 2^31 groups at capacity %lld", cap);
+            goto fail;
+        }
         CK(cudaMalloc((void **)&S.tickets, (size_t)nlev * sizeof(unsigned long long)));
         CK(cudaMalloc((void **)&S.scan, (size_t)scan_bytes));
     }

@@ -1010,43 +1010,12 @@ static int v_validation(rctx *c, const mesh_t *m, const valid_report_t *v)
      * so not compared (its cells are still checked: the two copies must agree, v_vtkhdf). */
     const int v1 = c->version == FORMAT_VERSION_V1;
     if (r_read(c, "validation/checksum_hash", T_U64, 2, d2, hash)) goto done; /* present and shaped in either */
-    hid_t keep = c->g;
     for (int L = 0; L < nl && !v1; ++L)
         for (int f = 0; f < nf; ++f) {
             if (hash[L * nf + f] == v->hash[L][f]) continue;
-            /* where: in a version-1 file, the data's other copy in /VTKHDF (written from the same
-             * array) names the cell; a version-2 file has one copy, whose hash is the one that changed */
-            char where[400] = "";
-            char lev[48], rel[DP_NAME_LEN + 16];
-            snprintf(lev, sizeof lev, "/VTKHDF/Level%d/CellData", L);
-            snprintf(rel, sizeof rel, "%s", m->field_name[f]);
-            const dp_tidx s = m->level_start[L], nt = m->level_start[L + 1] - s;
-            const size_t cells = (size_t)mesh_cells(m), n = (size_t)nt * cells;
-            char *save = c->err;
-            c->err = NULL; /* best effort: a missing copy leaves the location unnamed */
-            hid_t cd = c->version == FORMAT_VERSION_V1 && r_has(c, c->g, lev) > 0 ? H5Gopen2(c->g, lev, H5P_DEFAULT) : -1;
-            float *buf = cd >= 0 ? malloc(n ? n * sizeof *buf : 1) : NULL;
-            if (buf) {
-                c->g = cd;
-                const hsize_t hn = (hsize_t)n;
-                if (r_read(c, rel, T_F32, 1, &hn, buf) == 0) {
-                    const long long i = v_first_diff(buf, m->field[f] + (size_t)s * cells, n, sizeof *buf);
-                    if (i >= 0)
-                        snprintf(where, sizeof where, "; /dpamr/fields/%s differs from %s/%s first at tile %lld "
-                                 "(level %d, coord %d,%d,%d) cell %lld", m->field_name[f], lev, rel,
-                                 (long long)(s + i / (long long)cells), L, m->coord[3 * (s + i / (long long)cells)],
-                                 m->coord[3 * (s + i / (long long)cells) + 1], m->coord[3 * (s + i / (long long)cells) + 2],
-                                 i % (long long)cells);
-                }
-                c->g = keep;
-            }
-            c->err = save;
-            free(buf);
-            h5i_close(cd);
             rfail(c, "checksums: FAILED: level %d field %s hash %016llx, recorded %016llx in %s/checksum_hash: the data "
-                     "changed after it was written%s",
-                  L, m->field_name[f], (unsigned long long)v->hash[L][f], (unsigned long long)hash[L * nf + f], obj,
-                  where);
+                     "changed after it was written",
+                  L, m->field_name[f], (unsigned long long)v->hash[L][f], (unsigned long long)hash[L * nf + f], obj);
             goto done;
         }
     if (r_read(c, "validation/checksum_sum", T_F64, 2, d2, sum)) goto done;
