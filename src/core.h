@@ -261,35 +261,6 @@ static inline DP_HD float dp_prolong(int dim, int B, const float *u, int o, int 
     return u[pc] + d;
 }
 
-/* What a brick reads of the parent tile: parent cell pc = (px,py,pz) of the octant under the brick
- * and its face neighbours inside the tile, n[0] = u[pc], n[1..2] = -x +x, n[3..4] = -y +y, n[5..6]
- * = -z +z (the cell itself where the neighbour is outside the tile or the axis absent: its slope
- * is 0 there and the value unused). dp_prolong_brick = dp_brick_load + dp_prolong_brick_from: the
- * reads first, then the arithmetic. */
-typedef struct {
-    float n[7];
-    int px, py, pz;
-} dp_brick_in;
-
-static inline DP_HD void dp_brick_load(int dim, int B, const float *u, int o, int X, int Y, int Z, dp_brick_in *in)
-{
-    const int hb = B >> 1;
-    const int px = (o & 1) * hb + X;
-    const int py = ((o >> 1) & 1) * hb + Y;
-    const int pz = dim == 3 ? ((o >> 2) & 1) * hb + Z : 0;
-    const int pc = px + B * (py + B * pz);
-    in->px = px;
-    in->py = py;
-    in->pz = pz;
-    in->n[0] = u[pc];
-    in->n[1] = px > 0 ? u[pc - 1] : in->n[0];
-    in->n[2] = px < B - 1 ? u[pc + 1] : in->n[0];
-    in->n[3] = py > 0 ? u[pc - B] : in->n[0];
-    in->n[4] = py < B - 1 ? u[pc + B] : in->n[0];
-    in->n[5] = dim == 3 && pz > 0 ? u[pc - B * B] : in->n[0];
-    in->n[6] = dim == 3 && pz < B - 1 ? u[pc + B * B] : in->n[0];
-}
-
 /* dp_slope from the values: centre c, lower neighbour m, upper neighbour q at coordinate x. */
 static inline DP_HD float dp_slope_of(float c, float m, float q, int x, int B)
 {
@@ -297,15 +268,26 @@ static inline DP_HD float dp_slope_of(float c, float m, float q, int x, int B)
     return dp_minmod(q - c, c - m);
 }
 
-/* The 2^dim child cells (2X+sx, 2Y+sy, 2Z+sz) that cover the parent cell of `in`, into out[s] with
- * s = sx | sy << 1 | sz << 2: dp_prolong's arithmetic for each, with the parent cell's value and
- * slopes read once. */
-static inline DP_HD void dp_prolong_brick_from(int dim, int B, const dp_brick_in *in, float *out)
+/* The 2^dim child cells (2X+sx, 2Y+sy, 2Z+sz) that cover parent cell (X,Y,Z) of octant o, from
+ * parent tile data u, into out[s] with s = sx | sy << 1 | sz << 2: dp_prolong's arithmetic for each,
+ * with the parent cell and its face neighbours inside the tile read once, first (a neighbour outside
+ * the tile, or on an absent axis, reads as the cell itself: its slope is 0 there). The engines fill
+ * by these bricks (one thread per brick on the GPU: two or four 8-byte stores); dp_prolong is the
+ * per-cell reference. */
+static inline DP_HD void dp_prolong_brick(int dim, int B, const float *u, int o, int X, int Y, int Z, float *out)
 {
-    const float uc = in->n[0];
-    const float sx = dp_slope_of(uc, in->n[1], in->n[2], in->px, B);
-    const float sy = dp_slope_of(uc, in->n[3], in->n[4], in->py, B);
-    const float sz = dim == 3 ? dp_slope_of(uc, in->n[5], in->n[6], in->pz, B) : 0.0f;
+    const int hb = B >> 1;
+    const int px = (o & 1) * hb + X;
+    const int py = ((o >> 1) & 1) * hb + Y;
+    const int pz = dim == 3 ? ((o >> 2) & 1) * hb + Z : 0;
+    const int pc = px + B * (py + B * pz);
+    const float uc = u[pc];
+    const float xm = px > 0 ? u[pc - 1] : uc, xp = px < B - 1 ? u[pc + 1] : uc;
+    const float ym = py > 0 ? u[pc - B] : uc, yp = py < B - 1 ? u[pc + B] : uc;
+    const float zm = dim == 3 && pz > 0 ? u[pc - B * B] : uc, zp = dim == 3 && pz < B - 1 ? u[pc + B * B] : uc;
+    const float sx = dp_slope_of(uc, xm, xp, px, B);
+    const float sy = dp_slope_of(uc, ym, yp, py, B);
+    const float sz = dim == 3 ? dp_slope_of(uc, zm, zp, pz, B) : 0.0f;
     DP_UNROLL for (int s = 0; s < 8; ++s) {
         if (s >= (1 << dim)) break;
         const float qx = (s & 1) ? 0.25f : -0.25f;
@@ -317,16 +299,6 @@ static inline DP_HD void dp_prolong_brick_from(int dim, int B, const dp_brick_in
         }
         out[s] = uc + d;
     }
-}
-
-/* The 2^dim child cells that cover parent cell (X,Y,Z) of octant o, from parent tile data u (see
- * dp_prolong_brick_from). The engines fill by these bricks (one thread per brick on the GPU: two
- * or four 8-byte stores); dp_prolong is the per-cell reference. */
-static inline DP_HD void dp_prolong_brick(int dim, int B, const float *u, int o, int X, int Y, int Z, float *out)
-{
-    dp_brick_in in;
-    dp_brick_load(dim, B, u, o, X, Y, Z, &in);
-    dp_prolong_brick_from(dim, B, &in, out);
 }
 
 /* ---- model ------------------------------------------------------------------------------- */
