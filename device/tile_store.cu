@@ -300,7 +300,8 @@ int dmesh_create(dmesh_t *M, const mesh_t *m, long long cap, int timeline_slots,
         progress_t pg;
         progress_begin(&pg, progress, "upload", mesh_bytes((double)nt, m->dim, m->B, m->nf), NULL);
         const int rc = dstage_move(S, seg, tile_segments(m, M, 0, nt, cells, seg), 1, s, &pg, err, errlen);
-        progress_end(&pg);
+        if (rc == 0) progress_end(&pg);
+        else progress_fail(&pg);
         if (rc != 0) goto fail;
     }
     {
@@ -335,7 +336,8 @@ int dmesh_download(const dmesh_t *M, mesh_t *m, long long from, long long ntiles
     nvtxRangePushA("download");
     const int rc = dstage_move(S, seg, nseg, 0, s, &pg, err, errlen);
     nvtxRangePop();
-    progress_end(&pg);
+    if (rc == 0) progress_end(&pg);
+    else progress_fail(&pg);
     if (rc != 0) {
         char verr[256];
         valid_gpu_finish(verr, sizeof verr); /* the download's error is the one to report */

@@ -43,6 +43,7 @@ typedef struct {
     int has_step;                /* 1: a time step's file: /dpamr@step and /dpamr@time are written */
     long long step;              /* the step index */
     double time;                 /* its time, step * dt */
+    int progress;                /* 1: a progress line for a long write (xfer.h; not stored in the file) */
 } h5io_meta_t;
 
 /** Write m to path through a temporary file in the same directory, renamed on success.

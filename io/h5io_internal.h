@@ -16,6 +16,7 @@
 #include "io/h5io.h"
 
 #include <hdf5.h>
+#include "src/xfer.h" /* progress_t: the write's progress line */
 #ifdef H5_HAVE_PARALLEL
 #include "src/agree.h" /* dp_agree: the one agreement helper, shared with src/dist.c */
 #endif
@@ -66,6 +67,10 @@ typedef struct {
     const dp_tidx *level_start;/* global level index [nlevels + 1] */
     const dp_tidx *offset;     /* this process's first row within each global level */
     const int64_t *parent;     /* parents as global indices, in local order */
+    progress_t *pg;            /* NULL, or the write's progress (serial write: bytes of per-tile rows) */
+    double pg_done;            /* the bytes of per-tile rows written so far */
+    size_t piece;              /* serial write with pg: a contiguous dataset of more bytes is written in
+                                  hyperslabs of about this many (the same bytes in the file) */
 #ifdef H5_HAVE_PARALLEL
     MPI_Comm comm;             /* the writing ranks (when par) */
 #endif

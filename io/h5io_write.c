@@ -270,7 +270,40 @@ static int w_layout(hid_t dcpl, hid_t fs, hsize_t chunk)
  *  (type ft over file space fs), and, when the dataset has elements (write), one H5Dwrite of buf
  *  (memory type mt, memory space ms) into fs's selection. */
 static int w_put(wctx *c, hid_t loc, const char *name, int ok, hid_t ft, hid_t mt, hid_t ms, hid_t fs, int write,
-                 const void *buf, hsize_t chunk)
+                 const void *buf, hsize_t chunk, const hsize_t *run);
+
+/** The one H5Dwrite of w_put; or, in a serial write with a progress line (c->pg) of a contiguous
+ *  dataset whose rows are one run (run: first file row, rows, columns) of more than c->piece bytes,
+ *  hyperslabs of about c->piece bytes one after the other: the dataset is allocated whole at its
+ *  first write (contiguous, no fill value), so the file holds the same bytes either way. Adds the
+ *  run's bytes to the progress (vtkGhostType, compressed, is not counted). */
+static herr_t w_write(wctx *c, hid_t d, hid_t mt, hid_t ms, hid_t fs, const void *buf, hsize_t chunk,
+                      const hsize_t *run)
+{
+    const size_t row = run ? H5Tget_size(mt) * (size_t)run[2] : 0;
+    const double bytes = run ? (double)run[1] * (double)row : 0.0;
+    if (!c->pg || c->par || !run || chunk > 0 || row == 0 || bytes <= (double)c->piece) {
+        const herr_t e = H5Dwrite(d, mt, ms, fs, c->dxpl, buf);
+        if (e >= 0 && c->pg && run && chunk == 0) progress_update(c->pg, c->pg_done += bytes);
+        return e;
+    }
+    const hsize_t step = c->piece / row > 0 ? (hsize_t)(c->piece / row) : 1;
+    const int rank = H5Sget_simple_extent_ndims(fs);
+    for (hsize_t r = 0; r < run[1]; r += step) {
+        const hsize_t n = run[1] - r < step ? run[1] - r : step;
+        const hsize_t start[2] = { run[0] + r, 0 }, count[2] = { n, run[2] };
+        const hid_t pm = H5Screate_simple(rank, count, NULL);
+        herr_t e = pm < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ? -1 : 0;
+        if (e >= 0) e = H5Dwrite(d, mt, pm, fs, c->dxpl, (const char *)buf + (size_t)r * row);
+        h5i_close(pm);
+        if (e < 0) return e;
+        progress_update(c->pg, c->pg_done += (double)n * (double)row);
+    }
+    return 0;
+}
+
+static int w_put(wctx *c, hid_t loc, const char *name, int ok, hid_t ft, hid_t mt, hid_t ms, hid_t fs, int write,
+                 const void *buf, hsize_t chunk, const hsize_t *run)
 {
     hid_t dcpl = w_ocpl(H5P_DATASET_CREATE), d = -1;
     /* no attribute on a dataset: its object header need not reserve room for them (HDF5 1.10.5) */
@@ -284,7 +317,7 @@ static int w_put(wctx *c, hid_t loc, const char *name, int ok, hid_t ft, hid_t m
         rc = w_sync(c, rc);
     }
     if (rc == 0) {
-        if (write && H5Dwrite(d, mt, ms, fs, c->dxpl, buf) < 0) rc = w_fail(c, loc, name, "writing dataset");
+        if (write && w_write(c, d, mt, ms, fs, buf, chunk, run) < 0) rc = w_fail(c, loc, name, "writing dataset");
         else if (w_injected(c, "write", name)) rc = -1;
         rc = w_sync(c, rc);
     }
@@ -302,7 +335,7 @@ static int w_dset(wctx *c, hid_t loc, const char *name, hid_t ft, hid_t mt, int 
     hid_t s = w_space(rank, dims);
     hssize_t np = -1;
     const int ok = s >= 0 && (np = H5Sget_simple_extent_npoints(s)) >= 0 && (c->rank == 0 || H5Sselect_none(s) >= 0);
-    const int rc = w_put(c, loc, name, ok, ft, mt, s, s, np > 0, buf, 0);
+    const int rc = w_put(c, loc, name, ok, ft, mt, s, s, np > 0, buf, 0, NULL);
     h5i_close(s);
     return rc;
 }
@@ -326,7 +359,11 @@ static int w_rows(wctx *c, hid_t loc, const char *name, hid_t ft, hid_t mt, int 
     }
     const hsize_t mdims[2] = { mine > 0 ? mine : 1, count[1] };
     ok = ok && (ms = H5Screate_simple(rank, mdims, NULL)) >= 0 && (mine > 0 || H5Sselect_none(ms) >= 0);
-    const int rc = w_put(c, loc, name, ok, ft, mt, ms, fs, dims[0] > 0, buf, chunk);
+    /* the rows as one run (a serial write's levels follow each other): what w_write may split */
+    const hsize_t run[3] = { nseg > 0 ? fofs[0] : 0, mine, count[1] };
+    int one = 1;
+    for (int i = 1; i < nseg; ++i) one = one && (cnt[i] == 0 || fofs[i] == fofs[i - 1] + cnt[i - 1]);
+    const int rc = w_put(c, loc, name, ok, ft, mt, ms, fs, dims[0] > 0, buf, chunk, one ? run : NULL);
     h5i_close(ms);
     h5i_close(fs);
     return rc;
@@ -688,6 +725,17 @@ int h5io_write(const char *path, const mesh_t *m, const h5io_meta_t *meta, char 
         w_buf_free(&b);
         return -1;
     }
+    /* a progress line for a long write (xfer.h: on a terminal rewritten in place, else a plain line
+     * every 10 s once it has run 5 s): the per-tile rows, written in pieces of 256 MiB;
+     * DPAMR_TEST_WRITE_PIECE=BYTES (tests) writes pieces of that many bytes */
+    progress_t pg;
+    progress_begin(&pg, meta && meta->progress, "write", h5io_raw_bytes(m, m->ntiles), NULL);
+    if (pg.on) {
+        const char *hook = getenv("DPAMR_TEST_WRITE_PIECE");
+        const long long forced = hook ? atoll(hook) : 0;
+        c.pg = &pg;
+        c.piece = forced > 0 ? (size_t)forced : (size_t)256 << 20;
+    }
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     const int fmt_ok = fapl >= 0 && w_format(fapl) == 0;
     hid_t f = fmt_ok ? w_create(&c, tmp, fapl) : -1;
@@ -705,6 +753,8 @@ int h5io_write(const char *path, const mesh_t *m, const h5io_meta_t *meta, char 
         rc = -1;
     }
     if (rc != 0) remove(tmp); /* also when the create failed part-way (a full disk) */
+    if (rc == 0) progress_end(&pg);
+    else progress_fail(&pg);
     free(tmp);
     w_buf_free(&b);
     return rc;

@@ -255,6 +255,7 @@ void run_provenance(h5io_meta_t *meta, const deck_t *d, const char *variant, con
     meta->pdl = d->pdl;
     meta->device_launches = meta->launch_failures = meta->pool_size = -1;
     meta->valid = v;
+    meta->progress = d->progress && !d->quiet && d->verbosity != DP_VERBOSITY_QUIET;
     const run_info_t *ri = run_info();
     meta->commit = ri->commit;
     meta->build = ri->build;

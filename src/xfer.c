@@ -2,6 +2,7 @@
 #include "src/xfer.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -29,6 +30,13 @@ void xfer_copy(void *dst, const void *src, size_t n)
 #define PLAIN_AFTER_MS 5000.0
 #define PLAIN_EVERY_MS 10000.0
 
+/** 1 when DPAMR_TEST_PROGRESS_NOW is set (tests): lines at every update, from the start. */
+static int progress_now(void)
+{
+    const char *e = getenv("DPAMR_TEST_PROGRESS_NOW");
+    return e && e[0] && strcmp(e, "0") != 0;
+}
+
 void progress_begin(progress_t *p, int on, const char *phase, double total, const char *unit)
 {
     memset(p, 0, sizeof *p);
@@ -40,6 +48,7 @@ void progress_begin(progress_t *p, int on, const char *phase, double total, cons
     p->unit = unit ? unit : "GB";
     p->total = total;
     p->t0 = p->shown = timer_ms();
+    p->now = progress_now();
 }
 
 /** One progress text: "download  3.21 of 9.60 GB  12.3 GB/s  1 s left". */
@@ -62,13 +71,13 @@ void progress_update(progress_t *p, double done)
     const double now = timer_ms();
     char line[256];
     if (p->tty) {
-        if (now - p->shown < TTY_EVERY_MS) return;
+        if (!p->now && now - p->shown < TTY_EVERY_MS) return;
         progress_text(p, now, line, sizeof line);
         printf("\r%-79s", line);
         fflush(stdout);
         p->drawn = 1;
     } else {
-        if (now - p->t0 < PLAIN_AFTER_MS || now - p->shown < PLAIN_EVERY_MS) return;
+        if (!p->now && (now - p->t0 < PLAIN_AFTER_MS || now - p->shown < PLAIN_EVERY_MS)) return;
         progress_text(p, now, line, sizeof line);
         printf("%s\n", line);
         fflush(stdout);
@@ -85,5 +94,15 @@ void progress_end(progress_t *p)
     if (p->tty) printf("\r%-79s\n", line);
     else printf("%s (done)\n", line);
     fflush(stdout);
+    p->drawn = 0;
+}
+
+void progress_fail(progress_t *p)
+{
+    if (!p->on || !p->drawn) return;
+    if (p->tty) {
+        printf("\n"); /* the error message that follows starts on a line of its own */
+        fflush(stdout);
+    }
     p->drawn = 0;
 }

@@ -37,4 +37,32 @@ grep -q "memory up to .* for [0-9]* tiles" "$work/stdout" || fail "no memory est
 expect_line "progress=off" "^wrote " run progress=off output="$work/p.hdf"
 grep -q "GB/s" "$work/stdout" && fail "progress=off printed progress"
 expect_error "bad progress" "progress.*valid values are off, auto" run progress=maybe output="$work/out.hdf"
+printf 'progress = maybe\n' | cat "$deck" - >"$work/badprogress.inp"
+expect_error "bad progress in a deck" "badprogress.inp:[0-9]*: key 'progress' = 'maybe': valid values are off, auto" \
+    "$dpamr" run "$work/badprogress.inp" mesh_file="$mesh" output="$work/out.hdf"
+# the write's progress (mpi_write=gather: an MPI build's one rank writes as a serial run does);
+# DPAMR_TEST_PROGRESS_NOW=1 prints at every update, so that a small run shows its lines
+now() { env DPAMR_TEST_PROGRESS_NOW=1 DPAMR_TEST_WRITE_PIECE=100000 "$@"; }
+# in a log: plain lines, no carriage return, the last one "(done)"
+expect_line "progress in a log" "^write .* GB.*(done)$" now "$dpamr" run "$deck" mesh_file="$mesh" variant=cpu \
+    mpi_write=gather output="$work/p.hdf"
+grep -q $'\r' "$work/stdout" && fail "progress in a log: a carriage return"
+[ "$(grep -c '^write ' "$work/stdout")" -ge 2 ] || fail "progress in a log: fewer than 2 write lines"
+for quiet in progress=off verbosity=quiet; do
+    expect_line "$quiet: no progress" "^wrote " now "$dpamr" run "$deck" mesh_file="$mesh" variant=cpu \
+        mpi_write=gather output="$work/p.hdf" "$quiet"
+    grep -q '^write ' "$work/stdout" && fail "$quiet printed progress"
+done
+# on a terminal (script(1) gives the run one): the line rewritten in place, ended once
+if command -v script >/dev/null; then
+    cmd="$dpamr run $deck mesh_file=$mesh variant=cpu mpi_write=gather output=$work/p.hdf"
+    now script -qec "$cmd" /dev/null >"$work/tty.txt" 2>&1
+    grep -q $'\rwrite ' "$work/tty.txt" || fail "progress on a terminal: no line rewritten in place"
+    [ "$(grep -c '^write \|\rwrite ' "$work/tty.txt")" -le 1 ] || fail "progress on a terminal: more than one line"
+    now script -qec "$cmd progress=off" /dev/null >"$work/tty.txt" 2>&1
+    grep -q 'write .* GB' "$work/tty.txt" && fail "progress=off on a terminal printed progress"
+    echo "ok   progress on a terminal: one line rewritten in place; progress=off: none"
+else
+    echo "skip progress on a terminal: no script(1)"
+fi
 finish "capacity"

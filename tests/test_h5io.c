@@ -599,6 +599,52 @@ static void test_reproducible(const mesh_t *m)
     remove(p2);
 }
 
+/** A write with a progress line writes its large datasets in hyperslab pieces: the file must hold
+ *  the same bytes as one H5Dwrite per dataset, for pieces of any size (a row or less, a few rows);
+ *  in a log (stdout not a terminal) the progress is plain lines, the last one "(done)". */
+static void test_pieces(const mesh_t *m)
+{
+    char err[1024];
+    h5io_meta_t mt;
+    fill_meta(&mt, DECK, NULL, 0.0);
+    const char *p1 = scratch("piece_a.hdf"), *p2 = scratch("piece_b.hdf"), *log = scratch("piece.log");
+    CHECK(h5io_write(p1, m, &mt, err, sizeof err) == 0, "%s", err);
+    static const char *sizes[] = { "1", "200", "4096", "100000" };
+    mt.progress = 1;
+    setenv("DPAMR_TEST_PROGRESS_NOW", "1", 1);
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) {
+        setenv("DPAMR_TEST_WRITE_PIECE", sizes[i], 1);
+        fflush(stdout);
+        const int saved = dup(STDOUT_FILENO);
+        FILE *fp = fopen(log, "w");
+        CHECK(fp != NULL);
+        if (!fp) break;
+        dup2(fileno(fp), STDOUT_FILENO);
+        const int rc = h5io_write(p2, m, &mt, err, sizeof err);
+        fflush(stdout);
+        dup2(saved, STDOUT_FILENO);
+        close(saved);
+        fclose(fp);
+        CHECK(rc == 0, "pieces of %s bytes: %s", sizes[i], err);
+        CHECK(same_bytes(p1, p2), "pieces of %s bytes: other bytes than one write per dataset", sizes[i]);
+        char out[1 << 16], end[128];
+        fp = fopen(log, "r");
+        const size_t k = fp ? fread(out, 1, sizeof out - 1, fp) : 0;
+        out[k] = '\0';
+        size_t e = 0;
+        if (fp && fseek(fp, -(long)(sizeof end - 1), SEEK_END) == 0) e = fread(end, 1, sizeof end - 1, fp);
+        end[e] = '\0';
+        if (fp) fclose(fp);
+        CHECK(strncmp(out, "write ", 6) == 0 && !strchr(out, '\r') && strstr(end, "(done)\n"),
+              "pieces of %s bytes: plain progress lines, got '%.200s' ... '%s'", sizes[i], out, end);
+    }
+    unsetenv("DPAMR_TEST_WRITE_PIECE");
+    unsetenv("DPAMR_TEST_PROGRESS_NOW");
+    remove(p1);
+    remove(p2);
+    remove(log);
+}
+
 /** A mesh with an empty trailing level: kept in /dpamr (round trip), left out of /VTKHDF. */
 static void test_empty_level(void)
 {
@@ -978,6 +1024,7 @@ int main(int argc, char **argv)
     test_roundtrip(&m2, "2d", DECK);
     test_roundtrip(&m3, "3d", NULL);
     test_reproducible(&m2);
+    test_pieces(&m2);
     test_empty_level();
     test_vlen_deck(scratch("2d_a.hdf"));
     test_bad_files(&m2, scratch("2d_a.hdf"));
