@@ -7,6 +7,7 @@
 #include "src/mesh.h"
 #include "src/refine.h"
 #include "src/valid_tile.h"
+#include "src/xfer.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,6 +35,26 @@ void gpu_versions(int *runtime, int *driver);
 
 /** Device-to-device copy bandwidth in GB/s (bytes read plus written), measured now. 0 or -1. */
 int gpu_copy_bandwidth(double *gbps, char *err, size_t errlen);
+
+/** The streamed output of a GPU run (issue 13 item 2; docs/design.md, *Data flow of a GPU run*).
+ *  Registered with gpu_stream_set around one engine_refine_valid of a GPU variant, it changes what
+ *  the engine's download (dmesh_download, device/tile_store.cu) does: the tile arrays come to the
+ *  host mesh, whose field arrays are freed (mesh_drop_fields); then `write` is called with a source
+ *  of the cells (xfer.h) that brings the pieces of its plan from the device store through two pinned
+ *  buffers, the next piece's copy running while the writer writes the current one; then the GPU
+ *  validation's results come back, and when `need_cells` says the report needs the cells on the host
+ *  (the CPU validator will make it), they are downloaded into m after all. `used` is set to 1 when
+ *  `write` was called; 0 (pinned buffers unavailable, not a GPU variant) means the download went as
+ *  without a registration, into m's fields. */
+typedef struct {
+    void *ctx;
+    int (*write)(void *ctx, const mesh_t *m, xfer_src_t *src, char *err, size_t errlen);
+    int (*need_cells)(void *ctx, const mesh_t *m);
+    int used;
+} gpu_stream_t;
+
+/** Register st for the next refinement of this process (NULL: none). */
+void gpu_stream_set(gpu_stream_t *st);
 
 #ifdef __cplusplus
 }

@@ -46,3 +46,8 @@ void gpu_versions(int *runtime, int *driver)
 {
     *runtime = *driver = 0;
 }
+
+void gpu_stream_set(gpu_stream_t *st)
+{
+    (void)st; /* nothing streams without CUDA */
+}

@@ -125,17 +125,23 @@ typedef struct {
     size_t bytes;
 } dseg_t;
 
-/** The segments of tiles [a, a + n) of every tile array and field of host mesh h and device store D. */
-static int tile_segments(const mesh_t *h, const dmesh_t *D, size_t a, size_t n, size_t cells, dseg_t *seg)
+#define SEG_TILES 1  /* the tile arrays */
+#define SEG_FIELDS 2 /* the fields */
+/** The segments of tiles [a, a + n) of every tile array (SEG_TILES in what) and field (SEG_FIELDS)
+ *  of host mesh h and device store D. */
+static int tile_segments(const mesh_t *h, const dmesh_t *D, size_t a, size_t n, size_t cells, dseg_t *seg,
+                         int what = SEG_TILES | SEG_FIELDS)
 {
     int k = 0;
 #define DP_SEG_ARRAY(name, type, per)                                                                     \
     seg[k].host = (char *)(h->name + a * (per));                                                          \
     seg[k].dev = (char *)(D->name + a * (per));                                                           \
     seg[k++].bytes = n * (per) * sizeof(type);
-    DP_TILE_ARRAYS(DP_SEG_ARRAY)
+    if (what & SEG_TILES) {
+        DP_TILE_ARRAYS(DP_SEG_ARRAY)
+    }
 #undef DP_SEG_ARRAY
-    for (int f = 0; f < h->nf; ++f) {
+    for (int f = 0; (what & SEG_FIELDS) && f < h->nf; ++f) {
         seg[k].host = (char *)(h->field[f] + a * cells);
         seg[k].dev = (char *)(D->field[f] + a * cells);
         seg[k++].bytes = n * cells * sizeof(float);
@@ -316,9 +322,165 @@ fail:
     return -1;
 }
 
+/* ---- the streamed write (gpu_stream_set) -------------------------------------------------------- */
+
+static gpu_stream_t *g_stream = NULL; /* the registration for the refinement running now */
+
+extern "C" void gpu_stream_set(gpu_stream_t *st) { g_stream = st; }
+
+/** The source of a streamed write: the pieces of the plan come from the store's fields into the two
+ *  pinned buffers of S, piece j into buffer j % 2, each copy followed by its buffer's event on
+ *  stream s. Piece j + 1 is copied while the writer writes piece j from the other buffer. */
+typedef struct {
+    xfer_src_t src;
+    const dmesh_t *M;
+    dstage_t *S;
+    cudaStream_t s;
+    size_t cells;
+    xfer_plan_t ahead;        /* the plan, walked as far as the pieces issued */
+    xfer_piece_t q[2];        /* the piece issued into each buffer */
+    long long issued, taken;  /* pieces whose copy was issued; pieces given to the writer */
+} dring_t;
+
+/** Issue the copies of the next pieces while a buffer is free: at most two pieces ahead of those
+ *  taken (the piece taken last, taken - 1, is being written from its buffer until the next get, so
+ *  the copy into that buffer, piece taken + 1, is issued by the next get). 0, or -1 with err. */
+static int dring_issue(dring_t *R, char *err, size_t errlen)
+{
+    xfer_piece_t q;
+    while (R->issued < R->taken + 2 && xfer_plan_next(&R->ahead, &q)) {
+        const int b = (int)(R->issued & 1);
+        const size_t bytes = (size_t)q.ntiles * R->cells * sizeof(float);
+        if (bytes > R->S->chunk) {
+            snprintf(err, errlen, "internal error: a piece of %zu bytes for a pinned buffer of %zu", bytes, R->S->chunk);
+            return -1;
+        }
+        CK(cudaMemcpyAsync(R->S->buf[b], R->M->field[q.field] + (size_t)q.tile * R->cells, bytes,
+                           cudaMemcpyDeviceToHost, R->s));
+        CK(cudaEventRecord(R->S->ev[b], R->s));
+        R->q[b] = q;
+        ++R->issued;
+    }
+    return 0;
+fail:
+    return -1;
+}
+
+static const float *dring_get(xfer_src_t *src, int f, int64_t t, int64_t n, char *err, size_t errlen)
+{
+    dring_t *R = (dring_t *)src->ctx;
+    /* the writer is done with the piece taken last: its buffer takes the copy two pieces ahead */
+    if (dring_issue(R, err, errlen) != 0) return NULL;
+    if (R->taken >= R->issued) {
+        snprintf(err, errlen, "internal error: the writer asked for field %d, tiles %lld+%lld past the plan's end", f,
+                 (long long)t, (long long)n);
+        return NULL;
+    }
+    const int b = (int)(R->taken & 1);
+    const xfer_piece_t *q = &R->q[b];
+    if (q->field != f || q->tile != t || q->ntiles != n) {
+        snprintf(err, errlen, "internal error: the writer asked for field %d, tiles %lld+%lld; the plan's next piece is "
+                 "field %d, tiles %lld+%lld", f, (long long)t, (long long)n, q->field, (long long)q->tile,
+                 (long long)q->ntiles);
+        return NULL;
+    }
+    CK(cudaEventSynchronize(R->S->ev[b]));
+    ++R->taken;
+    return (const float *)R->S->buf[b];
+fail:
+    return NULL;
+}
+
+/** dmesh_download with a registered stream (gpu_stream_t in gpu.h): 0 or -1 with err as
+ *  dmesh_download; 1 when it did not stream (no pinned buffers: the caller downloads as before). */
+static int dmesh_stream(const dmesh_t *M, mesh_t *m, long long from, long long ntiles, dstage_t *S, int progress,
+                        cudaStream_t s, double *ms, char *err, size_t errlen)
+{
+    gpu_stream_t *st = g_stream;
+    const double t0 = timer_ms();
+    const size_t cells = (size_t)mesh_cells(m), a = (size_t)from, n = (size_t)(ntiles - from);
+    dseg_t seg[DP_MAX_FIELDS + 8];
+    /* pieces of at most one staging buffer (64 MiB; DPAMR_TEST_STAGE_CHUNK=BYTES, tests: that many) */
+    const char *hook = getenv("DPAMR_TEST_STAGE_CHUNK");
+    const long long forced = hook ? atoll(hook) : 0;
+    const size_t want = forced > 0 ? (size_t)forced : DSTAGE_CHUNK;
+    const size_t piece = (size_t)xfer_tiles_per_piece(want, cells) * cells * sizeof(float);
+    if (dstage_ensure(S, piece) != 0) return 1; /* S->pageable says why; the download warns */
+    char verr[256];
+    dring_t R;
+    memset(&R, 0, sizeof R);
+    if (mesh_drop_fields(m, ntiles) != 0) {
+        snprintf(err, errlen, "out of host memory for the tile arrays of %lld tiles", ntiles);
+        return -1;
+    }
+    /* the GPU validator (when a run asked for it) reads the store on its own stream meanwhile */
+    if (valid_gpu_start(M, ntiles, s, err, errlen) != 0) return -1;
+    if (dstage_move(S, seg, tile_segments(m, M, a, n, cells, seg, SEG_TILES), 0, s, NULL, err, errlen) != 0) {
+        valid_gpu_finish(verr, sizeof verr); /* the download's error is the one to report */
+        return -1;
+    }
+    m->ntiles = ntiles;
+    mesh_index_levels(m);
+    R.src.get = dring_get;
+    R.src.piece = piece;
+    R.src.ctx = &R;
+    R.M = M;
+    R.S = S;
+    R.s = s;
+    R.cells = cells;
+    xfer_plan_init(&R.ahead, m->nlevels, m->level_start, m->nf, cells, piece);
+    st->used = 1;
+    {
+        nvtxRangePushA("stream");
+        int rc = dring_issue(&R, err, errlen); /* the first two pieces come down while the file is made */
+        if (rc == 0) rc = st->write(st->ctx, m, &R.src, err, errlen);
+        nvtxRangePop();
+        /* no copy may still be writing into a buffer when it is refilled or freed */
+        const cudaError_t e = cudaStreamSynchronize(s);
+        if (rc == 0 && e != cudaSuccess) {
+            snprintf(err, errlen, "CUDA error in cudaStreamSynchronize (the streamed download): %s", cudaGetErrorString(e));
+            rc = -1;
+        }
+        xfer_piece_t q;
+        if (rc == 0 && (R.taken != R.issued || xfer_plan_next(&R.ahead, &q))) {
+            snprintf(err, errlen, "internal error: the writer took %lld pieces of the streamed cells, %lld were issued, "
+                     "the plan has more: %d", R.taken, R.issued, (int)(R.taken == R.issued));
+            rc = -1;
+        }
+        if (rc != 0) {
+            valid_gpu_finish(verr, sizeof verr);
+            return -1;
+        }
+    }
+    *ms = timer_ms() - t0;
+    if (valid_gpu_finish(err, errlen) != 0) return -1;
+    if (st->need_cells && st->need_cells(st->ctx, m)) {
+        /* the CPU validator makes the report (the device found a failure, or did not validate): it
+         * needs every cell on the host after all */
+        if (mesh_fields_alloc(m) != 0) {
+            snprintf(err, errlen, "out of host memory for the cells the CPU validator needs: %lld tiles need %.2f GiB, "
+                     "the host has %.2f GiB available", ntiles, mesh_bytes((double)ntiles, m->dim, m->B, m->nf) / CAP_GIB,
+                     cap_host_available() / CAP_GIB);
+            return -1;
+        }
+        progress_t pg;
+        progress_begin(&pg, progress, "download", (double)ntiles * (double)cells * sizeof(float) * m->nf, NULL);
+        const int rc = dstage_move(S, seg, tile_segments(m, M, 0, (size_t)ntiles, cells, seg, SEG_FIELDS), 0, s, &pg,
+                                   err, errlen);
+        if (rc == 0) progress_end(&pg);
+        else progress_fail(&pg);
+        if (rc != 0) return -1;
+    }
+    return 0;
+}
+
 int dmesh_download(const dmesh_t *M, mesh_t *m, long long from, long long ntiles, dstage_t *S, int progress,
                    cudaStream_t s, double *ms, char *err, size_t errlen)
 {
+    if (g_stream && g_stream->write) {
+        const int k = dmesh_stream(M, m, from, ntiles, S, progress, s, ms, err, errlen);
+        if (k <= 0) return k; /* else no pinned buffers: not streamed, and the download below says so */
+    }
     const double t0 = timer_ms();
     const size_t cells = (size_t)mesh_cells(m), a = (size_t)from, n = (size_t)(ntiles - from);
     dseg_t seg[DP_MAX_FIELDS + 8];

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "src/mesh.h"
+#include "src/xfer.h"
 #include "validation/valid.h"
 
 #ifdef __cplusplus
@@ -49,6 +50,20 @@ typedef struct {
 /** Write m to path through a temporary file in the same directory, renamed on success.
  *  Returns 0, or -1 with a message in err (no file left behind, an older file intact). */
 int h5io_write(const char *path, const mesh_t *m, const h5io_meta_t *meta, char *err, size_t errlen);
+
+/** h5io_write in steps, for a write whose cells arrive while it runs (a GPU run streams them from
+ *  the device, device/tile_store.cu) and whose validation report comes after them: open (the
+ *  checks, the temporary file PATH.tmp.PID), cells (/VTKHDF: every level's boxes, cells and ghost
+ *  array, the cells taken from src in the order of its plan, xfer.h; src NULL: from m's arrays),
+ *  finish (/dpamr with meta's provenance and validation, close, rename onto path; on failure the
+ *  temporary file is removed) or abort (remove the temporary file). m's tile arrays and level index
+ *  must stay as at open; its field arrays are read only when src is NULL. The file's bytes are
+ *  h5io_write's for any source. finish and abort free the handle. 0, or -1 with err. */
+typedef struct h5io_out h5io_out_t;
+int h5io_out_open(const char *path, const mesh_t *m, int progress, h5io_out_t **o, char *err, size_t errlen);
+int h5io_out_cells(h5io_out_t *o, const mesh_t *m, xfer_src_t *src, char *err, size_t errlen);
+int h5io_out_finish(h5io_out_t *o, const mesh_t *m, const h5io_meta_t *meta, char *err, size_t errlen);
+void h5io_out_abort(h5io_out_t *o);
 
 /** Where one MPI rank's part goes in a file written collectively (h5io_write_dist). */
 typedef struct {

@@ -163,6 +163,8 @@ void w_buf_free(wbuf *b)
     free(b->box);
     free(b->ghost);
     free(b->oct);
+    b->box = NULL;
+    b->ghost = b->oct = NULL;
 }
 
 /** Allocate the scratch buffers and check that every AMRBox index fits int32. 0, or -1 with err. */

@@ -67,10 +67,13 @@ typedef struct {
     const dp_tidx *level_start;/* global level index [nlevels + 1] */
     const dp_tidx *offset;     /* this process's first row within each global level */
     const int64_t *parent;     /* parents as global indices, in local order */
-    progress_t *pg;            /* NULL, or the write's progress (serial write: bytes of per-tile rows) */
-    double pg_done;            /* the bytes of per-tile rows written so far */
-    size_t piece;              /* serial write with pg: a contiguous dataset of more bytes is written in
-                                  hyperslabs of about this many (the same bytes in the file) */
+    progress_t *pg;            /* NULL, or the write's progress (serial write: bytes of cells) */
+    double pg_done;            /* the bytes of cells written so far */
+    xfer_src_t *src;           /* serial write: where the cells come from (NULL: the mesh's arrays, in one
+                                  H5Dwrite per dataset: the collective write) */
+    int src_f;                 /* the field being written (w_celldata), -1 for other datasets */
+    dp_tidx src_t0;            /* and its level's first tile */
+    size_t src_cells;          /* cells per tile */
 #ifdef H5_HAVE_PARALLEL
     MPI_Comm comm;             /* the writing ranks (when par) */
 #endif

@@ -272,32 +272,36 @@ static int w_layout(hid_t dcpl, hid_t fs, hsize_t chunk)
 static int w_put(wctx *c, hid_t loc, const char *name, int ok, hid_t ft, hid_t mt, hid_t ms, hid_t fs, int write,
                  const void *buf, hsize_t chunk, const hsize_t *run);
 
-/** The one H5Dwrite of w_put; or, in a serial write with a progress line (c->pg) of a contiguous
- *  dataset whose rows are one run (run: first file row, rows, columns) of more than c->piece bytes,
- *  hyperslabs of about c->piece bytes one after the other: the dataset is allocated whole at its
- *  first write (contiguous, no fill value), so the file holds the same bytes either way. Adds the
- *  run's bytes to the progress (vtkGhostType, compressed, is not counted). */
+/** The one H5Dwrite of w_put; or, for a field's cells in a serial write with a source (c->src,
+ *  c->src_f >= 0), the pieces of the source's plan (xfer.h: runs of whole tiles), each a hyperslab
+ *  written from the pointer the source gives (the host's arrays, or the GPU's pinned buffers). The
+ *  contiguous dataset is allocated whole at its first write (no fill value), so the file holds the
+ *  same bytes for any piece size. The pieces' bytes are the progress (run: first file row, rows,
+ *  columns). */
 static herr_t w_write(wctx *c, hid_t d, hid_t mt, hid_t ms, hid_t fs, const void *buf, hsize_t chunk,
                       const hsize_t *run)
 {
     const size_t row = run ? H5Tget_size(mt) * (size_t)run[2] : 0;
-    const double bytes = run ? (double)run[1] * (double)row : 0.0;
-    if (!c->pg || c->par || !run || chunk > 0 || row == 0 || bytes <= (double)c->piece) {
-        const herr_t e = H5Dwrite(d, mt, ms, fs, c->dxpl, buf);
-        if (e >= 0 && c->pg && run && chunk == 0) progress_update(c->pg, c->pg_done += bytes);
-        return e;
+    if (!c->src || c->src_f < 0 || c->par || !run || chunk > 0 || row != sizeof(float) || c->src_cells == 0) {
+        return H5Dwrite(d, mt, ms, fs, c->dxpl, buf);
     }
-    const hsize_t step = c->piece / row > 0 ? (hsize_t)(c->piece / row) : 1;
-    const int rank = H5Sget_simple_extent_ndims(fs);
-    for (hsize_t r = 0; r < run[1]; r += step) {
-        const hsize_t n = run[1] - r < step ? run[1] - r : step;
-        const hsize_t start[2] = { run[0] + r, 0 }, count[2] = { n, run[2] };
-        const hid_t pm = H5Screate_simple(rank, count, NULL);
-        herr_t e = pm < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ? -1 : 0;
-        if (e >= 0) e = H5Dwrite(d, mt, pm, fs, c->dxpl, (const char *)buf + (size_t)r * row);
+    const int64_t tiles = (int64_t)(run[1] / c->src_cells), tpp = xfer_tiles_per_piece(c->src->piece, c->src_cells);
+    for (int64_t t = 0; t < tiles; t += tpp) {
+        const int64_t n = tiles - t < tpp ? tiles - t : tpp;
+        char why[512] = "";
+        const float *cells = c->src->get(c->src, c->src_f, c->src_t0 + t, n, why, sizeof why);
+        if (!cells) {
+            h5i_seterr(c->err, c->errlen, "cannot write %s: the cells of field %d, tiles %lld..%lld: %s", c->path,
+                       c->src_f, (long long)(c->src_t0 + t), (long long)(c->src_t0 + t + n - 1), why);
+            return -2; /* the message is set: not an HDF5 failure */
+        }
+        const hsize_t start = run[0] + (hsize_t)t * c->src_cells, count = (hsize_t)n * c->src_cells;
+        const hid_t pm = H5Screate_simple(1, &count, NULL);
+        herr_t e = pm < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &count, NULL) < 0 ? -1 : 0;
+        if (e >= 0) e = H5Dwrite(d, mt, pm, fs, c->dxpl, cells);
         h5i_close(pm);
         if (e < 0) return e;
-        progress_update(c->pg, c->pg_done += (double)n * (double)row);
+        if (c->pg) progress_update(c->pg, c->pg_done += (double)count * sizeof(float));
     }
     return 0;
 }
@@ -317,7 +321,9 @@ static int w_put(wctx *c, hid_t loc, const char *name, int ok, hid_t ft, hid_t m
         rc = w_sync(c, rc);
     }
     if (rc == 0) {
-        if (write && w_write(c, d, mt, ms, fs, buf, chunk, run) < 0) rc = w_fail(c, loc, name, "writing dataset");
+        const herr_t e = write ? w_write(c, d, mt, ms, fs, buf, chunk, run) : 0;
+        if (e == -2) rc = -1; /* the source failed: w_write said why */
+        else if (e < 0) rc = w_fail(c, loc, name, "writing dataset");
         else if (w_injected(c, "write", name)) rc = -1;
         rc = w_sync(c, rc);
     }
@@ -389,9 +395,14 @@ static int w_celldata(wctx *c, hid_t lev, const mesh_t *m, int L, uint8_t *ghost
     hid_t cd = w_group(c, lev, "CellData");
     if (cd < 0) return -1;
     int rc = 0;
-    for (int f = 0; f < m->nf && rc == 0; ++f)
+    for (int f = 0; f < m->nf && rc == 0; ++f) {
+        c->src_f = f; /* with a source (serial write), the cells come from it */
+        c->src_t0 = s;
+        c->src_cells = cells;
         rc = w_rows(c, cd, m->field_name[f], H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 1, &n, 1, &fofs, &cnt,
-                    m->field[f] + (size_t)s * cells, 0);
+                    c->src ? NULL : m->field[f] + (size_t)s * cells, 0);
+        c->src_f = -1;
+    }
     if (rc == 0) {
         w_ghost(m, s, e, oct, ghost);
         rc = w_rows(c, cd, "vtkGhostType", H5T_STD_U8LE, H5T_NATIVE_UINT8, 1, &n, 1, &fofs, &cnt, ghost, GHOST_CHUNK);
@@ -703,59 +714,138 @@ hid_t w_create(wctx *c, const char *tmp, hid_t fapl)
     return f;
 }
 
-int h5io_write(const char *path, const mesh_t *m, const h5io_meta_t *meta, char *err, size_t errlen)
+/** A file being written (h5io.h): the context, the /VTKHDF scratch buffers, the temporary file. */
+struct h5io_out {
+    wctx c;
+    wbuf b;
+    char *path, *tmp;
+    hid_t f;
+    progress_t pg;
+    int cells_done; /* /VTKHDF written */
+};
+
+/** The source of a write from the mesh's own arrays: pointers into them (no copy). */
+static const float *host_get(xfer_src_t *s, int f, int64_t t, int64_t n, char *err, size_t errlen)
+{
+    (void)n, (void)err, (void)errlen;
+    const mesh_t *m = s->ctx;
+    return m->field[f] + (size_t)t * (size_t)mesh_cells(m);
+}
+
+void h5io_out_abort(h5io_out_t *o)
+{
+    if (!o) return;
+    h5i_close(o->f);
+    if (o->tmp) remove(o->tmp); /* also when the create failed part-way (a full disk) */
+    progress_fail(&o->pg);
+    w_buf_free(&o->b);
+    free(o->tmp);
+    free(o->path);
+    free(o);
+}
+
+int h5io_out_open(const char *path, const mesh_t *m, int progress, h5io_out_t **out, char *err, size_t errlen)
 {
     static const dp_tidx zero[DP_MAX_LEVELS] = { 0 };
-    wctx c = { .path = path, .err = err, .errlen = errlen, .dxpl = H5P_DEFAULT, .nlevels = m->nlevels,
-               .level_start = m->level_start, .offset = zero, .parent = m->parent };
+    *out = NULL;
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    if (w_check_mesh(&c, m) != 0) return -1;
-    wbuf b;
-    if (w_buf_alloc(&c, m, &b) != 0) return -1;
+    h5io_out_t *o = calloc(1, sizeof *o);
     const size_t tl = strlen(path) + 32;
-    char *tmp = malloc(tl);
-    if (!tmp) {
-        w_buf_free(&b);
+    char *tmp = o ? malloc(tl) : NULL, *dup = o ? strdup(path) : NULL;
+    if (!o || !tmp || !dup) {
+        free(o);
+        free(tmp);
+        free(dup);
         h5i_seterr(err, errlen, "cannot write %s: out of memory", path);
+        return -1;
+    }
+    o->f = -1;
+    o->path = dup;
+    o->c = (wctx){ .path = o->path, .err = err, .errlen = errlen, .dxpl = H5P_DEFAULT, .nlevels = m->nlevels,
+                   .level_start = m->level_start, .offset = zero, .parent = m->parent, .src_f = -1 };
+    if (w_check_mesh(&o->c, m) != 0 || w_buf_alloc(&o->c, m, &o->b) != 0) {
+        free(tmp);
+        h5io_out_abort(o);
         return -1;
     }
     snprintf(tmp, tl, "%s.tmp.%ld", path, (long)getpid());
     if (w_target_ok(path, err, errlen) != 0 || w_room(path, tmp, h5io_raw_bytes(m, m->ntiles), err, errlen) != 0) {
         free(tmp);
-        w_buf_free(&b);
+        h5io_out_abort(o);
         return -1;
-    }
-    /* a progress line for a long write (xfer.h: on a terminal rewritten in place, else a plain line
-     * every 10 s once it has run 5 s): the per-tile rows, written in pieces of 256 MiB;
-     * DPAMR_TEST_WRITE_PIECE=BYTES (tests) writes pieces of that many bytes */
-    progress_t pg;
-    progress_begin(&pg, meta && meta->progress, "write", h5io_raw_bytes(m, m->ntiles), NULL);
-    if (pg.on) {
-        const char *hook = getenv("DPAMR_TEST_WRITE_PIECE");
-        const long long forced = hook ? atoll(hook) : 0;
-        c.pg = &pg;
-        c.piece = forced > 0 ? (size_t)forced : (size_t)256 << 20;
     }
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     const int fmt_ok = fapl >= 0 && w_format(fapl) == 0;
-    hid_t f = fmt_ok ? w_create(&c, tmp, fapl) : -1;
+    o->tmp = tmp; /* from here on an abort removes it */
+    o->f = fmt_ok ? w_create(&o->c, tmp, fapl) : -1;
     if (!fmt_ok) h5i_seterr(err, errlen, "cannot write %s: setting the file format (HDF5 1.8 to 1.10) failed", path);
     h5i_close(fapl);
-    int rc = f < 0 ? -1 : w_vtkhdf(&c, f, m, &b);
-    if (rc == 0) rc = w_dpamr(&c, f, m, meta);
-    if (f >= 0 && H5Fclose(f) < 0 && rc == 0) {
-        char why[200];
-        h5i_seterr(err, errlen, "cannot write %s: closing %s failed (%s)", path, tmp, h5i_reason(why));
-        rc = -1;
+    if (o->f < 0) {
+        h5io_out_abort(o);
+        return -1;
     }
-    if (rc == 0 && rename(tmp, path) != 0) {
-        h5i_seterr(err, errlen, "cannot write %s: renaming %s onto it failed: %s", path, tmp, strerror(errno));
-        rc = -1;
-    }
-    if (rc != 0) remove(tmp); /* also when the create failed part-way (a full disk) */
-    if (rc == 0) progress_end(&pg);
-    else progress_fail(&pg);
-    free(tmp);
-    w_buf_free(&b);
+    /* a progress line for a long write (xfer.h: on a terminal rewritten in place, else a plain line
+     * every 10 s once it has run 5 s) over the cells, which are nearly all of the file */
+    progress_begin(&o->pg, progress, "write", (double)m->ntiles * (double)mesh_cells(m) * sizeof(float) * m->nf, NULL);
+    o->c.pg = o->pg.on ? &o->pg : NULL;
+    *out = o;
+    return 0;
+}
+
+int h5io_out_cells(h5io_out_t *o, const mesh_t *m, xfer_src_t *src, char *err, size_t errlen)
+{
+    /* the mesh's own arrays, in pieces of 256 MiB (DPAMR_TEST_WRITE_PIECE=BYTES, tests: that many) */
+    const char *hook = getenv("DPAMR_TEST_WRITE_PIECE");
+    const long long forced = hook ? atoll(hook) : 0;
+    xfer_src_t host = { .get = host_get, .piece = forced > 0 ? (size_t)forced : (size_t)256 << 20, .ctx = (void *)m };
+    o->c.err = err;
+    o->c.errlen = errlen;
+    o->c.src = src ? src : &host;
+    const int rc = w_vtkhdf(&o->c, o->f, m, &o->b);
+    o->c.src = NULL;
+    o->cells_done = rc == 0;
+    /* the progress line ends with the cells (a streamed run prints its levels next) */
+    if (rc == 0) progress_end(&o->pg);
+    else progress_fail(&o->pg);
+    o->c.pg = NULL;
     return rc;
+}
+
+int h5io_out_finish(h5io_out_t *o, const mesh_t *m, const h5io_meta_t *meta, char *err, size_t errlen)
+{
+    o->c.err = err;
+    o->c.errlen = errlen;
+    int rc = o->cells_done ? 0 : -1;
+    if (!o->cells_done) h5i_seterr(err, errlen, "cannot write %s: internal error: /VTKHDF was not written", o->path);
+    if (rc == 0) rc = w_dpamr(&o->c, o->f, m, meta);
+    const hid_t f = o->f;
+    o->f = -1;
+    if (H5Fclose(f) < 0 && rc == 0) {
+        char why[200];
+        h5i_seterr(err, errlen, "cannot write %s: closing %s failed (%s)", o->path, o->tmp, h5i_reason(why));
+        rc = -1;
+    }
+    if (rc == 0 && rename(o->tmp, o->path) != 0) {
+        h5i_seterr(err, errlen, "cannot write %s: renaming %s onto it failed: %s", o->path, o->tmp, strerror(errno));
+        rc = -1;
+    }
+    if (rc != 0) {
+        h5io_out_abort(o);
+        return -1;
+    }
+    free(o->tmp);
+    o->tmp = NULL;
+    h5io_out_abort(o); /* frees the rest: nothing to remove, nothing open */
+    return 0;
+}
+
+int h5io_write(const char *path, const mesh_t *m, const h5io_meta_t *meta, char *err, size_t errlen)
+{
+    h5io_out_t *o;
+    if (h5io_out_open(path, m, meta && meta->progress, &o, err, errlen) != 0) return -1;
+    if (h5io_out_cells(o, m, NULL, err, errlen) != 0) {
+        h5io_out_abort(o);
+        return -1;
+    }
+    return h5io_out_finish(o, m, meta, err, errlen);
 }

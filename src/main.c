@@ -209,7 +209,17 @@ static int cmd_run(int argc, char **argv)
     dp_vreq vq;
     dp_vdev vd;
     run_valid_request(&d, &vq);
-    if (engine_refine_valid(variant, &d, &m, &r, &vq, &vd, err, sizeof err) != 0) return run_die(err);
+    /* a GPU variant validated on the GPU streams its cells into the file while they come down
+     * (gpu_stream_t): the file is finished below once the validation passed, or removed */
+    run_stream_t rs = { .d = &d, .vd = &vd, .progress = d.progress && say, .out = NULL };
+    gpu_stream_t gs = { .ctx = &rs, .write = run_stream_write, .need_cells = run_stream_need_cells, .used = 0 };
+    if (run_stream_wanted(&d, variant)) gpu_stream_set(&gs);
+    const int refined = engine_refine_valid(variant, &d, &m, &r, &vq, &vd, err, sizeof err);
+    gpu_stream_set(NULL);
+    if (refined != 0) {
+        run_stream_abort(&rs);
+        return run_die(err);
+    }
     if (say && r.note[0]) printf("%s\n", r.note);
     if (say) run_say_capacity(&r, 1);
     if (say) run_say_pool(&r, r.device_launches, r.launch_failures, 1);
@@ -232,6 +242,7 @@ static int cmd_run(int argc, char **argv)
     dp_vdev_free(&vd);
     if (say || !v.passed) valid_print(&v, &m);
     if (!v.passed) {
+        run_stream_abort(&rs); /* the cells written so far go with the temporary file */
         fprintf(stderr, "dpamr: error: validation failed; %s not written\n", d.output);
         return 2;
     }
@@ -249,14 +260,20 @@ static int cmd_run(int argc, char **argv)
     meta.nranks = 1;
     meta.ranks = &row;
     const double tw = timer_ms();
-    if (h5io_write(d.output, &m, &meta, err, sizeof err) != 0) return run_die(err);
+    if (rs.out) { /* streamed: the cells are in the file; /dpamr, close, rename */
+        h5io_out_t *o = rs.out;
+        rs.out = NULL;
+        if (h5io_out_finish(o, &m, &meta, err, sizeof err) != 0) return run_die(err);
+    } else if (h5io_write(d.output, &m, &meta, err, sizeof err) != 0) {
+        return run_die(err);
+    }
     const double write_ms = timer_ms() - tw;
     printf("wrote %s\n", d.output);
     if (say) {
-        char up[32] = "-", down[32] = "-";
+        char up[32] = "-", down[48] = "-";
         if (variant != DP_VARIANT_CPU) {
             snprintf(up, sizeof up, "%.3f ms", r.upload_ms);
-            snprintf(down, sizeof down, "%.3f ms", r.download_ms);
+            snprintf(down, sizeof down, gs.used ? "%.3f ms (the cells streamed into the file)" : "%.3f ms", r.download_ms);
         }
         printf("phases: load %.3f ms, upload %s, refine %.3f ms, download %s, validate %.3f ms%s, write %.3f ms, "
                "total %.3f ms\n", load_ms, up, r.refine_ms, down, validate_ms, by_cpu ? "" : " (on the GPU)", write_ms,

@@ -49,6 +49,27 @@ int mesh_reserve(mesh_t *m, dp_tidx cap) { return mesh_grow(m, cap, 1); }
 
 int mesh_reserve_unset(mesh_t *m, dp_tidx cap) { return mesh_grow(m, cap, 0); }
 
+int mesh_drop_fields(mesh_t *m, dp_tidx cap)
+{
+    for (int f = 0; f < DP_MAX_FIELDS; ++f) {
+        free(m->field[f]);
+        m->field[f] = NULL;
+    }
+    const int nf = m->nf; /* mesh_grow grows the fields of m->nf: none here */
+    m->nf = 0;
+    const int rc = mesh_grow(m, cap, 0);
+    m->nf = nf;
+    return rc;
+}
+
+int mesh_fields_alloc(mesh_t *m)
+{
+    const size_t n = (size_t)m->cap * (size_t)mesh_cells(m);
+    for (int f = 0; f < m->nf; ++f)
+        if (!m->field[f] && !(m->field[f] = malloc((n > 0 ? n : 1) * sizeof(float)))) return -1;
+    return 0;
+}
+
 int mesh_alloc(mesh_t *m, dp_tidx cap)
 {
     m->cap = 0;

@@ -108,6 +108,12 @@ int mesh_reserve(mesh_t *m, dp_tidx cap);
 /** mesh_reserve without clearing the new tiles, for a caller that writes every one of them (the GPU
  *  download: its pages are then first touched by its parallel copy, not by a serial memset). */
 int mesh_reserve_unset(mesh_t *m, dp_tidx cap);
+/** A mesh without its cells on the host (a GPU run's streamed write: the cells go from the device
+ *  to the file): free the field arrays (NULL), then grow the tile arrays alone to cap tiles,
+ *  uninitialised. 0 or -1 (out of memory). mesh_fields_alloc gives the fields back. */
+int mesh_drop_fields(mesh_t *m, dp_tidx cap);
+/** Allocate (uninitialised) every field array that is NULL, for m->cap tiles. 0 or -1. */
+int mesh_fields_alloc(mesh_t *m);
 void mesh_free(mesh_t *m);
 /** Recompute nlevels and level_start from level[] (tiles must be in canonical order). */
 void mesh_index_levels(mesh_t *m);

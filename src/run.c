@@ -2,6 +2,7 @@
 #include "src/run.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -324,6 +325,36 @@ void run_valid_request(const deck_t *d, dp_vreq *q)
     memset(q, 0, sizeof *q);
     q->validate = d->validate != DP_VALIDATE_CPU;
     q->complete = 1; /* a refinement output: complete to max_level */
+}
+
+int run_stream_wanted(const deck_t *d, int variant)
+{
+    const char *off = getenv("DPAMR_TEST_NO_STREAM");
+    return variant != DP_VARIANT_CPU && d->validate != DP_VALIDATE_CPU && !(off && off[0] && strcmp(off, "0") != 0);
+}
+
+int run_stream_write(void *ctx, const mesh_t *m, xfer_src_t *src, char *err, size_t errlen)
+{
+    run_stream_t *rs = ctx;
+    if (h5io_out_open(rs->d->output, m, rs->progress, &rs->out, err, errlen) != 0) return -1;
+    if (h5io_out_cells(rs->out, m, src, err, errlen) != 0) {
+        run_stream_abort(rs);
+        return -1;
+    }
+    return 0;
+}
+
+int run_stream_need_cells(void *ctx, const mesh_t *m)
+{
+    const run_stream_t *rs = ctx;
+    const valid_opts_t vo = { .complete = 1, .roots = -1, .gstart = NULL };
+    return !valid_device_suffices(m, &rs->d->p, &vo, rs->vd);
+}
+
+void run_stream_abort(run_stream_t *rs)
+{
+    h5io_out_abort(rs->out);
+    rs->out = NULL;
 }
 
 double run_validate_ms(const dp_vdev *g, double host_ms) { return g && g->ran ? g->wall_ms + host_ms : host_ms; }

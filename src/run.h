@@ -64,6 +64,25 @@ void run_say_valid(const deck_t *d, int variant, const dp_vdev *g, int by_cpu, d
  *  validate. */
 double run_validate_ms(const dp_vdev *g, double host_ms);
 
+/** The streamed write of a GPU run (device/gpu.h, gpu_stream_t): the output is opened and its cells
+ *  written while they come from the device; run_stream_finish then writes /dpamr and renames, or
+ *  run_stream_abort removes the temporary file (no partial output). */
+typedef struct {
+    const deck_t *d;
+    const dp_vdev *vd;   /* the GPU validator's result (filled before need_cells is asked) */
+    int progress;        /* the write's progress line */
+    h5io_out_t *out;     /* the file being written, NULL before the write began or after the end */
+} run_stream_t;
+/** 1 when a serial run of variant streams its output: a GPU variant validated on the GPU (unless
+ *  the test hook DPAMR_TEST_NO_STREAM is set). */
+int run_stream_wanted(const deck_t *d, int variant);
+/** The gpu_stream_t callbacks of rs: open d->output and write its cells from the source; whether the
+ *  validation report needs the cells on the host (valid_device_suffices). */
+int run_stream_write(void *rs, const mesh_t *m, xfer_src_t *src, char *err, size_t errlen);
+int run_stream_need_cells(void *rs, const mesh_t *m);
+/** Remove the temporary file of a streamed write that began (nothing when none did). */
+void run_stream_abort(run_stream_t *rs);
+
 /** The variant a run uses. cpu stays cpu; auto becomes cdp with a usable GPU, else cpu (then `why`
  *  says what is missing); cdp or host without a usable GPU is an error (-1, message in err).
  *  local >= 0: first make device `local` (modulo the visible devices) current, as an MPI rank does

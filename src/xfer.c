@@ -106,3 +106,41 @@ void progress_fail(progress_t *p)
     }
     p->drawn = 0;
 }
+
+/* ---- the plan of a streamed write ---------------------------------------------------------------- */
+
+int64_t xfer_tiles_per_piece(size_t piece, size_t cells)
+{
+    const size_t tile = cells * sizeof(float);
+    return tile > 0 && piece / tile > 0 ? (int64_t)(piece / tile) : 1;
+}
+
+void xfer_plan_init(xfer_plan_t *p, int nlevels, const int64_t *level_start, int nf, size_t cells, size_t piece)
+{
+    memset(p, 0, sizeof *p);
+    p->nlevels = nlevels;
+    p->nf = nf;
+    p->level_start = level_start;
+    p->tpp = xfer_tiles_per_piece(piece, cells);
+    p->t = nlevels > 0 ? level_start[0] : 0;
+}
+
+int xfer_plan_next(xfer_plan_t *p, xfer_piece_t *out)
+{
+    while (p->L < p->nlevels) {
+        const int64_t end = p->level_start[p->L + 1];
+        if (p->f < p->nf && p->t < end) {
+            const int64_t n = end - p->t < p->tpp ? end - p->t : p->tpp;
+            *out = (xfer_piece_t){ .level = p->L, .field = p->f, .tile = p->t, .ntiles = n };
+            p->t += n;
+            return 1;
+        }
+        /* the field (or an empty level) is done: the next field of the level, or the next level */
+        if (++p->f >= p->nf || p->level_start[p->L] >= end) {
+            p->f = 0;
+            ++p->L;
+        }
+        p->t = p->level_start[p->L < p->nlevels ? p->L : p->nlevels];
+    }
+    return 0;
+}

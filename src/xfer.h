@@ -5,6 +5,7 @@
 #define DPAMR_XFER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,6 +39,44 @@ void progress_end(progress_t *p);
 /** The phase failed: a terminal line on screen is ended (the error follows on a line of its own);
  *  nothing is printed in a log. */
 void progress_fail(progress_t *p);
+
+/* ---- streamed cells: the plan of pieces and their source ------------------------------------- */
+
+/** One piece of a mesh's cells: field `field` of tiles [tile, tile + ntiles), all on level `level`. */
+typedef struct {
+    int level, field;
+    int64_t tile, ntiles;
+} xfer_piece_t;
+
+/** The order in which a streamed write takes a mesh's cells (the writer's order, io/h5io_write.c:
+ *  level by level, within a level field by field, within a field in runs of at most `tpp` tiles):
+ *  the writer asks for the pieces in this order, and a source that fetches ahead (the GPU's pinned
+ *  ring, device/tile_store.cu) walks the same plan. Levels without tiles have no pieces. */
+typedef struct {
+    int nlevels, nf;
+    const int64_t *level_start; /* [nlevels + 1] */
+    int64_t tpp;                /* tiles per piece (at least 1) */
+    int L, f;                   /* the next piece's level and field */
+    int64_t t;                  /* and its first tile */
+} xfer_plan_t;
+
+/** Tiles per piece of at most `piece` bytes for tiles of `cells` float32 cells (at least 1). */
+int64_t xfer_tiles_per_piece(size_t piece, size_t cells);
+/** Start a plan over levels [0, nlevels) of level_start (kept by pointer), nf fields, pieces of
+ *  xfer_tiles_per_piece(piece, cells) tiles. */
+void xfer_plan_init(xfer_plan_t *p, int nlevels, const int64_t *level_start, int nf, size_t cells, size_t piece);
+/** The next piece into *out: 1, or 0 when the plan is done. */
+int xfer_plan_next(xfer_plan_t *p, xfer_piece_t *out);
+
+/** Where a streamed write takes the cells from: `get` gives field f of tiles [t, t + n) (the next
+ *  piece of the plan of `piece` bytes, asked in the plan's order), a pointer valid until the next
+ *  call, or NULL with the reason in err. The host's mesh arrays (xfer_host_src in h5io_write) or the
+ *  device's store through pinned buffers. */
+typedef struct xfer_src {
+    const float *(*get)(struct xfer_src *s, int f, int64_t t, int64_t n, char *err, size_t errlen);
+    size_t piece; /* bytes of a piece */
+    void *ctx;
+} xfer_src_t;
 
 #ifdef __cplusplus
 }

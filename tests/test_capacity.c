@@ -321,8 +321,55 @@ static void test_progress(const char *dir)
           "a terminal: one line rewritten in place, ended once: '%s'", out);
 }
 
+/* The plan of a streamed write: level by level, field by field, runs of at most tpp tiles; empty
+ * levels give no piece; a piece smaller than a tile still takes one tile. */
+static void test_plan(void)
+{
+    const int64_t ls[] = { 0, 3, 3, 10 };
+    xfer_plan_t pl;
+    xfer_piece_t q;
+    CHECK(xfer_tiles_per_piece(48, 4) == 3 && xfer_tiles_per_piece(47, 4) == 2 && xfer_tiles_per_piece(1, 4) == 1 &&
+          xfer_tiles_per_piece((size_t)64 << 20, 256) == 65536, "tiles per piece");
+    xfer_plan_init(&pl, 3, ls, 2, 4, 48);
+    static const int64_t want[][4] = { { 0, 0, 0, 3 }, { 0, 1, 0, 3 }, { 2, 0, 3, 3 }, { 2, 0, 6, 3 }, { 2, 0, 9, 1 },
+                                       { 2, 1, 3, 3 }, { 2, 1, 6, 3 }, { 2, 1, 9, 1 } };
+    int k = 0;
+    while (xfer_plan_next(&pl, &q)) {
+        CHECK(k < 8 && q.level == want[k][0] && q.field == want[k][1] && q.tile == want[k][2] && q.ntiles == want[k][3],
+              "piece %d: level %d field %d tiles %lld+%lld", k, q.level, q.field, (long long)q.tile,
+              (long long)q.ntiles);
+        ++k;
+    }
+    CHECK(k == 8, "8 pieces, got %d", k);
+    CHECK(!xfer_plan_next(&pl, &q), "done stays done");
+    /* every tile of every field exactly once, in order, for many shapes */
+    const int64_t ls2[] = { 0, 1, 5, 5, 5, 40, 41 };
+    for (int nf = 1; nf <= 3; ++nf)
+        for (size_t piece = 1; piece < 200; piece += 7) {
+            xfer_plan_init(&pl, 6, ls2, nf, 2, piece);
+            int64_t next = 0, count = 0;
+            int L = 0, f = 0, ok = 1;
+            while (xfer_plan_next(&pl, &q)) {
+                if (q.level != L || q.field != f) { /* a new run starts at its level's first tile */
+                    ok = ok && (q.level > L || (q.level == L && q.field == f + 1)) && q.tile == ls2[q.level];
+                    L = q.level;
+                    f = q.field;
+                    next = q.tile;
+                }
+                ok = ok && q.tile == next && q.ntiles >= 1 && q.ntiles <= xfer_tiles_per_piece(piece, 2) &&
+                     q.tile + q.ntiles <= ls2[q.level + 1];
+                next = q.tile + q.ntiles;
+                count += q.ntiles;
+            }
+            CHECK(ok && count == 41 * nf, "nf %d piece %zu: every tile once, in order (%lld)", nf, piece, (long long)count);
+        }
+    xfer_plan_init(&pl, 0, ls, 1, 4, 48);
+    CHECK(!xfer_plan_next(&pl, &q), "no levels: no pieces");
+}
+
 int main(int argc, char **argv)
 {
+    test_plan();
     test_bound();
     test_frontier_children();
     test_fit();

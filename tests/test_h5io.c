@@ -645,6 +645,83 @@ static void test_pieces(const mesh_t *m)
     remove(log);
 }
 
+/* A source as the GPU's (device/tile_store.cu): it walks the plan itself, requires the writer's
+ * requests in the plan's order, and hands out copies in two buffers used in turn, the one handed
+ * out before this one scribbled over (the writer must be done with it). */
+typedef struct {
+    const mesh_t *m;
+    xfer_plan_t plan;
+    float *buf[2];
+    long long taken, bad;
+} ring_src_t;
+
+static const float *ring_get(xfer_src_t *s, int f, int64_t t, int64_t n, char *err, size_t errlen)
+{
+    ring_src_t *R = s->ctx;
+    xfer_piece_t q;
+    if (!xfer_plan_next(&R->plan, &q) || q.field != f || q.tile != t || q.ntiles != n) {
+        ++R->bad;
+        snprintf(err, errlen, "request %lld off the plan", R->taken);
+        return NULL;
+    }
+    const size_t cells = (size_t)mesh_cells(R->m);
+    float *b = R->buf[R->taken & 1];
+    memset(R->buf[(R->taken + 1) & 1], 0xff, s->piece); /* the previous piece's buffer is refilled */
+    memcpy(b, R->m->field[f] + (size_t)t * cells, (size_t)n * cells * sizeof(float));
+    ++R->taken;
+    return b;
+}
+
+/** The split writer (open, cells from a source, finish) writes h5io_write's bytes; a source that
+ *  fails stops the write with its words and leaves no file; abort leaves no file. */
+static void test_stream(const mesh_t *m)
+{
+    char err[1024];
+    h5io_meta_t mt;
+    fill_meta(&mt, DECK, NULL, 0.0);
+    const char *p1 = scratch("stream_a.hdf"), *p2 = scratch("stream_b.hdf");
+    CHECK(h5io_write(p1, m, &mt, err, sizeof err) == 0, "%s", err);
+    const size_t cells = (size_t)mesh_cells(m);
+    for (size_t tiles = 1; tiles <= 64; tiles *= 4) {
+        ring_src_t R = { .m = m };
+        xfer_src_t src = { .get = ring_get, .piece = tiles * cells * sizeof(float), .ctx = &R };
+        R.buf[0] = malloc(src.piece);
+        R.buf[1] = malloc(src.piece);
+        xfer_plan_init(&R.plan, m->nlevels, m->level_start, m->nf, cells, src.piece);
+        h5io_out_t *o = NULL;
+        CHECK(h5io_out_open(p2, m, 0, &o, err, sizeof err) == 0, "%s", err);
+        CHECK(o && h5io_out_cells(o, m, &src, err, sizeof err) == 0, "%s", err);
+        xfer_piece_t q;
+        CHECK(R.bad == 0 && !xfer_plan_next(&R.plan, &q), "pieces of %zu tiles: the writer took the whole plan", tiles);
+        CHECK(o && h5io_out_finish(o, m, &mt, err, sizeof err) == 0, "%s", err);
+        CHECK(same_bytes(p1, p2), "pieces of %zu tiles: other bytes than h5io_write", tiles);
+        free(R.buf[0]);
+        free(R.buf[1]);
+        remove(p2);
+    }
+    /* a failing source: its words in the message, no file, no temporary file */
+    ring_src_t R = { .m = m };
+    xfer_src_t src = { .get = ring_get, .piece = cells * sizeof(float), .ctx = &R };
+    R.buf[0] = malloc(src.piece);
+    R.buf[1] = malloc(src.piece);
+    xfer_plan_init(&R.plan, m->nlevels, m->level_start, m->nf, cells, src.piece);
+    xfer_piece_t q;
+    CHECK(xfer_plan_next(&R.plan, &q)); /* one ahead: the writer's first request is off the plan */
+    h5io_out_t *o = NULL;
+    CHECK(h5io_out_open(p2, m, 0, &o, err, sizeof err) == 0, "%s", err);
+    CHECK(o && h5io_out_cells(o, m, &src, err, sizeof err) != 0 && strstr(err, "off the plan"), "%s", err);
+    h5io_out_abort(o);
+    struct stat st;
+    CHECK(stat(p2, &st) != 0, "no file after a failed source");
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", p2, (long)getpid());
+    CHECK(stat(tmp, &st) != 0, "no temporary file after abort");
+    free(R.buf[0]);
+    free(R.buf[1]);
+    CHECK_NO_OPEN();
+    remove(p1);
+}
+
 /** A mesh with an empty trailing level: kept in /dpamr (round trip), left out of /VTKHDF. */
 static void test_empty_level(void)
 {
@@ -1025,6 +1102,7 @@ int main(int argc, char **argv)
     test_roundtrip(&m3, "3d", NULL);
     test_reproducible(&m2);
     test_pieces(&m2);
+    test_stream(&m2);
     test_empty_level();
     test_vlen_deck(scratch("2d_a.hdf"));
     test_bad_files(&m2, scratch("2d_a.hdf"));

@@ -291,7 +291,7 @@ void valid_fold(const valid_parts_t *parts, const dp_params *p, valid_report_t *
 }
 
 /* Phase 1: can the mesh be walked with these parameters at all? Returns the number of failures. */
-static int check_global(const mesh_t *m, const dp_params *p, char *msg, size_t len)
+static int check_global(const mesh_t *m, const dp_params *p, int cells, char *msg, size_t len)
 {
     char buf[512];
     int n = 0;
@@ -319,7 +319,8 @@ static int check_global(const mesh_t *m, const dp_params *p, char *msg, size_t l
     if (m->ntiles > 0 && (!m->level || !m->coord || !m->key || !m->parent || !m->childmask))
         GFAIL("tile arrays not allocated");
     for (int f = 0; f < m->nf && f < DP_MAX_FIELDS; ++f)
-        if (m->ntiles > 0 && !m->field[f]) GFAIL("field %d not allocated", f);
+        if (cells && m->ntiles > 0 && !m->field[f])
+            GFAIL("field %d not allocated (the cells of a streamed GPU run are not on the host)", f);
 #undef GFAIL
     if (n > 0) snprintf(msg, len, "%s", buf);
     return n;
@@ -390,7 +391,7 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
         return 0;
     }
     r->conservation_checked = p->fill == DP_FILL_PROLONG;
-    r->nfail = check_global(m, p, r->first_failure, sizeof r->first_failure);
+    r->nfail = check_global(m, p, 1, r->first_failure, sizeof r->first_failure);
     if (r->nfail > 0) { /* walking the tiles could read out of bounds */
         r->first_key = VALID_KEY(1, 0);
         return 0;
@@ -557,6 +558,21 @@ void valid_print(const valid_report_t *r, const mesh_t *m)
     fflush(stdout);
 }
 
+int valid_device_suffices(const mesh_t *m, const dp_params *p, const valid_opts_t *o, const dp_vdev *g)
+{
+    const valid_opts_t whole = { .complete = 1, .roots = -1, .gstart = NULL };
+    if (!o) o = &whole;
+    if (!g || !g->ran || !m || !p || g->ntiles != m->ntiles || g->nfail > 0 || g->dup || g->unsorted || g->nlv < 1 ||
+        g->nlv > DP_MAX_LEVELS)
+        return 0;
+    char msg[512];
+    if (check_global(m, p, 0, msg, sizeof msg) > 0 || check_index(m, o, g->count, g->nlv, 1, msg, sizeof msg) > 0)
+        return 0;
+    for (int L = 0; L < g->nlv; ++L)
+        if (g->nchunks[L] > 0 && !g->chunk[L]) return 0;
+    return 1;
+}
+
 int valid_check_device(const mesh_t *m, const dp_params *p, const valid_opts_t *o, const dp_vdev *g,
                        valid_report_t *r, valid_parts_t *parts, int *by_cpu)
 {
@@ -564,14 +580,7 @@ int valid_check_device(const mesh_t *m, const dp_params *p, const valid_opts_t *
     if (!o) o = &whole;
     *by_cpu = 1;
     /* the CPU validator reports whatever the device did not pass: any failure is described there */
-    if (!g || !g->ran || !m || !p || g->ntiles != m->ntiles || g->nfail > 0 || g->dup || g->unsorted || g->nlv < 1 ||
-        g->nlv > DP_MAX_LEVELS)
-        return valid_check_part(m, p, o, r, parts);
-    char msg[512];
-    if (check_global(m, p, msg, sizeof msg) > 0 || check_index(m, o, g->count, g->nlv, 1, msg, sizeof msg) > 0)
-        return valid_check_part(m, p, o, r, parts);
-    for (int L = 0; L < g->nlv; ++L)
-        if (g->nchunks[L] > 0 && !g->chunk[L]) return valid_check_part(m, p, o, r, parts);
+    if (!valid_device_suffices(m, p, o, g)) return valid_check_part(m, p, o, r, parts);
 
     /* everything passed: the report valid_check_part gives a passing mesh */
     memset(r, 0, sizeof *r);

@@ -61,6 +61,11 @@ typedef struct {
 int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o, valid_report_t *r,
                      valid_parts_t *parts);
 
+/** 1 when valid_check_device makes the report from what the device found (g) without the CPU
+ *  validator: the device ran on m's tiles and passed every check, and m's header and level index
+ *  (phases 1 and 4, which need no cells) pass. Then m's cells need not be on the host (a streamed GPU
+ *  run); 0: valid_check_device runs valid_check_part, which needs them. */
+int valid_device_suffices(const mesh_t *m, const dp_params *p, const valid_opts_t *o, const dp_vdev *g);
 /** valid_check_part from what the GPU validator found on its tile store (g, for the mesh m it
  *  downloaded): when the device's checks all passed, the report is assembled here from its counts,
  *  conservation maximum and chunks (the tree hashes recomputed on the host when o->gstart maps parent
