@@ -419,7 +419,7 @@ static const deck_key_t k_keys[] = {
       "the summary of phases; verbose = also the build and machine", 'c', 1, 1, 0, 0, NULL,
       { "quiet", "normal", "verbose", NULL } },
     { "progress", "word", "auto", NULL,
-      "progress of long phases (the GPU variants' upload and download, the write of the file; the refinement "
+      "progress of long phases (the GPU variants' upload and download, the CPU validator, the write of the file; the refinement "
       "prints a line per level): auto = one line rewritten in place when stdout is a terminal (GB done, rate, time "
       "left), else a plain line every 10 s once a phase has run 5 s; off = none (verbosity = quiet: none)", 'c',
       1, 1, 0, 0, NULL, { "off", "auto", NULL } },

@@ -232,7 +232,7 @@ static int cmd_run(int argc, char **argv)
     const double tv = timer_ms();
     valid_report_t v;
     valid_parts_t parts;
-    const valid_opts_t vo = { .complete = 1, .roots = -1, .gstart = NULL };
+    const valid_opts_t vo = { .complete = 1, .roots = -1, .gstart = NULL, .progress = d.progress && say };
     int by_cpu = 1;
     valid_check_device(&m, &d.p, &vo, &vd, &v, &parts, &by_cpu);
     valid_fold(&parts, &d.p, &v);
@@ -378,7 +378,10 @@ static int cmd_check(const char *file)
         return check_failed(err);
     }
     valid_report_t v;
-    valid_check(&m, &d.p, &v);
+    /* as valid_check, with the progress line the file's deck asks for (a long check on a terminal) */
+    const valid_opts_t vo = { .complete = m.nlevels > 1, .roots = -1, .gstart = NULL,
+                              .progress = d.progress && d.verbosity != DP_VERBOSITY_QUIET };
+    valid_check_opts(&m, &d.p, &vo, &v);
     printf("%s: %lld tiles on %d levels\n", file, (long long)m.ntiles, m.nlevels);
     valid_print(&v, &m);
     /* every value recorded when the file was written must still hold, and /VTKHDF must show the

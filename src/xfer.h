@@ -17,7 +17,8 @@ void xfer_copy(void *dst, const void *src, size_t n);
 /** Progress of one phase: on a terminal one line rewritten in place ("download  3.21 of 9.60 GB
  *  12.3 GB/s  1 s left", at most every 0.1 s); otherwise (a log) a plain line every 10 s once the
  *  phase has run 5 s, and "(done)" at its end when one was printed; nothing when off. Phases:
- *  upload and download (the GPU variants, device/tile_store.cu), write (io/h5io_write.c). */
+ *  upload and download (the GPU variants, device/tile_store.cu), write (io/h5io_write.c), validate
+ *  (the CPU validator, validation/valid.c). */
 typedef struct {
     int on;           /* 0: silent */
     int tty;          /* stdout is a terminal */

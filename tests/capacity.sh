@@ -48,6 +48,9 @@ expect_line "progress in a log" "^write .* GB.*(done)$" now "$dpamr" run "$deck"
     mpi_write=gather output="$work/p.hdf"
 grep -q $'\r' "$work/stdout" && fail "progress in a log: a carriage return"
 [ "$(grep -c '^write ' "$work/stdout")" -ge 2 ] || fail "progress in a log: fewer than 2 write lines"
+# the CPU validator's progress in `dpamr check` (the file's deck: progress = auto)
+expect_line "check's progress in a log" "^validate .* GB.*(done)$" now "$dpamr" check "$work/p.hdf"
+grep -q $'\r' "$work/stdout" && fail "check's progress in a log: a carriage return"
 for quiet in progress=off verbosity=quiet; do
     expect_line "$quiet: no progress" "^wrote " now "$dpamr" run "$deck" mesh_file="$mesh" variant=cpu \
         mpi_write=gather output="$work/p.hdf" "$quiet"

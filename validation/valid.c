@@ -24,6 +24,7 @@
 
 #include "src/tile.h"
 #include "src/valid_tile.h"
+#include "src/xfer.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -368,8 +369,13 @@ int valid_check(const mesh_t *m, const dp_params *p, valid_report_t *r)
 int valid_check_mode(const mesh_t *m, const dp_params *p, int complete, valid_report_t *r)
 {
     const valid_opts_t o = { .complete = complete, .roots = -1, .gstart = NULL };
+    return valid_check_opts(m, p, &o, r);
+}
+
+int valid_check_opts(const mesh_t *m, const dp_params *p, const valid_opts_t *o, valid_report_t *r)
+{
     valid_parts_t parts;
-    valid_check_part(m, p, &o, r, &parts);
+    valid_check_part(m, p, o, r, &parts);
     valid_fold(&parts, p, r);
     valid_parts_free(&parts);
     return r->passed;
@@ -439,31 +445,46 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
 
     /* Pass B: octant flags of every tile that is or must be a parent (below the finest level, or
      * below max_level for a refinement output). */
+    /* Passes B, C and D go over the tiles in blocks (each block's loop spread over the threads), so
+     * that a progress line (o->progress) can follow them: the bytes of cells each pass has covered.
+     * Counts, minima and maxima combine in any order: the results do not depend on the blocks. */
+    const double tile_bytes = (double)c.cells * sizeof(float) * m->nf;
+    progress_t pg;
+    progress_begin(&pg, o->progress, "validate", 3.0 * (double)n * tile_bytes, NULL);
+    const dp_tidx blk = n / 64 > ((dp_tidx)1 << 16) ? n / 64 : ((dp_tidx)1 << 16);
     const int flag_below = c.complete_below > nlv - 1 ? c.complete_below : nlv - 1;
-    VALID_PRAGMA(omp parallel for schedule(dynamic, 64))
-    for (dp_tidx t = 0; t < n; ++t)
-        if (m->level[t] >= 0 && m->level[t] < flag_below && m->level[t] < p->max_level)
-            flags[t] = (uint8_t)tile_octant_flags_lazy(p, m, t);
+    for (dp_tidx b = 0; b < n; b += blk) {
+        const dp_tidx e = n - b < blk ? n : b + blk;
+        VALID_PRAGMA(omp parallel for schedule(dynamic, 64))
+        for (dp_tidx t = b; t < e; ++t)
+            if (m->level[t] >= 0 && m->level[t] < flag_below && m->level[t] < p->max_level)
+                flags[t] = (uint8_t)tile_octant_flags_lazy(p, m, t);
+        progress_update(&pg, (double)e * tile_bytes);
+    }
 
     /* Pass C: per-tile checks; remember the lowest failing tile of each phase. */
     long long nfail2 = 0, nfail3 = 0;
     dp_tidx first2 = n, first3 = n;
     double maxrel = 0.0;
-    VALID_PRAGMA(omp parallel for schedule(dynamic, 64) reduction(+ : nfail2, nfail3) reduction(min : first2, first3) \
-                 reduction(max : maxrel))
-    for (dp_tidx t = 0; t < n; ++t) {
-        dp_vfail f2 = { 0 }, f3 = { 0 };
-        double mr = 0.0;
-        const int k2 = check_tile_self(&c, t, &f2, &mr), k3 = check_tile_children(&c, t, &f3);
-        if (mr > maxrel) maxrel = mr;
-        if (k2) {
-            nfail2 += k2;
-            if (t < first2) first2 = t;
+    for (dp_tidx b = 0; b < n; b += blk) {
+        const dp_tidx e = n - b < blk ? n : b + blk;
+        VALID_PRAGMA(omp parallel for schedule(dynamic, 64) reduction(+ : nfail2, nfail3) \
+                     reduction(min : first2, first3) reduction(max : maxrel))
+        for (dp_tidx t = b; t < e; ++t) {
+            dp_vfail f2 = { 0 }, f3 = { 0 };
+            double mr = 0.0;
+            const int k2 = check_tile_self(&c, t, &f2, &mr), k3 = check_tile_children(&c, t, &f3);
+            if (mr > maxrel) maxrel = mr;
+            if (k2) {
+                nfail2 += k2;
+                if (t < first2) first2 = t;
+            }
+            if (k3) {
+                nfail3 += k3;
+                if (t < first3) first3 = t;
+            }
         }
-        if (k3) {
-            nfail3 += k3;
-            if (t < first3) first3 = t;
-        }
+        progress_update(&pg, ((double)n + (double)e) * tile_bytes);
     }
     r->conservation_max_rel = r->conservation_checked ? maxrel : 0.0;
     r->nfail += nfail2 + nfail3;
@@ -513,18 +534,29 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
     long long pre[DP_MAX_LEVELS + 1] = { 0 };
     for (int L = 0; L < parts->nlevels; ++L) pre[L + 1] = pre[L] + (long long)parts->n[L] * (m->nf + 1);
     const long long ntask = pre[parts->nlevels];
-    VALID_PRAGMA(omp parallel for schedule(dynamic, 4))
-    for (long long task = 0; task < ntask; ++task) {
-        int L = 0;
-        while (task >= pre[L + 1]) ++L;
-        const dp_tidx k = (dp_tidx)((task - pre[L]) / (m->nf + 1));
-        const int f = (int)((task - pre[L]) % (m->nf + 1));
-        valid_chunk_t *ch = &parts->chunk[L][k];
-        if (f == m->nf)
-            ch->tree = chunk_tree(&c, L, bnd[L][k], bnd[L][k + 1], index_ok);
-        else
-            chunk_field(m, L, f, bnd[L][k], bnd[L][k + 1], &ch->sum[f], &ch->hash[f]);
+    const long long tblk = ntask / 64 > 1024 ? ntask / 64 : 1024;
+    double dbytes = 2.0 * (double)n * tile_bytes;
+    for (long long b = 0; b < ntask; b += tblk) {
+        const long long e = ntask - b < tblk ? ntask : b + tblk;
+        double cells_done = 0.0; /* the cells this block's field tasks sum */
+        VALID_PRAGMA(omp parallel for schedule(dynamic, 4) reduction(+ : cells_done))
+        for (long long task = b; task < e; ++task) {
+            int L = 0;
+            while (task >= pre[L + 1]) ++L;
+            const dp_tidx k = (dp_tidx)((task - pre[L]) / (m->nf + 1));
+            const int f = (int)((task - pre[L]) % (m->nf + 1));
+            valid_chunk_t *ch = &parts->chunk[L][k];
+            if (f == m->nf) {
+                ch->tree = chunk_tree(&c, L, bnd[L][k], bnd[L][k + 1], index_ok);
+            } else {
+                chunk_field(m, L, f, bnd[L][k], bnd[L][k + 1], &ch->sum[f], &ch->hash[f]);
+                cells_done += (double)(bnd[L][k + 1] - bnd[L][k]) * (double)c.cells;
+            }
+        }
+        progress_update(&pg, dbytes += cells_done * sizeof(float));
     }
+    if (r->nfail == 0 && ntask > 0) progress_end(&pg);
+    else progress_fail(&pg); /* a failure's report follows; a done line would hide nothing */
     for (int L = 0; L < DP_MAX_LEVELS; ++L) free(bnd[L]);
 
     free(flags);

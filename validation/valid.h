@@ -53,7 +53,12 @@ typedef struct {
     dp_tidx roots;         /* root tiles this part must hold (-1: the whole root grid) */
     const dp_tidx *gstart; /* global canonical index of the part's first tile of each level, used for
                               the tree hash and messages (NULL: the part is the whole mesh) */
+    int progress;          /* 1: a progress line (src/xfer.h) over the passes through the cells */
 } valid_opts_t;
+
+/** valid_check_part and valid_fold of a whole mesh with options o (valid_check_mode with a progress
+ *  line, `dpamr check`). Returns r->passed. */
+int valid_check_opts(const mesh_t *m, const dp_params *p, const valid_opts_t *o, valid_report_t *r);
 
 /** The checks of valid_check_mode on one part, without the fold: r gets the part's tile counts,
  *  failures and conservation error; parts gets its chunks (free with valid_parts_free).
