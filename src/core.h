@@ -50,6 +50,7 @@ typedef int64_t dp_tidx; /* tile index or count: can pass 2^31 */
 
 enum { DP_CRIT_JUMP = 0, DP_CRIT_GRADIENT = 1 };
 enum { DP_FILL_PROLONG = 0, DP_FILL_MODEL = 1 };
+enum { DP_BALANCE_NONE = 0, DP_BALANCE_2TO1 = 1 };
 enum { DP_OBJ_ELLIPSOID = 0, DP_OBJ_BOX = 1, DP_OBJ_GAUSSIAN = 2 };
 
 /* One analytic object of the model (see docs/design.md). */
@@ -69,6 +70,7 @@ typedef struct {
     int fill;           /* DP_FILL_* */
     int crit;           /* DP_CRIT_* */
     int crit_field;     /* index of the field the criterion reads */
+    int balance;        /* DP_BALANCE_*: 2:1 across faces, edges and corners (src/balance.c) */
     float threshold_f;  /* threshold as float (jump) */
     double threshold;   /* threshold as double (gradient) */
     double origin[3];

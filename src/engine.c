@@ -34,6 +34,11 @@ int engine_refine_valid(int variant, const deck_t *d, mesh_t *m, refine_report_t
         return -1;
     }
     if (variant == DP_VARIANT_CPU) return refine_cpu(d, m, r, err, errlen);
+    if (d->p.balance != DP_BALANCE_NONE) {
+        snprintf(err, errlen, "balance = 2:1 runs on variant cpu in this version; variant %s does not balance yet "
+                 "(set variant=cpu, or balance=none)", deck_variant_name(variant));
+        return -1;
+    }
     if (q && res) return gpu_refine_valid(variant, d, m, r, q, res, err, errlen);
     return gpu_refine(variant, d, m, r, err, errlen);
 }

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "src/balance.h"
 #include "src/tile.h"
 #include "src/timer.h"
 
@@ -167,6 +168,13 @@ int regrid_cpu(const deck_t *d, mesh_t *m, double t, regrid_report_t *r, char *e
     free(off);
     free(first);
     free(old);
+    mask = NULL, off = NULL, first = NULL, old = NULL;
+    if (pt.balance == DP_BALANCE_2TO1) { /* the tiles 2:1 balance needs; those there before keep their cells */
+        balance_report_t b;
+        if (balance_close(&pt, &nm, m, cap, &b, err, errlen) != 0) goto fail;
+        kept += b.from_old;
+        added += b.added - b.from_old;
+    }
     mesh_free(m);
     *m = nm;
     r->rebuild_ms = timer_ms() - t2;

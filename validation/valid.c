@@ -22,6 +22,7 @@
  */
 #include "validation/valid.h"
 
+#include "src/balance.h"
 #include "src/tile.h"
 #include "src/valid_tile.h"
 
@@ -142,8 +143,8 @@ static void fail_text(const vctx *c, dp_tidx t, const dp_vfail *r, char *msg, si
         break;
     }
     case DP_VF_OCTANT:
-        snprintf(msg, len, "lies in octant %d of parent %lld, which the criterion does not flag (parent flags 0x%x)",
-                 (int)a1, global_index(c, a0), c->flags[a0]);
+        snprintf(msg, len, "lies in octant %d of parent %lld, which the criterion does not flag%s (parent flags 0x%x)",
+                 (int)a1, global_index(c, a0), p->balance ? " and 2:1 balance does not need" : "", c->flags[a0]);
         break;
     case DP_VF_FINITE: {
         const int B = p->B, i = (int)a1;
@@ -164,8 +165,9 @@ static void fail_text(const vctx *c, dp_tidx t, const dp_vfail *r, char *msg, si
         break;
     }
     case DP_VF_INCOMPLETE:
-        snprintf(msg, len, "refinement incomplete: octants 0x%x are flagged by the criterion but have no child at "
-                 "level %d (flags 0x%x, children 0x%x)", (unsigned)a0, L + 1, c->flags[t], c->kids[t]);
+        snprintf(msg, len, "refinement incomplete: octants 0x%x are flagged by the criterion%s but have no child at "
+                 "level %d (flags 0x%x, children 0x%x)", (unsigned)a0, p->balance ? " or needed by 2:1 balance" : "",
+                 L + 1, c->flags[t], c->kids[t]);
         break;
     case DP_VF_CHILDMASK:
         snprintf(msg, len, "childmask 0x%x but its children are in octants 0x%x", m->childmask[t], c->kids[t]);
@@ -443,6 +445,33 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
     for (dp_tidx t = 0; t < n; ++t)
         if (m->level[t] >= 0 && m->level[t] < flag_below && m->level[t] < p->max_level)
             flags[t] = (uint8_t)tile_octant_flags_lazy(p, m, t);
+    /* 2:1 balance (refine, then balance, as p4est): an octant is to be refined when the criterion
+     * flags it in a tile the criterion made (a root, or a child in an octant its parent's criterion
+     * flags: the tiles balance added are not refined further), or when the balance of the tiles two
+     * levels below needs its child (balance_needs; sorted levels only: an unsorted array fails the
+     * order checks anyway) */
+    if (p->balance == DP_BALANCE_2TO1 && sorted && n > 0) {
+        uint8_t *need = malloc(2 * (size_t)n);
+        dp_tidx start[DP_MAX_LEVELS + 1];
+        start[0] = 0;
+        for (int L = 0; L < nlv; ++L) start[L + 1] = start[L] + count[L];
+        if (!need) {
+            free(flags);
+            free(kids);
+            free(aux);
+            r->nfail = 1;
+            r->first_key = VALID_KEY(1, 0);
+            snprintf(r->first_failure, sizeof r->first_failure, "out of memory for %lld tiles of scratch", (long long)n);
+            return 0;
+        }
+        balance_needs(m, start, nlv, need);
+        uint8_t *made = need + n; /* made by the criterion; parents come first */
+        for (dp_tidx t = 0; t < n; ++t)
+            made[t] = m->level[t] == 0 || (dp_vparent_ok(&c.v, t) && m->parent[t] < t && made[m->parent[t]] &&
+                                           (flags[m->parent[t]] >> dp_tile_octant(m->coord + 3 * t) & 1));
+        for (dp_tidx t = 0; t < n; ++t) flags[t] = (uint8_t)((made[t] ? flags[t] : 0) | need[t]);
+        free(need);
+    }
 
     /* Pass C: per-tile checks; remember the lowest failing tile of each phase. */
     long long nfail2 = 0, nfail3 = 0;
@@ -564,7 +593,8 @@ int valid_check_device(const mesh_t *m, const dp_params *p, const valid_opts_t *
     if (!o) o = &whole;
     *by_cpu = 1;
     /* the CPU validator reports whatever the device did not pass: any failure is described there */
-    if (!g || !g->ran || !m || !p || g->ntiles != m->ntiles || g->nfail > 0 || g->dup || g->unsorted || g->nlv < 1 ||
+    /* the device's passes know nothing of 2:1 balance (the GPU variants refuse it): checked here */
+    if (!g || !g->ran || !m || !p || p->balance != DP_BALANCE_NONE || g->ntiles != m->ntiles || g->nfail > 0 || g->dup || g->unsorted || g->nlv < 1 ||
         g->nlv > DP_MAX_LEVELS)
         return valid_check_part(m, p, o, r, parts);
     char msg[512];
