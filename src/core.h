@@ -337,26 +337,29 @@ static inline DP_HD double dp_exp(double x)
     return s * two_k.d;
 }
 
-/* Object ob's term on axis a at coordinate xa: |(xa - c_a) / r_a|. It depends on one coordinate
- * only, so a tile needs B of them per axis and object (dp_model_table), not one per cell. */
-static inline DP_HD double dp_axis_t(const dp_object *ob, int a, double xa)
+/* Object ob's term on axis a at coordinate xa: t^2 with t = (xa - c_a) / r_a. It depends on one
+ * coordinate only, so a tile needs B of them per axis and object (dp_model_table), not one per cell;
+ * squared once there rather than per cell (the shapes use t only through t^2; see dp_shape_q). */
+static inline DP_HD double dp_axis_q(const dp_object *ob, int a, double xa)
 {
     const double t = (xa - ob->center[a]) / ob->radius[a];
-    return t < 0.0 ? -t : t;
+    return t * t;
 }
 
-/* Shape of an object from its axis terms t0, t1 (t2 in 3D): 1 inside, 0 outside, a smooth bump
- * for a gaussian. */
-static inline DP_HD double dp_shape_t(int dim, int kind, double t0, double t1, double t2)
+/* Shape of an object from its axis terms q0, q1 (q2 in 3D), each t_a^2 (dp_axis_q): 1 inside, 0
+ * outside, a smooth bump for a gaussian: ellipsoid q0 + q1 + q2 <= 1, box max t_a <= 1, gaussian
+ * exp(-(q0 + q1 + q2)). The same bits as from |t_a| squared here (until 4332f94): q0 is
+ * 0 + t0 * t0 exactly (t0 * t0 >= +0), the sums are in the same order, (-t) * (-t) == t * t, and
+ * for t >= 0 rounding is monotone, so t <= 1 exactly when fl(t * t) <= 1 (1 - 2^-53 squares to
+ * 1 - 2^-52, 1 + 2^-52 to 1 + 2^-51). */
+static inline DP_HD double dp_shape_q(int dim, int kind, double q0, double q1, double q2)
 {
-    double q = 0.0, m = 0.0;
-    q = q + t0 * t0;
-    m = t0 > m ? t0 : m;
-    q = q + t1 * t1;
-    m = t1 > m ? t1 : m;
+    double q = q0, m = q0;
+    q = q + q1;
+    m = q1 > m ? q1 : m;
     if (dim == 3) {
-        q = q + t2 * t2;
-        m = t2 > m ? t2 : m;
+        q = q + q2;
+        m = q2 > m ? q2 : m;
     }
     if (kind == DP_OBJ_ELLIPSOID) return q <= 1.0 ? 1.0 : 0.0;
     if (kind == DP_OBJ_BOX) return m <= 1.0 ? 1.0 : 0.0;
@@ -366,8 +369,8 @@ static inline DP_HD double dp_shape_t(int dim, int kind, double t0, double t1, d
 /* Shape of an object at point x. */
 static inline DP_HD double dp_shape(int dim, const dp_object *ob, const double *x)
 {
-    return dp_shape_t(dim, ob->kind, dp_axis_t(ob, 0, x[0]), dp_axis_t(ob, 1, x[1]),
-                      dim == 3 ? dp_axis_t(ob, 2, x[2]) : 0.0);
+    return dp_shape_q(dim, ob->kind, dp_axis_q(ob, 0, x[0]), dp_axis_q(ob, 1, x[1]),
+                      dim == 3 ? dp_axis_q(ob, 2, x[2]) : 0.0);
 }
 
 /* Coordinate on axis a of the centre of cell x (0..B-1 along a) of a tile at tile coordinate tc,
@@ -421,7 +424,7 @@ static inline DP_HD int dp_model_table_size(const dp_params *p) { return p->nobj
 static inline DP_HD double dp_model_table_entry(const dp_params *p, const int32_t *tc, double h, int e)
 {
     const int B = p->B, x = e % B, a = (e / B) % p->dim, o = e / (B * p->dim);
-    return dp_axis_t(&p->obj[o], a, dp_centre(p, a, tc[a], x, h));
+    return dp_axis_q(&p->obj[o], a, dp_centre(p, a, tc[a], x, h));
 }
 
 /* dp_model_cells from the tile's model table T: the same arithmetic, no division per cell. */
@@ -432,7 +435,7 @@ static inline DP_HD void dp_model_cells_tab(const dp_params *p, const double *T,
     DP_FOR_FIELDS_SHORT(f, p->nf) v[f] = 0.0;
     for (int o = 0; o < p->nobj; ++o) {
         const double *t = T + o * dim * B;
-        const double sh = dp_shape_t(dim, p->obj[o].kind, t[x], t[B + y], dim == 3 ? t[2 * B + z] : 0.0);
+        const double sh = dp_shape_q(dim, p->obj[o].kind, t[x], t[B + y], dim == 3 ? t[2 * B + z] : 0.0);
         dp_model_add(p, &p->obj[o], sh, v);
     }
     DP_FOR_FIELDS_SHORT(f, p->nf) out[f] = (float)v[f];
