@@ -224,8 +224,9 @@ struct step_end_keep {
  * and, below the last step, launches step k + 1 over the children into the tail-launch stream, which
  * starts it once every block of this grid has finished (so every child's metadata, cells and flags
  * are written and visible); first it checks that the step's groups fit the scan region sized for it
- * (ST_BOUND: a bug in the bound). The launch is after the loop, not in it (step_groups' `last`): the
- * device runtime's call inside the loop cost refineStepCdp<prolong> 72 bytes of spills. Timeline slot
+ * (ST_BOUND: a bug in the bound). The launch is after the loop, not in it (step_groups' `last`): with
+ * the device runtime's call inside the loop refineStepCdp<prolong> spilled 72 bytes, after it 32
+ * (both while level and flag were computed from C; now none). Timeline slot
  * 1 + k. GFLAGS: the children's flags from global memory (one tile's criterion cells past the
  * shared-memory budget, level_step_config). level = Lp + k and flag = (k + 1 < nlev: the children are
  * below max_level) are parameters rather than computed from C: computed, they cost

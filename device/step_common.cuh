@@ -109,14 +109,15 @@ static __device__ __forceinline__ void flag_level(const dmesh_t &M, long long s,
  * childmask written, step k's ticket and scan states reset). tp tiles per pass; tab the dynamic
  * shared memory (tp model tables with fill = model), crit the tp tiles' criterion cells in it; GFLAGS:
  * no crit, flags from the cells in global memory (after the fill's barrier). flag: compute the
- * children's childmask (below max_level). A template parameter, not a null crit: the run-time choice
- * cost refineStep<prolong> 40 bytes of spills under its 64 registers.
+ * children's childmask (below max_level). A template parameter, so hostlaunch's kernels carry no
+ * code for it.
  * last(next): called by thread 0 of the block that takes the level's last group, once its scan is
  * done and before its fill, with the next level's end: e + the level's child count, or e when they do
  * not fit the store (ST_OVERFLOW counted); not called when the level is empty. It is where the
- * engines differ: hostlaunch writes the end for the next kernel, cdp tail-launches the next step.
- * (Called there rather than returned: a value held across the loop cost refineStep<prolong> 24 to 40
- * bytes of spills under its 64 registers.) */
+ * engines differ: hostlaunch writes the end for the next kernel, cdp keeps it for its launch after
+ * the loop. (Called where refineStep wrote the end before this code was shared; with the end
+ * returned instead, kept in a register or in shared memory, refineStep<prolong> spilled 24 to 40
+ * bytes under its 64 registers, though other differences of those versions may have caused it.) */
 template <int FILL, int GFLAGS, class Last>
 static __device__ __forceinline__ void step_groups(const dmesh_t &M, const level_scans_t &S, long long s, long long e,
                                                    int level, int k, int flag, int tp, step_smem &Sh, double *tab,
