@@ -273,12 +273,18 @@ static const void *step_kernel(int fill, int gflags)
  * the blocks per SM the registers allow (4 prolong, 3 model), each with its static and dynamic shared
  * memory and the runtime's reserve, pass CDP_DEVICE_SMEM_SM; when even one tile's criterion cells
  * pass it (3D, tile_size 16 or 32), the flags are read from global memory (*gflags) and only the
- * model tables count. */
+ * model tables count. DPAMR_CDP_SMEM_SM=BYTES in the environment replaces the 24 KB (a measurement
+ * hook: the run's note line says the tiles per pass and where the flags came from). */
 static void level_step_config(const dp_params *p, int *tp, int *gflags, unsigned *smem)
 {
     const int bps = p->fill == DP_FILL_PROLONG ? 4 : 3;
-    const size_t per_block = CDP_DEVICE_SMEM_SM / bps, fixed = sizeof(step_smem) + 16 + CDP_SMEM_RESERVED_BLOCK;
-    const size_t budget = per_block > fixed ? per_block - fixed : 0;
+    const char *hook = getenv("DPAMR_CDP_SMEM_SM");
+    const size_t budget_sm = hook && atol(hook) > 0 ? (size_t)atol(hook) : CDP_DEVICE_SMEM_SM;
+    const size_t per_block = budget_sm / bps, fixed = sizeof(step_smem) + 16 + CDP_SMEM_RESERVED_BLOCK;
+    size_t budget = per_block > fixed ? per_block - fixed : 0;
+    /* and within what a kernel may use without opting in (not tried for device launches) */
+    const size_t limit = ((size_t)48 << 10) - sizeof(step_smem) - 16;
+    budget = budget < limit ? budget : limit;
     int t = fill_pass_tiles(p, STEP_THREADS), g = 0;
     while (t > 1 && step_smem_bytes(p, t, 1) > budget) t /= 2;
     if (step_smem_bytes(p, t, 1) > budget) {
