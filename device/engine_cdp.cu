@@ -230,9 +230,13 @@ struct step_end_keep {
  * 1 + k. GFLAGS: the children's flags from global memory (one tile's criterion cells past the
  * shared-memory budget, level_step_config). level = Lp + k and flag = (k + 1 < nlev: the children are
  * below max_level) are parameters rather than computed from C: computed, they cost
- * refineStepCdp<prolong> 32 bytes of spills under its 64 registers. */
-template <int FILL, int GFLAGS>
-__global__ void __launch_bounds__(STEP_THREADS, FILL == DP_FILL_PROLONG ? 4 : 3)
+ * refineStepCdp<prolong> 32 bytes of spills under its 64 registers. BPS: the blocks per SM its
+ * registers allow (__launch_bounds__): 4 (64 registers) with prolong; with the model 4 by default
+ * (64 registers, no spills; hostlaunch's refineStep<model> takes 77 for 3 blocks, and the level
+ * grain's earlier refineTile, at 64 registers and 4 blocks, filled bench3d's model faster than it:
+ * 2.645 against 2.909 ms at aa9f257), 3 with DPAMR_CDP_MODEL_BPS=3 (80 registers), to compare. */
+template <int FILL, int GFLAGS, int BPS>
+__global__ void __launch_bounds__(STEP_THREADS, BPS)
     refineStepCdp(dmesh_t M, step_chain_t C, long long s, long long e, int k, int level, int flag)
 {
     __shared__ step_smem Sh;
@@ -251,7 +255,7 @@ __global__ void __launch_bounds__(STEP_THREADS, FILL == DP_FILL_PROLONG ? 4 : 3)
             if ((n + P - 1) / P > C.LS.nb[k + 1]) {
                 atomicAdd(&M.stats[ST_BOUND], 1ull);
             } else {
-                refineStepCdp<FILL, GFLAGS><<<(unsigned)nb, STEP_THREADS, C.smem, cudaStreamTailLaunch>>>(
+                refineStepCdp<FILL, GFLAGS, BPS><<<(unsigned)nb, STEP_THREADS, C.smem, cudaStreamTailLaunch>>>(
                     M, C, e, next, k + 1, level + 1, k + 2 < C.nlev);
                 count_launch(M, cudaGetLastError());
             }
@@ -260,24 +264,33 @@ __global__ void __launch_bounds__(STEP_THREADS, FILL == DP_FILL_PROLONG ? 4 : 3)
     stamp_end(M.stamps, 1 + k);
 }
 
-/* The level step's kernel for the deck's fill and flags. */
-static const void *step_kernel(int fill, int gflags)
+/* The level step's kernel for the deck's fill, flags and blocks per SM (prolong: 4 only). */
+static const void *step_kernel(int fill, int gflags, int bps)
 {
     if (fill == DP_FILL_PROLONG)
-        return gflags ? (const void *)refineStepCdp<DP_FILL_PROLONG, 1>
-                      : (const void *)refineStepCdp<DP_FILL_PROLONG, 0>;
-    return gflags ? (const void *)refineStepCdp<DP_FILL_MODEL, 1> : (const void *)refineStepCdp<DP_FILL_MODEL, 0>;
+        return gflags ? (const void *)refineStepCdp<DP_FILL_PROLONG, 1, 4>
+                      : (const void *)refineStepCdp<DP_FILL_PROLONG, 0, 4>;
+    if (bps == 3)
+        return gflags ? (const void *)refineStepCdp<DP_FILL_MODEL, 1, 3> : (const void *)refineStepCdp<DP_FILL_MODEL, 0, 3>;
+    return gflags ? (const void *)refineStepCdp<DP_FILL_MODEL, 1, 4> : (const void *)refineStepCdp<DP_FILL_MODEL, 0, 4>;
+}
+
+/* Blocks per SM of the level step (see refineStepCdp): 4, or with the model 3 when
+ * DPAMR_CDP_MODEL_BPS=3 (a measurement hook). */
+static int level_step_bps(const dp_params *p)
+{
+    const char *hook = getenv("DPAMR_CDP_MODEL_BPS");
+    return p->fill == DP_FILL_MODEL && hook && atoi(hook) == 3 ? 3 : 4;
 }
 
 /* Tiles per pass and shared memory of the level step: as hostlaunch's (fill_pass_tiles), halved while
- * the blocks per SM the registers allow (4 prolong, 3 model), each with its static and dynamic shared
+ * the blocks per SM the registers allow (bps, level_step_bps), each with its static and dynamic shared
  * memory and the runtime's reserve, pass CDP_DEVICE_SMEM_SM; when even one tile's criterion cells
  * pass it (3D, tile_size 16 or 32), the flags are read from global memory (*gflags) and only the
  * model tables count. DPAMR_CDP_SMEM_SM=BYTES in the environment replaces the 24 KB (a measurement
  * hook: the run's note line says the tiles per pass and where the flags came from). */
-static void level_step_config(const dp_params *p, int *tp, int *gflags, unsigned *smem)
+static void level_step_config(const dp_params *p, int bps, int *tp, int *gflags, unsigned *smem)
 {
-    const int bps = p->fill == DP_FILL_PROLONG ? 4 : 3;
     const char *hook = getenv("DPAMR_CDP_SMEM_SM");
     const size_t budget_sm = hook && atol(hook) > 0 ? (size_t)atol(hook) : CDP_DEVICE_SMEM_SM;
     const size_t per_block = budget_sm / bps, fixed = sizeof(step_smem) + 16 + CDP_SMEM_RESERVED_BLOCK;
@@ -415,7 +428,7 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     step_chain_t SC;
     memset(&SC, 0, sizeof SC);
     const void *step_k = NULL;
-    int gflags = 0;
+    int gflags = 0, bps = 4;
     const double t_start = timer_ms();
     const long long n0 = m->ntiles;
     const int Lp = m->nlevels - 1, nlev = p->max_level - Lp > 0 ? p->max_level - Lp : 0;
@@ -451,8 +464,9 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
         int dev = 0, sms = 0, per_sm = 0;
         SC.Lp = Lp;
         SC.nlev = nlev;
-        level_step_config(p, &SC.tp, &gflags, &SC.smem);
-        step_k = step_kernel(p->fill, gflags);
+        bps = level_step_bps(p);
+        level_step_config(p, bps, &SC.tp, &gflags, &SC.smem);
+        step_k = step_kernel(p->fill, gflags, bps);
         CK(cudaGetDevice(&dev));
         CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
         CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, step_k, STEP_THREADS, SC.smem));
@@ -623,9 +637,9 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     if (grain == DP_GRAIN_LEVEL)
         snprintf(r->note, sizeof r->note,
                  "cdp grain level: build %.3f ms (one grid per level step, tail-launched from the device, canonical "
-                 "order by a device scan, no sort; %d tiles per pass, flags from %s memory), upload %.3f ms, "
-                 "download %.3f ms",
-                 build_ms, SC.tp, gflags ? "global" : "shared", r->upload_ms, r->download_ms);
+                 "order by a device scan, no sort; %d tiles per pass, flags from %s memory, %d blocks per SM), "
+                 "upload %.3f ms, download %.3f ms",
+                 build_ms, SC.tp, gflags ? "global" : "shared", bps, r->upload_ms, r->download_ms);
     else
         snprintf(r->note, sizeof r->note,
                  "cdp grain %s (%d tile%s per launching block): build %.3f ms + sort %.3f ms, upload %.3f ms, "
