@@ -271,7 +271,8 @@ static const void *step_kernel(int fill, int gflags, int bps)
         return gflags ? (const void *)refineStepCdp<DP_FILL_PROLONG, 1, 4>
                       : (const void *)refineStepCdp<DP_FILL_PROLONG, 0, 4>;
     if (bps == 3)
-        return gflags ? (const void *)refineStepCdp<DP_FILL_MODEL, 1, 3> : (const void *)refineStepCdp<DP_FILL_MODEL, 0, 3>;
+        return gflags ? (const void *)refineStepCdp<DP_FILL_MODEL, 1, 3>
+                      : (const void *)refineStepCdp<DP_FILL_MODEL, 0, 3>;
     return gflags ? (const void *)refineStepCdp<DP_FILL_MODEL, 1, 4> : (const void *)refineStepCdp<DP_FILL_MODEL, 0, 4>;
 }
 
@@ -475,8 +476,8 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     /* The capacity: max_tiles, or as many tiles as the device holds with the pool and the grain's
      * scratch at that capacity (and the host holds for the download); then the launch bound and
      * the scan regions within it. The pool stays the bound computed for the grain: for level one
-     * launch per level step after the first at any capacity, for tile and group the frontier's growth, clamped by the
-     * free slots. */
+     * launch per level step after the first at any capacity, for tile and group the frontier's
+     * growth, clamped by the free slots. */
     {
         cdp_need_t need;
         memset(&need, 0, sizeof need);

@@ -175,8 +175,8 @@ static __device__ __forceinline__ void step_groups(const dmesh_t &M, const level
                 for (int t = warp / wpt; t < g; t += nwarps / wpt) {
                     const int l0 = lane + 32 * (warp % wpt), ls = 32 * wpt;
                     unsigned mine =
-                        GFLAGS ? dp_tile_flags(p, dmesh_field(M, p->crit_field) + (size_t)(e + j0 + t) * cells, h, l0, ls,
-                                               0, NULL)
+                        GFLAGS ? dp_tile_flags(p, dmesh_field(M, p->crit_field) + (size_t)(e + j0 + t) * cells, h,
+                                               l0, ls, 0, NULL)
                                : dp_tile_flags(p, crit + t * cells, h, l0, ls, 0, NULL);
                     for (int o = 16; o > 0; o >>= 1) mine |= __shfl_xor_sync(0xffffffffu, mine, o);
                     if (lane == 0 && mine) atomicOr(&Sh.smask[t], mine);
