@@ -290,6 +290,8 @@ int steps_run(deck_t *d, mesh_t *m, double t0)
         return die("out of memory for the step tables");
     }
     int rc = 0;
+    engine_regrids_t eng; /* the GPU variants' device-resident mesh: released at done */
+    memset(&eng, 0, sizeof eng);
     const long long from = restart ? k0 + 1 : 0;
     const long long replacing = check_outputs(d, from, s.series, err, sizeof err);
     char first[8300];
@@ -324,8 +326,6 @@ int steps_run(deck_t *d, mesh_t *m, double t0)
     }
     double write_ms = 0.0, cons = 0.0, first_ms = 0.0, xfer_ms = 0.0;
     long long nregrid = 0;
-    engine_regrids_t eng;
-    memset(&eng, 0, sizeof eng);
     if (!restart) {
         refine_report_t r;
         if (engine_refine(variant, d, m, &r, err, sizeof err) != 0) {
