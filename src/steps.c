@@ -369,6 +369,7 @@ int steps_run(deck_t *d, mesh_t *m, double t0)
                        100.0 * r.changed_fraction, r.regrid_ms, r.sample_ms, r.restrict_ms, r.rebuild_ms);
                 if (r.conservation_checked) printf(", total conserved to %.2g", r.conservation_rel);
                 if (variant != DP_VARIANT_CPU) printf(", device events; transfer %.3f ms", r.transfer_ms);
+                if (r.device_launches >= 0) printf(", %lld device launch(es)", r.device_launches);
                 printf("\n");
             }
         }
