@@ -521,6 +521,34 @@ static inline DP_HD float dp_restrict_cell(int dim, int B, const float *u, int X
     return (float)(s / (double)nc);
 }
 
+/* Parent cell (X, Y, Z) of the octant of a child tile (X, Y, Z in 0..B/2-1): the child's cells u
+ * restricted into the parent's cells up at the octant o the child occupies (dp_restrict_cell). The
+ * per-cell body of tile_restrict (CPU) and of the GPU regrid's restriction (one thread per cell). */
+static inline DP_HD void dp_restrict_into(int dim, int B, int o, const float *u, float *up, int X, int Y, int Z)
+{
+    const int hb = B >> 1, ox = (o & 1) * hb, oy = ((o >> 1) & 1) * hb, oz = ((o >> 2) & 1) * hb;
+    up[(ox + X) + B * ((oy + Y) + B * (dim == 3 ? oz + Z : 0))] = dp_restrict_cell(dim, B, u, X, Y, Z);
+}
+
+/* The composite sum of one field over a tile: its cells u in the octants without a child (kids: the
+ * childmask), summed in cell order in double, as sum[0] (values) and sum[1] (absolute values). The
+ * body of tile_leaf_sum (CPU) and of the GPU regrid's totals (one thread per tile and field), so both
+ * give the same bits. */
+static inline DP_HD void dp_leaf_sum(int dim, int B, unsigned kids, const float *u, double sum[2])
+{
+    const int cells = dp_cells(dim, B), lb = dp_log2(B);
+    double s = 0.0, a = 0.0;
+    for (int i = 0; i < cells; ++i) {
+        int x, y, z;
+        dp_cell_xyz(i, B, lb, &x, &y, &z);
+        if (kids >> dp_octant_of(B, x, y, z) & 1u) continue;
+        s += (double)u[i];
+        a += u[i] < 0.0f ? -(double)u[i] : (double)u[i];
+    }
+    sum[0] = s;
+    sum[1] = a;
+}
+
 /* A regrid's decision for one tile: flags = the octants its criterion flags now (0 at max_level),
  * had = the octants that have a child (its childmask before the regrid). Octants in keep keep their
  * child (and the child's subtree is regridded in turn), octants in add gain a new child (filled as
