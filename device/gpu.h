@@ -6,6 +6,7 @@
 #include "src/deck.h"
 #include "src/mesh.h"
 #include "src/refine.h"
+#include "src/regrid.h"
 #include "src/valid_tile.h"
 #include "src/xfer.h"
 
@@ -28,6 +29,23 @@ int gpu_refine(int variant, const deck_t *d, mesh_t *m, refine_report_t *r, char
  *  res->note when it did not validate), for valid_check_device. Free res with dp_vdev_free. */
 int gpu_refine_valid(int variant, const deck_t *d, mesh_t *m, refine_report_t *r, const dp_vreq *q, dp_vdev *res,
                      char *err, size_t errlen);
+
+/** Time steps on the GPU (device/regrid_gpu.cu): the mesh stays on the device between regrids. */
+typedef struct gpu_regrid gpu_regrid_t;
+
+/** Upload m (canonical, complete to max_level) for regrids with variant DP_VARIANT_HOSTLAUNCH or
+ *  DP_VARIANT_CDP: two tile stores of the regrid's capacity (max_tiles, or what the device holds) and
+ *  its scratch. *upload_ms: the setup and upload's wall time. 0, or -1 with err (nothing held). */
+int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gpu_regrid_t **g, double *upload_ms, char *err,
+                    size_t errlen);
+/** Regrid the device mesh to time t, as regrid_cpu does, to the same bits; r filled (regrid_ms and
+ *  the phases: CUDA event time; transfer_ms: the level sizes and per-tile sums brought back). 0, or
+ *  -1 with err (a store overflow names the capacity; cdp: failed device-side launches). */
+int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, char *err, size_t errlen);
+/** Download the device mesh into m (grown as needed); *ms its wall time. 0 or -1 with err. */
+int gpu_regrid_download(gpu_regrid_t *g, mesh_t *m, double *ms, char *err, size_t errlen);
+/** Free everything gpu_regrid_open holds (NULL: nothing). */
+void gpu_regrid_close(gpu_regrid_t *g);
 
 /** The CUDA runtime this build uses and the driver's CUDA version (1000 x major + 10 x minor; 0 when
  *  absent or built without CUDA). */

@@ -51,3 +51,43 @@ void gpu_stream_set(gpu_stream_t *st)
 {
     (void)st; /* nothing streams without CUDA */
 }
+
+struct gpu_regrid {
+    int unused;
+};
+
+int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gpu_regrid_t **g, double *upload_ms, char *err,
+                    size_t errlen)
+{
+    (void)d;
+    (void)m;
+    *g = NULL;
+    *upload_ms = 0.0;
+    char why[256];
+    gpu_available(why, sizeof why);
+    snprintf(err, errlen, "variant=%s needs a CUDA device: %s", deck_variant_name(variant), why);
+    return -1;
+}
+
+int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, char *err, size_t errlen)
+{
+    (void)g;
+    (void)t;
+    memset(r, 0, sizeof *r);
+    gpu_available(err, errlen);
+    return -1;
+}
+
+int gpu_regrid_download(gpu_regrid_t *g, mesh_t *m, double *ms, char *err, size_t errlen)
+{
+    (void)g;
+    (void)m;
+    *ms = 0.0;
+    gpu_available(err, errlen);
+    return -1;
+}
+
+void gpu_regrid_close(gpu_regrid_t *g)
+{
+    (void)g; /* gpu_regrid_open never returns one without CUDA */
+}

@@ -7,6 +7,7 @@
  *    medians. GPU times come from CUDA events around the refinement (upload and download are
  *    reported apart); per-level times and PDL gaps come from the device timeline.
  * 3. Table on stdout, plus BENCH_OUT.csv and BENCH_OUT.json.
+ * A deck with steps > 0 runs bench_steps instead: the regrid per step of cpu, hostlaunch and cdp.
  */
 #include "src/bench.h"
 
@@ -187,7 +188,7 @@ static int write_results(const deck_t *d, const row_t *rows, int nrows, int base
     return rc0 == 0 && rc1 == 0 ? 0 : -1;
 }
 
-/* ---- a moving deck (steps > 0): the cpu regrid per step ---------------------------------------- */
+/* ---- a moving deck (steps > 0): the regrid per step of every variant ------------------------------ */
 
 typedef struct {
     long long tiles, added, removed;
@@ -196,39 +197,53 @@ typedef struct {
     double med, lo, hi;
 } step_row_t;
 
-/* One run of every step from a copy of the input; the final mesh in out; per-step rows filled when
- * rows != NULL (repeat j's time). */
-static int bench_once(deck_t *d, const mesh_t *in, mesh_t *out, step_row_t *rows, int j, char *err)
+/* One variant of the steps bench: cpu, or a GPU variant with pdl off or on. */
+typedef struct {
+    int variant, pdl;
+    char label[40];
+    step_row_t *rows; /* [steps + 1] */
+    double all_med, all_lo, all_hi;
+} step_var_t;
+
+/* One run of every step of variant v from a copy of the input (the first build and the regrids on
+ * that variant; a GPU variant keeps the mesh on the device and downloads the last step's); the final
+ * mesh in out; per-step rows filled when `timed` (repeat j's regrid time: CUDA events on the GPU). */
+static int bench_once(const deck_t *d, const mesh_t *in, const step_var_t *v, mesh_t *out, int timed, int j, char *err)
 {
+    deck_t dv = *d;
+    dv.pdl = v->pdl;
     if (mesh_copy(out, in) != 0) return snprintf(err, ERRLEN, "out of host memory copying the input mesh"), -1;
     refine_report_t rr;
-    if (engine_refine(DP_VARIANT_CPU, d, out, &rr, err, ERRLEN) != 0) return -1;
-    for (long long k = 1; k <= d->steps; ++k) {
+    if (engine_refine(v->variant, &dv, out, &rr, err, ERRLEN) != 0) return -1;
+    engine_regrids_t e;
+    double up = 0.0, down = 0.0;
+    if (engine_regrid_begin(&e, v->variant, &dv, out, &up, err, ERRLEN) != 0) return -1;
+    int rc = 0;
+    for (long long k = 1; k <= d->steps && rc == 0; ++k) {
         if (k % d->regrid_every) continue;
         regrid_report_t r;
-        if (engine_regrid(DP_VARIANT_CPU, d, out, (double)k * d->dt, &r, err, ERRLEN) != 0) return -1;
-        if (!rows) continue;
-        step_row_t *w = &rows[k];
+        if ((rc = engine_regrid_next(&e, out, (double)k * d->dt, &r, err, ERRLEN)) != 0) break;
+        if (!timed) continue;
+        step_row_t *w = &v->rows[k];
         w->tiles = r.tiles_after;
         w->added = r.added;
         w->removed = r.removed;
         w->changed = r.changed_fraction;
         w->ms[j] = r.regrid_ms;
     }
-    return 0;
+    if (rc == 0) rc = engine_regrid_sync(&e, out, &down, err, ERRLEN);
+    engine_regrid_end(&e);
+    return rc;
 }
 
-/* `dpamr bench` of a deck with steps > 0: the cpu variant's regrid time per step and the fraction of
- * tiles changed; bench_warmup untimed and bench_repeats timed runs of every step, each run's last
- * mesh byte-identical to the first's. Table on stdout, BENCH_OUT.csv and .json. The exit status. */
+/* `dpamr bench` of a deck with steps > 0: the regrid time per step of cpu (bench_cpu = on) and, with a
+ * usable GPU, hostlaunch and cdp with pdl off and on, and the fraction of tiles changed. Gate first:
+ * one run of every variant, each one's last step byte-identical to the first variant's; then
+ * bench_warmup untimed and bench_repeats timed runs of every step per variant. Table on stdout,
+ * BENCH_OUT.csv and .json. The exit status. */
 static int bench_steps(deck_t *d, const mesh_t *in)
 {
-    char err[ERRLEN];
-    if (d->variant == DP_VARIANT_CDP || d->variant == DP_VARIANT_HOSTLAUNCH || !d->bench_cpu) {
-        snprintf(err, sizeof err, "%.1000s: steps > 0 runs on variant cpu in this version: dpamr bench times the cpu "
-                 "variant's regrid only (bench_cpu = on, variant = cpu or auto)", d->path);
-        return run_die(err);
-    }
+    char err[ERRLEN], why[512];
     long long k0 = 0;
     double tk = 0.0;
     const int is_step = h5io_read_step(d->mesh_file, &k0, &tk, err, sizeof err);
@@ -238,75 +253,144 @@ static int bench_steps(deck_t *d, const mesh_t *in)
                  "first build (give it the mesh the series started from)", d->mesh_file, k0);
         return run_die(err);
     }
+    const int gpu = gpu_available(why, sizeof why);
+    step_var_t vars[5];
+    int nv = 0;
+    memset(vars, 0, sizeof vars);
+    if (d->bench_cpu) vars[nv++].variant = DP_VARIANT_CPU;
+    if (gpu)
+        for (int vi = 0; vi < 2; ++vi)
+            for (int pdl = 0; pdl < 2; ++pdl) {
+                vars[nv].variant = vi == 0 ? DP_VARIANT_HOSTLAUNCH : DP_VARIANT_CDP;
+                vars[nv++].pdl = pdl;
+            }
+    if (nv == 0) {
+        snprintf(err, sizeof err, "nothing to time: no GPU (%s) and bench_cpu=off", why);
+        return run_die(err);
+    }
+    for (int i = 0; i < nv; ++i) {
+        if (vars[i].variant == DP_VARIANT_CPU) snprintf(vars[i].label, sizeof vars[i].label, "cpu");
+        else snprintf(vars[i].label, sizeof vars[i].label, "%s pdl=%s", deck_variant_name(vars[i].variant),
+                      vars[i].pdl ? "on" : "off");
+    }
     const int nrep = d->bench_repeats;
-    step_row_t *rows = calloc((size_t)d->steps + 1, sizeof *rows);
-    double *ms = calloc((size_t)(d->steps + 1) * (size_t)nrep, sizeof *ms);
+    const size_t nrow = (size_t)d->steps + 1;
+    step_row_t *rows = calloc(nrow * (size_t)nv, sizeof *rows);
+    double *ms = calloc(nrow * (size_t)nv * (size_t)nrep, sizeof *ms);
     if (!rows || !ms) {
         free(rows), free(ms);
         return run_die("out of memory for the step table");
     }
-    for (long long k = 0; k <= d->steps; ++k) rows[k].ms = ms + k * nrep;
+    for (int i = 0; i < nv; ++i) {
+        vars[i].rows = rows + (size_t)i * nrow;
+        for (size_t k = 0; k < nrow; ++k) vars[i].rows[k].ms = ms + ((size_t)i * nrow + k) * (size_t)nrep;
+    }
     printf("dpamr bench %s: %dD, tile %d^%d, %d field(s), max_level %d, fill %s; %lld input tiles; %lld steps, dt %g, "
            "regrid every %d\n", d->path, d->p.dim, d->p.B, d->p.dim, d->p.nf, d->p.max_level,
            d->p.fill == DP_FILL_PROLONG ? "prolong" : "model", (long long)in->ntiles, d->steps, d->dt, d->regrid_every);
-    printf("bench: steps > 0 runs on variant cpu in this version: timing the cpu regrid only\n");
+    if (gpu) {
+        printf("device: %s\n", why);
+        run_info_device(why);
+    } else {
+        printf("bench: no usable GPU (%s): timing the cpu regrid only\n", why);
+    }
     int rc = 0;
+    /* 1. the gate: every variant's last step byte-identical to the first variant's */
     mesh_t ref;
     memset(&ref, 0, sizeof ref);
-    for (int k = 0; k < d->bench_warmup + nrep && rc == 0; ++k) {
+    for (int i = 0; i < nv && rc == 0; ++i) {
         mesh_t out;
         memset(&out, 0, sizeof out);
-        if (bench_once(d, in, &out, k < d->bench_warmup ? NULL : rows, k - d->bench_warmup, err) != 0) {
-            rc = run_die(err);
-        } else if (k == 0) {
+        if (bench_once(d, in, &vars[i], &out, 0, 0, err) != 0) {
+            fprintf(stderr, "dpamr: error: bench %s: %s\n", vars[i].label, err);
+            rc = 1;
+        } else if (i == 0) {
             ref = out;
+            printf("gate: reference %s: %lld steps, the last with %lld tiles on %d levels\n", vars[0].label, d->steps,
+                   (long long)ref.ntiles, ref.nlevels);
             continue;
         } else {
             char diff[512];
-            if (!mesh_equal(&ref, &out, diff, sizeof diff)) {
-                fprintf(stderr, "dpamr: error: bench: run %d's last step differs from run 1's (%s); nothing timed\n",
-                        k + 1, diff);
+            const int same = mesh_equal(&ref, &out, diff, sizeof diff);
+            printf("gate: %-18s vs %s: last step %s\n", vars[i].label, vars[0].label, same ? "byte-identical" : diff);
+            if (!same) {
+                fprintf(stderr, "dpamr: error: bench: %s's last step differs from %s's (%s); nothing timed\n",
+                        vars[i].label, vars[0].label, diff);
                 rc = 3;
             }
         }
         mesh_free(&out);
     }
+    if (rc != 0) {
+        mesh_free(&ref);
+        goto done;
+    }
+    /* 2. timing: warm-up and timed runs of every step, variant by variant, each run's last step
+     * byte-identical to the reference too */
+    for (int i = 0; i < nv && rc == 0; ++i)
+        for (int k = 0; k < d->bench_warmup + nrep && rc == 0; ++k) {
+            mesh_t out;
+            memset(&out, 0, sizeof out);
+            char diff[512];
+            if (bench_once(d, in, &vars[i], &out, k >= d->bench_warmup, k - d->bench_warmup, err) != 0) {
+                fprintf(stderr, "dpamr: error: bench %s: %s\n", vars[i].label, err);
+                rc = 1;
+            } else if (!mesh_equal(&ref, &out, diff, sizeof diff)) {
+                fprintf(stderr, "dpamr: error: bench: %s run %d's last step differs from the reference (%s)\n",
+                        vars[i].label, k + 1, diff);
+                rc = 3;
+            }
+            mesh_free(&out);
+        }
     if (rc == 0)
-        printf("gate: %d run(s) of %lld steps, the last step's mesh byte-identical in every run (%lld tiles on %d "
-               "levels)\n", d->bench_warmup + nrep, d->steps, (long long)ref.ntiles, ref.nlevels);
+        printf("gate: %d run(s) of %lld steps, the last step's mesh byte-identical in every run of every variant (%lld "
+               "tiles on %d levels)\n", nv * (1 + d->bench_warmup + nrep), d->steps, (long long)ref.ntiles, ref.nlevels);
     mesh_free(&ref);
     if (rc != 0) goto done;
-    double *all = malloc((size_t)(d->steps + 1) * sizeof *all);
-    long long nr = 0;
-    for (long long k = 1; k <= d->steps; ++k) {
-        if (k % d->regrid_every) continue;
-        step_row_t *w = &rows[k];
-        w->med = median(w->ms, nrep);
-        w->lo = w->hi = w->ms[0];
-        for (int j = 1; j < nrep; ++j) {
-            w->lo = w->ms[j] < w->lo ? w->ms[j] : w->lo;
-            w->hi = w->ms[j] > w->hi ? w->ms[j] : w->hi;
+    {
+        double *all = malloc(nrow * sizeof *all);
+        if (!all) {
+            rc = run_die("out of memory for the step table");
+            goto done;
         }
-        if (all) all[nr++] = w->med;
+        for (int i = 0; i < nv; ++i) {
+            long long nr = 0;
+            for (long long k = 1; k <= d->steps; ++k) {
+                if (k % d->regrid_every) continue;
+                step_row_t *w = &vars[i].rows[k];
+                w->med = median(w->ms, nrep);
+                w->lo = w->hi = w->ms[0];
+                for (int j = 1; j < nrep; ++j) {
+                    w->lo = w->ms[j] < w->lo ? w->ms[j] : w->lo;
+                    w->hi = w->ms[j] > w->hi ? w->ms[j] : w->hi;
+                }
+                all[nr++] = w->med;
+            }
+            vars[i].all_med = median(all, (int)nr);
+            qsort(all, (size_t)nr, sizeof *all, cmp_d);
+            vars[i].all_lo = nr > 0 ? all[0] : 0.0;
+            vars[i].all_hi = nr > 0 ? all[nr - 1] : 0.0;
+        }
+        free(all);
     }
     printf("\nmedian of %d runs after %d warm-up; regrid = sample every tile at the step's time, restrict (prolong),\n"
-           "flag, keep / add / drop children, in canonical order (the cpu variant, %s); changed = (added + removed) /\n"
-           "tiles before the regrid\n\n", nrep, d->bench_warmup, "OpenMP across tiles");
-    printf("%6s %12s %10s %9s %9s %9s %11s %11s %11s\n", "step", "time", "tiles", "added", "removed", "changed",
-           "regrid ms", "min ms", "max ms");
+           "flag, keep / add / drop children, in canonical order; cpu: OpenMP across tiles, wall time; GPU: CUDA\n"
+           "events on the engine's stream, the mesh resident on the device (transfers not included); changed =\n"
+           "(added + removed) / tiles before the regrid. Regrid ms per variant:\n\n", nrep, d->bench_warmup);
+    printf("%6s %10s %10s %8s %8s %8s", "step", "time", "tiles", "added", "removed", "changed");
+    for (int i = 0; i < nv; ++i) printf(" %18s", vars[i].label);
+    printf("\n");
     for (long long k = 1; k <= d->steps; ++k) {
         if (k % d->regrid_every) continue;
-        const step_row_t *w = &rows[k];
-        printf("%6lld %12g %10lld %9lld %9lld %8.2f%% %11.3f %11.3f %11.3f\n", k, (double)k * d->dt, w->tiles, w->added,
-               w->removed, 100.0 * w->changed, w->med, w->lo, w->hi);
+        const step_row_t *w = &vars[0].rows[k]; /* the counts: the same in every variant (the gate) */
+        printf("%6lld %10g %10lld %8lld %8lld %7.2f%%", k, (double)k * d->dt, w->tiles, w->added, w->removed,
+               100.0 * w->changed);
+        for (int i = 0; i < nv; ++i) printf(" %18.3f", vars[i].rows[k].med);
+        printf("\n");
     }
-    if (all && nr > 0) {
-        const double med = median(all, (int)nr);
-        qsort(all, (size_t)nr, sizeof *all, cmp_d);
-        printf("regrid per step (cpu): median %.3f ms, min %.3f ms, max %.3f ms over %lld regrids\n", med, all[0],
-               all[nr - 1], nr);
-    }
-    free(all);
+    for (int i = 0; i < nv; ++i)
+        printf("regrid per step (%s): median %.3f ms, min %.3f ms, max %.3f ms\n", vars[i].label, vars[i].all_med,
+               vars[i].all_lo, vars[i].all_hi);
     /* CSV and JSON, each to a temporary name renamed */
     char path[2][8300], tmp[2][8400];
     for (int k = 0; k < 2 && rc == 0; ++k) {
@@ -320,32 +404,36 @@ static int bench_steps(deck_t *d, const mesh_t *in)
         }
         const run_info_t *ri = run_info();
         if (k == 0) {
-            fprintf(fp, "deck,variant,step,time,tiles,added,removed,changed_fraction,regrid_ms,regrid_min_ms,"
+            fprintf(fp, "deck,variant,pdl,step,time,tiles,added,removed,changed_fraction,regrid_ms,regrid_min_ms,"
                         "regrid_max_ms,regrid_samples_ms,host,commit,date\n");
         } else {
-            json_head(fp, d, "none");
+            json_head(fp, d, gpu ? why : "none");
             fprintf(fp, ",\"repeats\":%d,\"steps\":%lld,\"dt\":%.17g,\"regrid_every\":%d,\"rows\":[\n", nrep, d->steps,
                     d->dt, d->regrid_every);
         }
         int firstrow = 1;
-        for (long long s = 1; s <= d->steps; ++s) {
-            if (s % d->regrid_every) continue;
-            const step_row_t *w = &rows[s];
-            if (k == 0) {
-                fprintf(fp, "\"%s\",cpu,%lld,%.17g,%lld,%lld,%lld,%.6f,%.6f,%.6f,%.6f,", d->path, s, (double)s * d->dt,
-                        w->tiles, w->added, w->removed, w->changed, w->med, w->lo, w->hi);
-                for (int j = 0; j < nrep; ++j) fprintf(fp, "%s%.6f", j ? ";" : "", w->ms[j]);
-                fprintf(fp, ",\"%s\",%s,%s\n", ri->host, ri->commit, ri->date);
-            } else {
-                fprintf(fp, "%s{\"variant\":\"cpu\",\"step\":%lld,\"time\":%.17g,\"tiles\":%lld,\"added\":%lld,"
-                            "\"removed\":%lld,\"changed_fraction\":%.6f,\"regrid_ms\":%.6f,\"regrid_min_ms\":%.6f,"
-                            "\"regrid_max_ms\":%.6f,\"regrid_samples_ms\":[",
-                        firstrow ? "" : ",\n", s, (double)s * d->dt, w->tiles, w->added, w->removed, w->changed, w->med,
-                        w->lo, w->hi);
-                for (int j = 0; j < nrep; ++j) fprintf(fp, "%s%.6f", j ? "," : "", w->ms[j]);
-                fprintf(fp, "]}");
+        for (int i = 0; i < nv; ++i) {
+            const char *vn = deck_variant_name(vars[i].variant);
+            const char *pdl = vars[i].variant == DP_VARIANT_CPU ? "-" : (vars[i].pdl ? "on" : "off");
+            for (long long s = 1; s <= d->steps; ++s) {
+                if (s % d->regrid_every) continue;
+                const step_row_t *w = &vars[i].rows[s];
+                if (k == 0) {
+                    fprintf(fp, "\"%s\",%s,%s,%lld,%.17g,%lld,%lld,%lld,%.6f,%.6f,%.6f,%.6f,", d->path, vn, pdl, s,
+                            (double)s * d->dt, w->tiles, w->added, w->removed, w->changed, w->med, w->lo, w->hi);
+                    for (int j = 0; j < nrep; ++j) fprintf(fp, "%s%.6f", j ? ";" : "", w->ms[j]);
+                    fprintf(fp, ",\"%s\",%s,%s\n", ri->host, ri->commit, ri->date);
+                } else {
+                    fprintf(fp, "%s{\"variant\":\"%s\",\"pdl\":\"%s\",\"step\":%lld,\"time\":%.17g,\"tiles\":%lld,"
+                                "\"added\":%lld,\"removed\":%lld,\"changed_fraction\":%.6f,\"regrid_ms\":%.6f,"
+                                "\"regrid_min_ms\":%.6f,\"regrid_max_ms\":%.6f,\"regrid_samples_ms\":[",
+                            firstrow ? "" : ",\n", vn, pdl, s, (double)s * d->dt, w->tiles, w->added, w->removed,
+                            w->changed, w->med, w->lo, w->hi);
+                    for (int j = 0; j < nrep; ++j) fprintf(fp, "%s%.6f", j ? "," : "", w->ms[j]);
+                    fprintf(fp, "]}");
+                }
+                firstrow = 0;
             }
-            firstrow = 0;
         }
         if (k == 1) fprintf(fp, "\n]}\n");
         errno = 0;

@@ -50,6 +50,7 @@ typedef int64_t dp_tidx; /* tile index or count: can pass 2^31 */
 
 enum { DP_CRIT_JUMP = 0, DP_CRIT_GRADIENT = 1 };
 enum { DP_FILL_PROLONG = 0, DP_FILL_MODEL = 1 };
+enum { DP_BALANCE_NONE = 0, DP_BALANCE_2TO1 = 1 };
 enum { DP_OBJ_ELLIPSOID = 0, DP_OBJ_BOX = 1, DP_OBJ_GAUSSIAN = 2 };
 
 /* One analytic object of the model (see docs/design.md). */
@@ -69,6 +70,7 @@ typedef struct {
     int fill;           /* DP_FILL_* */
     int crit;           /* DP_CRIT_* */
     int crit_field;     /* index of the field the criterion reads */
+    int balance;        /* DP_BALANCE_*: 2:1 across faces, edges and corners (src/balance.c) */
     float threshold_f;  /* threshold as float (jump) */
     double threshold;   /* threshold as double (gradient) */
     double origin[3];
@@ -337,37 +339,51 @@ static inline DP_HD double dp_exp(double x)
     return s * two_k.d;
 }
 
-/* Object ob's term on axis a at coordinate xa: |(xa - c_a) / r_a|. It depends on one coordinate
- * only, so a tile needs B of them per axis and object (dp_model_table), not one per cell. */
+/* Object ob's term on axis a at coordinate xa: |(xa - c_a) / r_a|. */
 static inline DP_HD double dp_axis_t(const dp_object *ob, int a, double xa)
 {
     const double t = (xa - ob->center[a]) / ob->radius[a];
     return t < 0.0 ? -t : t;
 }
 
-/* Shape of an object from its axis terms t0, t1 (t2 in 3D): 1 inside, 0 outside, a smooth bump
- * for a gaussian. */
-static inline DP_HD double dp_shape_t(int dim, int kind, double t0, double t1, double t2)
+/* What object ob's shape needs of coordinate xa on axis a, from its term t: t^2 for an ellipsoid
+ * (summed over the axes), t for a box (their maximum), exp(-t^2) for a gaussian (multiplied over
+ * the axes: exp(-(t0^2 + t1^2 + t2^2)) is separable, and the product of the axis factors is the
+ * gaussian's definition in dpamr). It depends on one coordinate only, so a tile needs B of them per
+ * axis and object (dp_model_table), not one per cell: a gaussian costs the model table B x dim
+ * exps per tile and each cell two multiplications, not an exp per cell. */
+static inline DP_HD double dp_axis_v(const dp_object *ob, int a, double xa)
 {
-    double q = 0.0, m = 0.0;
-    q = q + t0 * t0;
-    m = t0 > m ? t0 : m;
-    q = q + t1 * t1;
-    m = t1 > m ? t1 : m;
-    if (dim == 3) {
-        q = q + t2 * t2;
-        m = t2 > m ? t2 : m;
+    const double t = dp_axis_t(ob, a, xa);
+    if (ob->kind == DP_OBJ_BOX) return t;
+    const double q = t * t;
+    return ob->kind == DP_OBJ_ELLIPSOID ? q : dp_exp(-q);
+}
+
+/* Shape of an object from its axis values v0, v1 (v2 in 3D) of dp_axis_v: 1 inside, 0 outside, a
+ * smooth bump for a gaussian. */
+static inline DP_HD double dp_shape_v(int dim, int kind, double v0, double v1, double v2)
+{
+    if (kind == DP_OBJ_ELLIPSOID) {
+        double q = v0 + v1;
+        if (dim == 3) q = q + v2;
+        return q <= 1.0 ? 1.0 : 0.0;
     }
-    if (kind == DP_OBJ_ELLIPSOID) return q <= 1.0 ? 1.0 : 0.0;
-    if (kind == DP_OBJ_BOX) return m <= 1.0 ? 1.0 : 0.0;
-    return dp_exp(-q);
+    if (kind == DP_OBJ_BOX) {
+        double m = v0 > v1 ? v0 : v1;
+        if (dim == 3) m = v2 > m ? v2 : m;
+        return m <= 1.0 ? 1.0 : 0.0;
+    }
+    double g = v0 * v1;
+    if (dim == 3) g = g * v2;
+    return g;
 }
 
 /* Shape of an object at point x. */
 static inline DP_HD double dp_shape(int dim, const dp_object *ob, const double *x)
 {
-    return dp_shape_t(dim, ob->kind, dp_axis_t(ob, 0, x[0]), dp_axis_t(ob, 1, x[1]),
-                      dim == 3 ? dp_axis_t(ob, 2, x[2]) : 0.0);
+    return dp_shape_v(dim, ob->kind, dp_axis_v(ob, 0, x[0]), dp_axis_v(ob, 1, x[1]),
+                      dim == 3 ? dp_axis_v(ob, 2, x[2]) : 0.0);
 }
 
 /* Coordinate on axis a of the centre of cell x (0..B-1 along a) of a tile at tile coordinate tc,
@@ -414,14 +430,14 @@ static inline DP_HD void dp_model_cells(const dp_params *p, int level, int32_t t
     DP_FOR_FIELDS_SHORT(f, p->nf) out[f] = (float)v[f];
 }
 
-/* A tile's model table: dp_model_table_size(p) axis terms, entry (o * dim + a) * B + x the term of
- * object o on axis a at the tile's cell coordinate x. Entry e of the tile at coordinates tc and
+/* A tile's model table: dp_model_table_size(p) axis values, entry (o * dim + a) * B + x the value
+ * (dp_axis_v) of object o on axis a at the tile's cell coordinate x. Entry e of the tile at coordinates tc and
  * spacing h (threads of a block compute one entry each; the CPU loops). */
 static inline DP_HD int dp_model_table_size(const dp_params *p) { return p->nobj * p->dim * p->B; }
 static inline DP_HD double dp_model_table_entry(const dp_params *p, const int32_t *tc, double h, int e)
 {
     const int B = p->B, x = e % B, a = (e / B) % p->dim, o = e / (B * p->dim);
-    return dp_axis_t(&p->obj[o], a, dp_centre(p, a, tc[a], x, h));
+    return dp_axis_v(&p->obj[o], a, dp_centre(p, a, tc[a], x, h));
 }
 
 /* dp_model_cells from the tile's model table T: the same arithmetic, no division per cell. */
@@ -432,7 +448,7 @@ static inline DP_HD void dp_model_cells_tab(const dp_params *p, const double *T,
     DP_FOR_FIELDS_SHORT(f, p->nf) v[f] = 0.0;
     for (int o = 0; o < p->nobj; ++o) {
         const double *t = T + o * dim * B;
-        const double sh = dp_shape_t(dim, p->obj[o].kind, t[x], t[B + y], dim == 3 ? t[2 * B + z] : 0.0);
+        const double sh = dp_shape_v(dim, p->obj[o].kind, t[x], t[B + y], dim == 3 ? t[2 * B + z] : 0.0);
         dp_model_add(p, &p->obj[o], sh, v);
     }
     DP_FOR_FIELDS_SHORT(f, p->nf) out[f] = (float)v[f];
@@ -503,6 +519,34 @@ static inline DP_HD float dp_restrict_cell(int dim, int B, const float *u, int X
         s = s + (double)u[x + B * (y + B * z)];
     }
     return (float)(s / (double)nc);
+}
+
+/* Parent cell (X, Y, Z) of the octant of a child tile (X, Y, Z in 0..B/2-1): the child's cells u
+ * restricted into the parent's cells up at the octant o the child occupies (dp_restrict_cell). The
+ * per-cell body of tile_restrict (CPU) and of the GPU regrid's restriction (one thread per cell). */
+static inline DP_HD void dp_restrict_into(int dim, int B, int o, const float *u, float *up, int X, int Y, int Z)
+{
+    const int hb = B >> 1, ox = (o & 1) * hb, oy = ((o >> 1) & 1) * hb, oz = ((o >> 2) & 1) * hb;
+    up[(ox + X) + B * ((oy + Y) + B * (dim == 3 ? oz + Z : 0))] = dp_restrict_cell(dim, B, u, X, Y, Z);
+}
+
+/* The composite sum of one field over a tile: its cells u in the octants without a child (kids: the
+ * childmask), summed in cell order in double, as sum[0] (values) and sum[1] (absolute values). The
+ * body of tile_leaf_sum (CPU) and of the GPU regrid's totals (one thread per tile and field), so both
+ * give the same bits. */
+static inline DP_HD void dp_leaf_sum(int dim, int B, unsigned kids, const float *u, double sum[2])
+{
+    const int cells = dp_cells(dim, B), lb = dp_log2(B);
+    double s = 0.0, a = 0.0;
+    for (int i = 0; i < cells; ++i) {
+        int x, y, z;
+        dp_cell_xyz(i, B, lb, &x, &y, &z);
+        if (kids >> dp_octant_of(B, x, y, z) & 1u) continue;
+        s += (double)u[i];
+        a += u[i] < 0.0f ? -(double)u[i] : (double)u[i];
+    }
+    sum[0] = s;
+    sum[1] = a;
 }
 
 /* A regrid's decision for one tile: flags = the octants its criterion flags now (0 at max_level),

@@ -371,6 +371,9 @@ static const deck_key_t k_keys[] = {
       NULL, { NULL } },
     { "fill", "word", "prolong", NULL, "how a new tile's cells are made: prolongation from the parent, or the model",
       'c', 1, 1, 0, 0, NULL, { "prolong", "model", NULL } },
+    { "balance", "word", "none", NULL,
+      "2:1: tiles that touch (across a face, an edge or a corner) differ by at most one level; the tiles this needs "
+      "are added after the criterion's (cpu variant)", 'c', 1, 1, 0, 0, NULL, { "none", "2:1", NULL } },
     { "criterion", "word", "jump", NULL, "refinement criterion: |u_c - u_n| > threshold (jump) or > threshold x h (gradient)",
       'c', 1, 1, 0, 0, NULL, { "jump", "gradient", NULL } },
     { "criterion_field", "name", "first field", "one of fields", "the field the criterion reads", 's', 1, 1, 0, 0, NULL,
@@ -755,6 +758,9 @@ static int schema(kv_t *kv, deck_t *d, const char *deck_path)
 
     p->crit = DP_CRIT_JUMP;
     if (get_choice_k(kv, "criterion", &p->crit) == -2) return -1;
+
+    p->balance = DP_BALANCE_NONE;
+    if (get_choice_k(kv, "balance", &p->balance) == -2) return -1;
 
     p->crit_field = 0;
     entry_t *cf = find(kv, "criterion_field");

@@ -436,6 +436,11 @@ int dist_run(int argc, char **argv)
     char why[512] = "";
     const int variant = run_variant(&d, c.local, &device, why, sizeof why, err, sizeof err);
     if (dp_agree(c.comm, variant >= 0, err, sizeof err) != 0) return root ? run_die(err) : 1;
+    if (d.p.balance != DP_BALANCE_NONE && c.size > 1) /* the same on every rank */
+        snprintf(err, sizeof err, "%.1000s: balance = 2:1 runs on one rank in this version (a rank's tiles need "
+                 "tiles of its neighbours' parts): run with one rank, or balance=none", d.path);
+    if (dp_agree(c.comm, d.p.balance == DP_BALANCE_NONE || c.size == 1, err, sizeof err) != 0)
+        return root ? run_die(err) : 1;
     /* memory shared on a node: the host's by every rank there, a device's by the ranks that use it;
      * each rank's capacity (max_tiles = 0) takes its even share (capacity.h). The capacities need no
      * agreement: they do not change the output, and a rank that runs out stops every rank (dp_agree). */
@@ -457,7 +462,9 @@ int dist_run(int argc, char **argv)
         MPI_Allreduce(&cand, &who, 1, MPI_INT, MPI_MIN, c.comm);
         if (nfell > 0) {
             MPI_Bcast(why, (int)sizeof why, MPI_CHAR, who, c.comm);
-            if (root && say)
+            if (root && say && d.p.balance != DP_BALANCE_NONE)
+                printf("variant=auto: %s\n", why);
+            else if (root && say)
                 printf("variant=auto: no usable GPU on %d of %d rank(s) (rank %d: %s); falling back to variant=cpu "
                        "there\n", nfell, c.size, who, why);
         }

@@ -34,19 +34,78 @@ int engine_refine_valid(int variant, const deck_t *d, mesh_t *m, refine_report_t
         return -1;
     }
     if (variant == DP_VARIANT_CPU) return refine_cpu(d, m, r, err, errlen);
+    if (d->p.balance != DP_BALANCE_NONE) {
+        snprintf(err, errlen, "balance = 2:1 runs on variant cpu in this version; variant %s does not balance yet "
+                 "(set variant=cpu, or balance=none)", deck_variant_name(variant));
+        return -1;
+    }
     if (q && res) return gpu_refine_valid(variant, d, m, r, q, res, err, errlen);
     return gpu_refine(variant, d, m, r, err, errlen);
 }
 
-int engine_regrid(int variant, const deck_t *d, mesh_t *m, double t, regrid_report_t *r, char *err, size_t errlen)
+int engine_regrid_begin(engine_regrids_t *e, int variant, const deck_t *d, const mesh_t *m, double *upload_ms,
+                        char *err, size_t errlen)
 {
-    if (variant != DP_VARIANT_CPU) {
-        memset(r, 0, sizeof *r);
-        snprintf(err, errlen, "steps > 0 runs on variant cpu in this version; variant %s has no regrid yet "
-                 "(set variant=cpu)", deck_variant_name(variant));
+    memset(e, 0, sizeof *e);
+    e->variant = variant;
+    e->d = d;
+    *upload_ms = 0.0;
+    if (m->nlevels - 1 > d->p.max_level) {
+        snprintf(err, errlen, "the mesh has levels up to %d but max_level = %d: no tile may lie beyond max_level",
+                 m->nlevels - 1, d->p.max_level);
         return -1;
     }
-    return regrid_cpu(d, m, t, r, err, errlen);
+    if (variant == DP_VARIANT_CPU) return 0;
+    if (variant != DP_VARIANT_CDP && variant != DP_VARIANT_HOSTLAUNCH) {
+        snprintf(err, errlen, "engine_regrid: variant %s has no regrid (cpu, hostlaunch or cdp)",
+                 deck_variant_name(variant));
+        return -1;
+    }
+    if (d->p.balance != DP_BALANCE_NONE) {
+        snprintf(err, errlen, "balance = 2:1 runs on variant cpu in this version; variant %s does not balance yet "
+                 "(set variant=cpu, or balance=none)", deck_variant_name(variant));
+        return -1;
+    }
+    return gpu_regrid_open(variant, d, m, &e->g, upload_ms, err, errlen);
+}
+
+int engine_regrid_next(engine_regrids_t *e, mesh_t *m, double t, regrid_report_t *r, char *err, size_t errlen)
+{
+    if (e->variant == DP_VARIANT_CPU) {
+        const int rc = regrid_cpu(e->d, m, t, r, err, errlen);
+        r->device_launches = -1;
+        return rc;
+    }
+    e->stale = 1;
+    return gpu_regrid_step(e->g, t, r, err, errlen);
+}
+
+int engine_regrid_sync(engine_regrids_t *e, mesh_t *m, double *download_ms, char *err, size_t errlen)
+{
+    *download_ms = 0.0;
+    if (!e->stale) return 0;
+    if (gpu_regrid_download(e->g, m, download_ms, err, errlen) != 0) return -1;
+    e->stale = 0;
+    return 0;
+}
+
+void engine_regrid_end(engine_regrids_t *e)
+{
+    gpu_regrid_close(e->g);
+    e->g = NULL;
+}
+
+int engine_regrid(int variant, const deck_t *d, mesh_t *m, double t, regrid_report_t *r, char *err, size_t errlen)
+{
+    engine_regrids_t e;
+    double up = 0.0, down = 0.0;
+    memset(r, 0, sizeof *r);
+    if (engine_regrid_begin(&e, variant, d, m, &up, err, errlen) != 0) return -1;
+    int rc = engine_regrid_next(&e, m, t, r, err, errlen);
+    if (rc == 0) rc = engine_regrid_sync(&e, m, &down, err, errlen);
+    engine_regrid_end(&e);
+    r->transfer_ms += up + down;
+    return rc;
 }
 
 static int cmp_key(const void *a, const void *b)

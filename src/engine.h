@@ -23,9 +23,32 @@ int engine_refine(int variant, const deck_t *d, mesh_t *m, refine_report_t *r, c
 int engine_refine_valid(int variant, const deck_t *d, mesh_t *m, refine_report_t *r, const dp_vreq *q, dp_vdev *res,
                         char *err, size_t errlen);
 
-/** One time step's regrid of m to time t (src/regrid_cpu.c): the cpu variant; the GPU variants
- *  return -1 with a message (steps > 0 runs on variant cpu in this version). */
+/** One time step's regrid of m to time t (src/regrid_cpu.c, device/regrid_gpu.cu) with any variant:
+ *  engine_regrid_begin, _next, _sync and _end in one call (a GPU variant uploads m and downloads the
+ *  result). */
 int engine_regrid(int variant, const deck_t *d, mesh_t *m, double t, regrid_report_t *r, char *err, size_t errlen);
+
+/** A sequence of regrids of one mesh with one variant (the step driver, the bench): on the GPU
+ *  variants the mesh stays on the device between regrids and the host mesh is brought up to date
+ *  only by engine_regrid_sync. */
+typedef struct {
+    int variant;
+    const deck_t *d;
+    struct gpu_regrid *g; /* the GPU variants' resident mesh (device/gpu.h) */
+    int stale;            /* the host mesh is older than the device's */
+} engine_regrids_t;
+
+/** Start regrids of m (canonical, complete to max_level) with variant (cpu, hostlaunch or cdp);
+ *  *upload_ms: a GPU variant's setup and upload (0 on cpu). 0, or -1 with err. */
+int engine_regrid_begin(engine_regrids_t *e, int variant, const deck_t *d, const mesh_t *m, double *upload_ms,
+                        char *err, size_t errlen);
+/** Regrid to time t (cpu: m itself; GPU: the device's mesh, m then stale). 0, or -1 with err. */
+int engine_regrid_next(engine_regrids_t *e, mesh_t *m, double t, regrid_report_t *r, char *err, size_t errlen);
+/** Bring m up to date (a GPU variant downloads the device's mesh when m is stale); *download_ms its
+ *  time (0 when nothing moved). 0, or -1 with err. */
+int engine_regrid_sync(engine_regrids_t *e, mesh_t *m, double *download_ms, char *err, size_t errlen);
+/** Release what engine_regrid_begin holds. */
+void engine_regrid_end(engine_regrids_t *e);
 
 /** Fill level 0 of a new mesh from the deck's model (for `dpamr mesh`). */
 int engine_make_level0(const deck_t *d, mesh_t *m, char *err, size_t errlen);

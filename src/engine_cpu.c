@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "src/balance.h"
 #include "src/capacity.h"
 #include "src/tile.h"
 #include "src/timer.h"
@@ -96,6 +97,12 @@ int refine_cpu(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
         r->level_ms[L + 1] = timer_ms() - tl;
         if (!d->quiet) printf("  level %2d: %12lld tiles  %10.2f ms\n", L + 1, (long long)added, r->level_ms[L + 1]);
         fflush(stdout);
+    }
+    if (d->p.balance == DP_BALANCE_2TO1) { /* the tiles 2:1 balance needs, after the criterion's */
+        const double tb = timer_ms();
+        balance_report_t b;
+        if (balance_close(&d->p, m, NULL, c.cap, &b, err, errlen) != 0) return -1;
+        if (!d->quiet) printf("  balance 2:1: %9lld tiles added  %10.2f ms\n", b.added, timer_ms() - tb);
     }
     r->refine_ms = r->total_ms = timer_ms() - t0;
     return 0;

@@ -21,6 +21,11 @@ typedef struct {
     double total_before[DP_MAX_FIELDS], total_after[DP_MAX_FIELDS]; /* sum of value x cell volume over
                                           the cells without a child (the composite), per field */
     double conservation_rel;           /* max over fields |after - before| / sum of |value| x volume */
+    /* the GPU regrids (device/regrid_gpu.cu; 0 on cpu): regrid_ms and the phases are CUDA event times
+     * on the engine's stream; transfer_ms is the host wall time of what the regrid moved between
+     * device and host (level sizes, per-tile sums for the totals), not part of regrid_ms */
+    double transfer_ms;
+    long long device_launches;         /* cdp: device-side launches of the rebuild (-1: none) */
 } regrid_report_t;
 
 #ifdef __cplusplus

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "src/balance.h"
 #include "src/tile.h"
 #include "src/timer.h"
 
@@ -31,20 +32,7 @@ int regrid_totals(const dp_params *p, const mesh_t *m, double *sum, double *abs)
     for (int f = 0; f < p->nf; ++f) {
 #pragma omp parallel for schedule(dynamic, 64)
         for (dp_tidx t = 0; t < n; ++t) tile_leaf_sum(p, m, t, f, ts + 2 * t);
-        double s = 0.0, a = 0.0;
-        for (int L = 0; L < m->nlevels; ++L) {
-            double ls = 0.0, la = 0.0, vol = 1.0;
-            const double h = dp_spacing(p, L);
-            for (int k = 0; k < p->dim; ++k) vol *= h;
-            for (dp_tidx t = m->level_start[L]; t < m->level_start[L + 1]; ++t) {
-                ls += ts[2 * t];
-                la += ts[2 * t + 1];
-            }
-            s += ls * vol;
-            a += la * vol;
-        }
-        sum[f] = s;
-        abs[f] = a;
+        regrid_fold(p, m->level_start, m->nlevels, ts, &sum[f], &abs[f]);
     }
     free(ts);
     return 0;
@@ -167,6 +155,13 @@ int regrid_cpu(const deck_t *d, mesh_t *m, double t, regrid_report_t *r, char *e
     free(off);
     free(first);
     free(old);
+    mask = NULL, off = NULL, first = NULL, old = NULL;
+    if (pt.balance == DP_BALANCE_2TO1) { /* the tiles 2:1 balance needs; those there before keep their cells */
+        balance_report_t b;
+        if (balance_close(&pt, &nm, m, cap, &b, err, errlen) != 0) goto fail;
+        kept += b.from_old;
+        added += b.added - b.from_old;
+    }
     mesh_free(m);
     *m = nm;
     r->rebuild_ms = timer_ms() - t2;
@@ -180,12 +175,7 @@ int regrid_cpu(const deck_t *d, mesh_t *m, double t, regrid_report_t *r, char *e
         double abs_after[DP_MAX_FIELDS];
         if (regrid_totals(&pt, m, r->total_after, abs_after) != 0)
             return snprintf(err, errlen, "out of host memory for the totals of %lld tiles", (long long)m->ntiles), -1;
-        for (int f = 0; f < pt.nf; ++f) {
-            const double den = abs_before[f] > abs_after[f] ? abs_before[f] : abs_after[f];
-            const double dv = r->total_after[f] - r->total_before[f], e = dv < 0 ? -dv : dv;
-            const double rel = den > 0 ? e / den : 0.0;
-            if (rel > r->conservation_rel) r->conservation_rel = rel;
-        }
+        regrid_conservation(&pt, r->total_before, abs_before, r->total_after, abs_after, &r->conservation_rel);
     }
     r->regrid_ms = timer_ms() - t0;
     return 0;

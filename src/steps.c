@@ -8,6 +8,9 @@
  * opens as one time-varying dataset, is written again listing every file so far. A run from a step's
  * file (mesh_file = run_00040.hdf) continues the series from that step.
  *
+ * Every variant regrids: cpu on the host mesh; hostlaunch and cdp on the device (device/regrid_gpu.cu),
+ * where the mesh stays between steps and comes back only at output steps (engine_regrid_sync).
+ *
  * Every output is written to a temporary name and renamed; before any work every file the run will
  * write is checked as `dpamr run` checks its output (run_refuse_overwrite): dpamr never writes over
  * a file it did not write. */
@@ -170,8 +173,8 @@ static long long check_outputs(const deck_t *d, long long from, const char *seri
 }
 
 /* Validate m at an output step and write it; 0, 1 (run failed) or 2 (validation failed). */
-static int output_step(const deck_t *d, const mesh_t *m, long long k, double t, double work_ms, double cons,
-                       series_t *s, int say, double *write_ms)
+static int output_step(const deck_t *d, int variant, const mesh_t *m, long long k, double t, double work_ms,
+                       double cons, series_t *s, int say, double *write_ms)
 {
     char err[ERRLEN], name[8300];
     steps_file_name(d->output, k, name, sizeof name);
@@ -201,7 +204,7 @@ static int output_step(const deck_t *d, const mesh_t *m, long long k, double t, 
     for (int L = 0; L < DP_MAX_LEVELS; ++L) st.level_ms[L] = -1.0;
     st.device_launches = st.launch_failures = st.pool_size = -1;
     h5io_meta_t meta;
-    run_provenance(&meta, d, "cpu", &v, &st);
+    run_provenance(&meta, d, deck_variant_name(variant), &v, &st);
     const h5io_rank_t row = { .rank = 0, .device = -1, .root_tiles = m->level_start[1], .tiles = m->ntiles,
                               .cells = (int64_t)m->ntiles * mesh_cells(m), .refine_ms = work_ms, .write_ms = 0.0 };
     meta.nranks = 1;
@@ -257,15 +260,15 @@ int steps_run(deck_t *d, mesh_t *m, double t0)
     char err[ERRLEN];
     const int say = d->verbosity != DP_VERBOSITY_QUIET;
     d->quiet |= !say;
-    if (d->variant == DP_VARIANT_CDP || d->variant == DP_VARIANT_HOSTLAUNCH) {
-        snprintf(err, sizeof err, "%.1000s: steps > 0 runs on variant cpu in this version; variant = %s has no regrid "
-                 "yet: set variant=cpu (or auto), or steps=0 for one build on the GPU", d->path,
-                 deck_variant_name(d->variant));
-        mesh_free(m);
-        return die(err);
-    }
-    if (say && d->variant == DP_VARIANT_AUTO) printf("variant=auto: steps > 0 runs on variant cpu in this version\n");
-    if (say && d->trace[0]) printf("trace=%s: not written, the cpu variant has no device timeline\n", d->trace);
+    int device = -1;
+    char why[512];
+    const int variant = run_variant(d, -1, &device, why, sizeof why, err, sizeof err);
+    if (variant < 0) return mesh_free(m), die(err);
+    if (device >= 0) run_info_device(why);
+    if (say && d->variant == DP_VARIANT_AUTO && variant == DP_VARIANT_CPU)
+        printf(d->p.balance != DP_BALANCE_NONE ? "variant=auto: %s\n"
+                                               : "variant=auto: no usable GPU (%s); falling back to variant=cpu\n", why);
+    if (say && d->trace[0]) printf("trace=%s: not written, a run with steps > 0 writes no device timeline\n", d->trace);
     double tk = 0.0;
     int restart = 0;
     const long long k0 = restart_step(d, &restart, &tk, err, sizeof err);
@@ -288,6 +291,8 @@ int steps_run(deck_t *d, mesh_t *m, double t0)
         return die("out of memory for the step tables");
     }
     int rc = 0;
+    engine_regrids_t eng; /* the GPU variants' device-resident mesh: released at done */
+    memset(&eng, 0, sizeof eng);
     const long long from = restart ? k0 + 1 : 0;
     const long long replacing = check_outputs(d, from, s.series, err, sizeof err);
     char first[8300];
@@ -307,8 +312,10 @@ int steps_run(deck_t *d, mesh_t *m, double t0)
             }
         }
     if (say) {
-        printf("dpamr run %s: variant=cpu, %dD, tile %d^%d, %lld tiles on levels 0..%d, max_level %d, fill %s\n", d->path,
-               d->p.dim, d->p.B, d->p.dim, (long long)m->ntiles, m->nlevels - 1, d->p.max_level,
+        char label[128];
+        printf("dpamr run %s: variant=%s, %dD, tile %d^%d, %lld tiles on levels 0..%d, max_level %d, fill %s\n", d->path,
+               deck_engine_label(d, variant, label, sizeof label), d->p.dim, d->p.B, d->p.dim, (long long)m->ntiles,
+               m->nlevels - 1, d->p.max_level,
                d->p.fill == DP_FILL_PROLONG ? "prolong" : "model");
         printf("steps %lld..%lld, dt %g, regrid every %d, output every %d: reads %s, writes %s and %s\n", from,
                d->steps, d->dt, d->regrid_every, d->output_every, d->mesh_file, d->output, s.series);
@@ -318,11 +325,11 @@ int steps_run(deck_t *d, mesh_t *m, double t0)
                               "them)\n", replacing);
         if (d->verbosity == DP_VERBOSITY_VERBOSE) run_print_info(stdout);
     }
-    double write_ms = 0.0, cons = 0.0, first_ms = 0.0;
+    double write_ms = 0.0, cons = 0.0, first_ms = 0.0, xfer_ms = 0.0;
     long long nregrid = 0;
     if (!restart) {
         refine_report_t r;
-        if (engine_refine(DP_VARIANT_CPU, d, m, &r, err, sizeof err) != 0) {
+        if (engine_refine(variant, d, m, &r, err, sizeof err) != 0) {
             rc = die(err);
             goto done;
         }
@@ -331,19 +338,30 @@ int steps_run(deck_t *d, mesh_t *m, double t0)
             printf("step 0 t=0: built %lld tiles on %d levels in %.3f ms\n", (long long)m->ntiles, m->nlevels,
                    r.refine_ms);
         run_warn_depth(d, m->nlevels);
-        if ((rc = output_step(d, m, 0, 0.0, r.refine_ms, 0.0, &s, say, &write_ms)) != 0) goto done;
+        if ((rc = output_step(d, variant, m, 0, 0.0, r.refine_ms, 0.0, &s, say, &write_ms)) != 0) goto done;
+    }
+    { /* the mesh goes to the device once (GPU variants) */
+        double up = 0.0;
+        if (engine_regrid_begin(&eng, variant, d, m, &up, err, sizeof err) != 0) {
+            rc = die(err);
+            goto done;
+        }
+        xfer_ms += up;
+        if (say && variant != DP_VARIANT_CPU)
+            printf("the mesh stays on the device between steps: upload %.3f ms (downloads at output steps only)\n", up);
     }
     for (long long k = from > 0 ? from : 1; k <= d->steps; ++k) {
         const double t = (double)k * d->dt;
         double work = 0.0;
         if (k % d->regrid_every == 0) {
             regrid_report_t r;
-            if (engine_regrid(DP_VARIANT_CPU, d, m, t, &r, err, sizeof err) != 0) {
+            if (engine_regrid_next(&eng, m, t, &r, err, sizeof err) != 0) {
                 snprintf(err + strlen(err), sizeof err - strlen(err), " (step %lld)", k);
                 rc = die(err);
                 goto done;
             }
             work = r.regrid_ms;
+            xfer_ms += r.transfer_ms;
             regrid_ms[nregrid++] = r.regrid_ms;
             if (r.conservation_rel > cons) cons = r.conservation_rel;
             if (say) {
@@ -351,11 +369,20 @@ int steps_run(deck_t *d, mesh_t *m, double t0)
                        "(sample %.3f, restrict %.3f, rebuild %.3f)", k, t, r.tiles_after, r.nlevels, r.added, r.removed,
                        100.0 * r.changed_fraction, r.regrid_ms, r.sample_ms, r.restrict_ms, r.rebuild_ms);
                 if (r.conservation_checked) printf(", total conserved to %.2g", r.conservation_rel);
+                if (variant != DP_VARIANT_CPU) printf(", device events; transfer %.3f ms", r.transfer_ms);
+                if (r.device_launches >= 0) printf(", %lld device launch(es)", r.device_launches);
                 printf("\n");
             }
         }
         if (k % d->output_every == 0) {
-            if ((rc = output_step(d, m, k, t, work, cons, &s, say, &write_ms)) != 0) goto done;
+            double down = 0.0;
+            if (engine_regrid_sync(&eng, m, &down, err, sizeof err) != 0) {
+                snprintf(err + strlen(err), sizeof err - strlen(err), " (step %lld)", k);
+                rc = die(err);
+                goto done;
+            }
+            xfer_ms += down;
+            if ((rc = output_step(d, variant, m, k, t, work, cons, &s, say, &write_ms)) != 0) goto done;
             cons = 0.0;
         }
     }
@@ -367,10 +394,12 @@ int steps_run(deck_t *d, mesh_t *m, double t0)
             mx = regrid_ms[nregrid - 1];
         }
         printf("wrote %s (%lld file(s))\n", s.series, s.nout);
-        printf("phases: first build %.3f ms, %lld regrid(s): median %.3f ms, max %.3f ms; write %.3f ms, total %.3f ms\n",
-               first_ms, nregrid, med, mx, write_ms, timer_ms() - t0);
+        printf("phases: first build %.3f ms, %lld regrid(s): median %.3f ms, max %.3f ms; ", first_ms, nregrid, med, mx);
+        if (variant != DP_VARIANT_CPU) printf("transfer %.3f ms; ", xfer_ms);
+        printf("write %.3f ms, total %.3f ms\n", write_ms, timer_ms() - t0);
     }
 done:
+    engine_regrid_end(&eng);
     free(s.step);
     free(s.time);
     free(regrid_ms);

@@ -70,31 +70,47 @@ void tile_restrict(const dp_params *p, mesh_t *m, dp_tidx child, dp_tidx parent)
 {
     const int B = p->B, hb = B >> 1, dim = p->dim, cells = dp_cells(dim, B), nz = dim == 3 ? hb : 1;
     const int o = dp_tile_octant(m->coord + 3 * child);
-    const int ox = (o & 1) * hb, oy = ((o >> 1) & 1) * hb, oz = ((o >> 2) & 1) * hb;
     assert(parent >= 0 && parent < child);
     for (int f = 0; f < p->nf; ++f) {
         const float *u = m->field[f] + (size_t)child * cells;
         float *up = m->field[f] + (size_t)parent * cells;
         for (int Z = 0; Z < nz; ++Z)
             for (int Y = 0; Y < hb; ++Y)
-                for (int X = 0; X < hb; ++X)
-                    up[(ox + X) + B * ((oy + Y) + B * (dim == 3 ? oz + Z : 0))] = dp_restrict_cell(dim, B, u, X, Y, Z);
+                for (int X = 0; X < hb; ++X) dp_restrict_into(dim, B, o, u, up, X, Y, Z);
     }
 }
 
 void tile_leaf_sum(const dp_params *p, const mesh_t *m, dp_tidx t, int f, double sum[2])
 {
-    const int B = p->B, cells = dp_cells(p->dim, B), lb = dp_log2(B);
-    const unsigned kids = m->childmask[t];
-    const float *u = m->field[f] + (size_t)t * cells;
+    dp_leaf_sum(p->dim, p->B, m->childmask[t], m->field[f] + (size_t)t * dp_cells(p->dim, p->B), sum);
+}
+
+void regrid_fold(const dp_params *p, const dp_tidx *level_start, int nlevels, const double *ts, double *sum, double *abs)
+{
     double s = 0.0, a = 0.0;
-    for (int i = 0; i < cells; ++i) {
-        int x, y, z;
-        dp_cell_xyz(i, B, lb, &x, &y, &z);
-        if (kids >> dp_octant_of(B, x, y, z) & 1u) continue;
-        s += (double)u[i];
-        a += u[i] < 0.0f ? -(double)u[i] : (double)u[i];
+    for (int L = 0; L < nlevels; ++L) {
+        double ls = 0.0, la = 0.0, vol = 1.0;
+        const double h = dp_spacing(p, L);
+        for (int k = 0; k < p->dim; ++k) vol *= h;
+        for (dp_tidx t = level_start[L]; t < level_start[L + 1]; ++t) {
+            ls += ts[2 * t];
+            la += ts[2 * t + 1];
+        }
+        s += ls * vol;
+        a += la * vol;
     }
-    sum[0] = s;
-    sum[1] = a;
+    *sum = s;
+    *abs = a;
+}
+
+void regrid_conservation(const dp_params *p, const double *before, const double *abs_before, const double *after,
+                        const double *abs_after, double *rel)
+{
+    *rel = 0.0;
+    for (int f = 0; f < p->nf; ++f) {
+        const double den = abs_before[f] > abs_after[f] ? abs_before[f] : abs_after[f];
+        const double dv = after[f] - before[f], e = dv < 0 ? -dv : dv;
+        const double r = den > 0 ? e / den : 0.0;
+        if (r > *rel) *rel = r;
+    }
 }

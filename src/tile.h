@@ -36,6 +36,17 @@ void tile_restrict(const dp_params *p, mesh_t *m, dp_tidx child, dp_tidx parent)
  *  the tile's level it is the tile's share of the field's total over the domain. */
 void tile_leaf_sum(const dp_params *p, const mesh_t *m, dp_tidx t, int f, double sum[2]);
 
+/** One field's composite total from its per-tile sums ts[2 t] (values) and ts[2 t + 1] (absolute
+ *  values), tiles of level L at [level_start[L], level_start[L + 1]): added per level in canonical
+ *  order, times the level's cell volume, levels in order. regrid_totals (src/regrid_cpu.c) and the GPU regrids (which
+ *  compute the per-tile sums on the device with the same dp_leaf_sum) fold with it, to the same bits. */
+void regrid_fold(const dp_params *p, const dp_tidx *level_start, int nlevels, const double *ts, double *sum, double *abs);
+
+/** The largest relative change of a field's total, |after - before| / max(abs_before, abs_after),
+ *  over the fields into *rel (0 where both are 0). */
+void regrid_conservation(const dp_params *p, const double *before, const double *abs_before, const double *after,
+                         const double *abs_after, double *rel);
+
 #ifdef __cplusplus
 }
 #endif

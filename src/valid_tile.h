@@ -225,7 +225,7 @@ static inline DP_HD int dp_vfirst_nonfinite(const float *u, int cells, int first
 
 /** Conservation at parent cell j = X + hb (Y + hb Z) of octant o (hb = B/2): the parent's value *u,
  *  its 2^dim child cells' average *avg (from child tile cells uc), and the relative error *rel.
- *  Returns 1 when the cell passes: |avg - u| <= tol (mean |child| + |u|). */
+ *  Returns 1 when the cell passes: |avg - u| <= tol (mean |child| + |u|) + 2^-149 (one subnormal step). */
 static inline DP_HD int dp_vconserve_cell(int dim, int B, const float *uc, const float *up, int o, int j, double *u,
                                           double *avg, double *rel)
 {
@@ -244,8 +244,10 @@ static inline DP_HD int dp_vconserve_cell(int dim, int B, const float *uc, const
     const double d = a - pu, err = d < 0.0 ? -d : d;
     *u = pu;
     *avg = a;
-    *rel = den > 0.0 ? err / den : 0.0;
-    return err <= DP_VALID_CONS_TOL * den + 1e-300;
+    /* at the bottom of float's range the spacing is absolute: a subnormal parent (or child) is the
+     * mean rounded to a multiple of 2^-149, so a difference within that one step is rounding */
+    *rel = den > 0.0 && err > 0x1p-149 ? err / den : 0.0;
+    return err <= DP_VALID_CONS_TOL * den + 0x1p-149;
 }
 
 /** Conservation of one field between child tile cells uc (octant o of its parent) and the parent's

@@ -1,9 +1,9 @@
 #!/bin/bash
 # steps_errors.sh DPAMR SRC WORKDIR [MPIRUN] - bad uses of time steps end in one clear message, a
 # non-zero exit and nothing written (no step file, no series), and leave other files untouched:
-# the GPU variants (steps > 0 runs on variant cpu in this version), bad step keys on the command
+# the GPU variants without a device, bad step keys on the command
 # line, a series or step file dpamr did not write, overwrite = never, restarts past the end or with
-# another dt, bench with a GPU variant; with MPIRUN, more than one rank (and one rank runs).
+# another dt, bench with nothing to time; with MPIRUN, more than one rank (and one rank runs).
 set -uo pipefail
 dpamr=$1 src=$2 work=$3 mpirun=${4:-}
 source "$(dirname "$0")/lib.sh"
@@ -29,12 +29,14 @@ refused() {
 }
 : >keep
 
-refused "variant=cdp" "steps > 0 runs on variant cpu in this version; variant = cdp has no regrid yet" \
-    "$dpamr" run "$d2" "${short[@]}" variant=cdp
-refused "variant=hostlaunch" "steps > 0 runs on variant cpu in this version; variant = hostlaunch" \
-    "$dpamr" run "$d2" "${short[@]}" variant=hostlaunch
-refused "bench variant=cdp" "steps > 0 runs on variant cpu in this version" \
-    "$dpamr" bench "$d2" "${short[@]}" variant=cdp bench_out=b
+if ! "$dpamr" gpu >/dev/null 2>&1; then  # without a device the GPU regrids stop before any work
+    refused "variant=cdp" "variant=cdp needs a CUDA device" "$dpamr" run "$d2" "${short[@]}" variant=cdp
+    refused "variant=hostlaunch" "variant=hostlaunch needs a CUDA device" \
+        "$dpamr" run "$d2" "${short[@]}" variant=hostlaunch
+    refused "bench bench_cpu=off" "nothing to time: no GPU" "$dpamr" bench "$d2" "${short[@]}" bench_cpu=off bench_out=b
+else
+    echo "skip GPU refusals: a usable device is present (the gpu label runs the GPU regrids)"
+fi
 refused "steps=-1" "override 'steps=-1': -1 is out of range (0 to 1000000)" "$dpamr" run "$d2" steps=-1
 refused "no dt" "override 'steps=3': steps > 0 needs dt" "$dpamr" run "$src/inputs/default.inp" steps=3 output=r_%d.hdf
 refused "dt=0" "override 'dt=0': must be > 0" "$dpamr" run "$d2" dt=0

@@ -237,6 +237,36 @@ static void test_model(void)
         }
         CHECK(same, "%dD: dp_model_cells_tab gives dp_model_cells' bits", dim);
     }
+
+    /* a gaussian is the product of its axis factors exp(-t_a^2), the exp of the sum to round-off (exp(-q) itself is only as exact as q, q x 1e-16);
+       ellipsoid and box as before the axis values: the sum of t_a^2 against 1, the largest t_a */
+    {
+        dp_object g;
+        memset(&g, 0, sizeof g);
+        g.kind = DP_OBJ_GAUSSIAN;
+        g.center[0] = 0.3, g.center[1] = -0.2, g.center[2] = 0.45;
+        g.radius[0] = 0.12, g.radius[1] = 0.3, g.radius[2] = 0.07;
+        double worst = 0.0;
+        int exact = 1;
+        for (int i = 0; i < 2000; ++i) {
+            const double x[3] = { -0.5 + 0.0011 * i, 0.37 - 0.0007 * i, 0.2 + 0.00031 * i };
+            double t[3], q = 0.0;
+            for (int a = 0; a < 3; ++a) t[a] = fabs((x[a] - g.center[a]) / g.radius[a]), q += t[a] * t[a];
+            const double got = dp_shape(3, &g, x), ref = exp(-q);
+            exact &= got == dp_exp(-t[0] * t[0]) * dp_exp(-t[1] * t[1]) * dp_exp(-t[2] * t[2]);
+            if (ref > 1e-300 && fabs(got - ref) / ref > worst) worst = fabs(got - ref) / ref;
+        }
+        CHECK(exact, "the gaussian is the product of its axis factors, in axis order");
+        CHECK(worst < 1e-13, "the separated gaussian within %.3g (relative) of exp(-q): far below float's 6e-8", worst);
+        g.kind = DP_OBJ_ELLIPSOID;
+        const double in[3] = { 0.3 + 0.12 * 0.6, -0.2 + 0.3 * 0.6, 0.45 + 0.07 * 0.5 }; /* q = 0.97 */
+        const double out[3] = { 0.3 + 0.12 * 0.6, -0.2 + 0.3 * 0.6, 0.45 + 0.07 * 0.53 }; /* q = 1.0009 */
+        CHECK(dp_shape(3, &g, in) == 1.0 && dp_shape(3, &g, out) == 0.0, "ellipsoid: sum of t^2 against 1");
+        g.kind = DP_OBJ_BOX;
+        const double edge[3] = { 0.3 + 0.12 * 0.99, -0.2 - 0.3 * 0.99, 0.45 + 0.07 * 0.99 };
+        const double past[3] = { 0.3 + 0.12 * 0.99, -0.2 - 0.3 * 1.01, 0.45 };
+        CHECK(dp_shape(3, &g, edge) == 1.0 && dp_shape(3, &g, past) == 0.0, "box: the largest t against 1");
+    }
 }
 
 /* Time steps: an object moves by velocity x t; restriction inverts prolongation to half an ulp and

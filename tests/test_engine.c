@@ -7,6 +7,7 @@
 #endif
 
 #include "src/deck.h"
+#include "device/gpu.h"
 #include "src/engine.h"
 #include "validation/valid.h"
 #include "tests/test_util.h"
@@ -123,8 +124,8 @@ static int build(const deck_t *d, mesh_t *m)
 /* Regrids of time steps (src/regrid_cpu.c). fill = model: a regrid to time t is the first build of
  * the objects moved to t, bit for bit, and a regrid to the same time changes nothing. fill = prolong:
  * every regrid validates as a complete refinement, conserves the composite total, counts its tiles
- * consistently and does not depend on the thread count. A capacity below the need and a GPU variant
- * are errors. */
+ * consistently and does not depend on the thread count. A capacity below the need is an error; a GPU
+ * variant is one clear error without a device, and the cpu's regrid to the bit with one. */
 static void test_regrid(const char *text, const char *moving, int model)
 {
     char err[1024], why[512];
@@ -188,9 +189,37 @@ static void test_regrid(const char *text, const char *moving, int model)
     CHECK(engine_regrid(DP_VARIANT_CPU, &small, &m, 0.4, &r, err, sizeof err) != 0 &&
               strstr(err, "tile store overflow regridding level 1"),
           "regrid overflow: %s", err);
-    CHECK(engine_regrid(DP_VARIANT_CDP, &d, &m, 0.4, &r, err, sizeof err) != 0 &&
-              strstr(err, "steps > 0 runs on variant cpu in this version"),
-          "GPU regrid refused: %s", err);
+    if (!gpu_available(why, sizeof why)) { /* without a device: one clear message, the mesh untouched */
+        mesh_t keep;
+        mesh_copy(&keep, &m);
+        CHECK(engine_regrid(DP_VARIANT_CDP, &d, &m, 0.4, &r, err, sizeof err) != 0 &&
+                  strstr(err, "variant=cdp needs a CUDA device"),
+              "GPU regrid without a device: %s", err);
+        CHECK(mesh_equal(&m, &keep, why, sizeof why), "a refused GPU regrid leaves the mesh: %s", why);
+        mesh_free(&keep);
+    } else { /* with one: every GPU variant's regrids, pdl off and on, equal the cpu's bit for bit */
+        const int vs[2] = { DP_VARIANT_HOSTLAUNCH, DP_VARIANT_CDP };
+        for (int vi = 0; vi < 2; ++vi)
+            for (int pdl = 0; pdl < 2; ++pdl) {
+                mesh_t c, gm;
+                deck_t dg = d;
+                dg.pdl = pdl;
+                mesh_copy(&c, &m);
+                mesh_copy(&gm, &m);
+                for (int k = 7; k <= 9; ++k) {
+                    regrid_report_t rc, rg;
+                    CHECK(engine_regrid(DP_VARIANT_CPU, &d, &c, k * 0.05, &rc, err, sizeof err) == 0, "%s", err);
+                    CHECK(engine_regrid(vs[vi], &dg, &gm, k * 0.05, &rg, err, sizeof err) == 0, "%s", err);
+                    CHECK(mesh_equal(&c, &gm, why, sizeof why) && rc.kept == rg.kept && rc.added == rg.added &&
+                              rc.removed == rg.removed && rc.conservation_rel == rg.conservation_rel &&
+                              (!rc.conservation_checked ||
+                               (rc.total_before[0] == rg.total_before[0] && rc.total_after[0] == rg.total_after[0])),
+                          "%s pdl=%d regrid to %g equals cpu's: %s", deck_variant_name(vs[vi]), pdl, k * 0.05, why);
+                }
+                mesh_free(&c);
+                mesh_free(&gm);
+            }
+    }
     mesh_free(&m);
     deck_free(&d);
 }

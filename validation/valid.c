@@ -22,6 +22,7 @@
  */
 #include "validation/valid.h"
 
+#include "src/balance.h"
 #include "src/tile.h"
 #include "src/valid_tile.h"
 #include "src/xfer.h"
@@ -143,8 +144,8 @@ static void fail_text(const vctx *c, dp_tidx t, const dp_vfail *r, char *msg, si
         break;
     }
     case DP_VF_OCTANT:
-        snprintf(msg, len, "lies in octant %d of parent %lld, which the criterion does not flag (parent flags 0x%x)",
-                 (int)a1, global_index(c, a0), c->flags[a0]);
+        snprintf(msg, len, "lies in octant %d of parent %lld, which the criterion does not flag%s (parent flags 0x%x)",
+                 (int)a1, global_index(c, a0), p->balance ? " and 2:1 balance does not need" : "", c->flags[a0]);
         break;
     case DP_VF_FINITE: {
         const int B = p->B, i = (int)a1;
@@ -165,8 +166,9 @@ static void fail_text(const vctx *c, dp_tidx t, const dp_vfail *r, char *msg, si
         break;
     }
     case DP_VF_INCOMPLETE:
-        snprintf(msg, len, "refinement incomplete: octants 0x%x are flagged by the criterion but have no child at "
-                 "level %d (flags 0x%x, children 0x%x)", (unsigned)a0, L + 1, c->flags[t], c->kids[t]);
+        snprintf(msg, len, "refinement incomplete: octants 0x%x are flagged by the criterion%s but have no child at "
+                 "level %d (flags 0x%x, children 0x%x)", (unsigned)a0, p->balance ? " or needed by 2:1 balance" : "",
+                 L + 1, c->flags[t], c->kids[t]);
         break;
     case DP_VF_CHILDMASK:
         snprintf(msg, len, "childmask 0x%x but its children are in octants 0x%x", m->childmask[t], c->kids[t]);
@@ -461,6 +463,34 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
                 flags[t] = (uint8_t)tile_octant_flags_lazy(p, m, t);
         progress_update(&pg, (double)e * tile_bytes);
     }
+    /* 2:1 balance (refine, then balance, as p4est): an octant is to be refined when the criterion
+     * flags it in a tile the criterion made (a root, or a child in an octant its parent's criterion
+     * flags: the tiles balance added are not refined further), or when the balance of the tiles two
+     * levels below needs its child (balance_needs; sorted levels only: an unsorted array fails the
+     * order checks anyway) */
+    if (p->balance == DP_BALANCE_2TO1 && sorted && n > 0) {
+        uint8_t *need = malloc(2 * (size_t)n);
+        dp_tidx start[DP_MAX_LEVELS + 1];
+        start[0] = 0;
+        for (int L = 0; L < nlv; ++L) start[L + 1] = start[L] + count[L];
+        if (!need) {
+            progress_fail(&pg);
+            free(flags);
+            free(kids);
+            free(aux);
+            r->nfail = 1;
+            r->first_key = VALID_KEY(1, 0);
+            snprintf(r->first_failure, sizeof r->first_failure, "out of memory for %lld tiles of scratch", (long long)n);
+            return 0;
+        }
+        balance_needs(m, start, nlv, need);
+        uint8_t *made = need + n; /* made by the criterion; parents come first */
+        for (dp_tidx t = 0; t < n; ++t)
+            made[t] = m->level[t] == 0 || (dp_vparent_ok(&c.v, t) && m->parent[t] < t && made[m->parent[t]] &&
+                                           (flags[m->parent[t]] >> dp_tile_octant(m->coord + 3 * t) & 1));
+        for (dp_tidx t = 0; t < n; ++t) flags[t] = (uint8_t)((made[t] ? flags[t] : 0) | need[t]);
+        free(need);
+    }
 
     /* Pass C: per-tile checks; remember the lowest failing tile of each phase. */
     long long nfail2 = 0, nfail3 = 0;
@@ -594,8 +624,9 @@ int valid_device_suffices(const mesh_t *m, const dp_params *p, const valid_opts_
 {
     const valid_opts_t whole = { .complete = 1, .roots = -1, .gstart = NULL };
     if (!o) o = &whole;
-    if (!g || !g->ran || !m || !p || g->ntiles != m->ntiles || g->nfail > 0 || g->dup || g->unsorted || g->nlv < 1 ||
-        g->nlv > DP_MAX_LEVELS)
+    /* the device's passes know nothing of 2:1 balance (the GPU variants refuse it): checked on the CPU */
+    if (!g || !g->ran || !m || !p || p->balance != DP_BALANCE_NONE || g->ntiles != m->ntiles || g->nfail > 0 || g->dup ||
+        g->unsorted || g->nlv < 1 || g->nlv > DP_MAX_LEVELS)
         return 0;
     char msg[512];
     if (check_global(m, p, 0, msg, sizeof msg) > 0 || check_index(m, o, g->count, g->nlv, 1, msg, sizeof msg) > 0)

@@ -1,0 +1,806 @@
+/* regrid_gpu.cu - the regrid of a time step on the GPU (variants hostlaunch and cdp), with the mesh
+ * resident on the device between steps (gpu_regrid_*, device/gpu.h).
+ *
+ * The phases of the cpu regrid (src/regrid_cpu.c, docs/design.md "Time steps"), each a kernel over
+ * the device tile store calling the same per-tile and per-cell functions:
+ *   1. sampleLevel    every tile's cells from the model moved to time t (block_fill_model: the
+ *                     tables and arithmetic of tile_fill with parent -1), one launch per level;
+ *   2. restrictLevel  fill = prolong: one thread per parent cell of each child (dp_restrict_into),
+ *                     one launch per level from the finest up; then leafSums, the per-tile composite
+ *                     sums (dp_leaf_sum) of the store before the rebuild;
+ *   3. rebuild        into a second store (the old one is read, never written): firstChild (each old
+ *                     tile's first child), the roots copied and flagged (flagRoots), then one
+ *                     regridStep grid per level: blocks take groups of the level's parents in ticket
+ *                     order, a single-pass scan of their flag counts (CUB's decoupled look-back,
+ *                     device/level_scan.cuh) gives their children's slots after the level's end, the
+ *                     block writes the children's metadata (a kept child's from its old index,
+ *                     dp_child_index; a new one's by dp_write_child), copies the kept children's cells
+ *                     from the old store and fills the runs of new ones (block_fill_tiles: prolonged
+ *                     from the parent's new cells, or sampled), and flags them while their criterion
+ *                     cells are in shared memory. Dropped children and their subtrees are never read.
+ *                     Parents in canonical order, children octant by octant: canonical order, no sort.
+ *                     Then leafSums of the new store; the stores swap.
+ * The per-tile sums are folded on the host in canonical order (regrid_fold, as regrid_totals), so the
+ * totals are the cpu's to the bit; kept and added are integer counters.
+ *
+ * hostlaunch: every level's regridStep is launched from the host up front over one wave of resident
+ * blocks (a level's size lives in device memory), chained with PDL; one host round trip per regrid, at
+ * its end (the level sizes, the counters). cdp: the host launches level 0's grid; the block that takes
+ * a level's last group knows the level's total and launches the next level's grid from the device
+ * (cudaStreamTailLaunch: it runs once every block of this grid has finished), sized to that total, and
+ * only when the level has children: the rebuild chains its levels on the device. Device-side launch
+ * failures are counted and reported; the pending-launch pool is checked against the bound (one
+ * pending launch per level).
+ *
+ * Every host launch names the engine's stream; regrid_ms is CUDA event time on it. */
+#include <nvtx3/nvToolsExt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device/gpu.h"
+#include "device/gpu_common.cuh"
+#include "device/level_scan.cuh"
+#include "src/tile.h"
+#include "src/timer.h"
+
+/* Threads per block of every regrid kernel; a regridStep group holds at most this many parents. */
+#define RG_THREADS 256
+/* regridStep groups per block on a large level (as hostlaunch's refineStep). */
+#define RG_GROUPS_PER_BLOCK 8
+/* Most tiles one regridStep block copies or fills per pass (its shared flag masks). */
+#define RG_MAX_PASS 64
+/* What a kernel may use without opting in. */
+#define RG_SMEM_DEFAULT ((size_t)48 << 10)
+
+/* The regrid's counters after ST_COUNT (gpu_common.cuh: launches, failures, overflow) */
+enum { RS_KEPT = ST_COUNT, RS_ADDED, RS_OVF_LEVEL, RS_COUNT };
+
+typedef cub::BlockScan<long long, RG_THREADS, cub::BLOCK_SCAN_WARP_SCANS> rg_scan_t;
+
+/* Parents per group of a level of n tiles in a grid of nblocks: the fewest (a power of two, at most
+ * RG_THREADS) that leave at most RG_GROUPS_PER_BLOCK groups per block. A level then has at most
+ * max(RG_GROUPS_PER_BLOCK * nblocks, ceil(n / RG_THREADS)) groups, and at most n (rg_layout). */
+static __host__ __device__ __forceinline__ int rg_group(long long n, long long nblocks)
+{
+    int P = 1;
+    while (P < RG_THREADS && (n + P - 1) / P > RG_GROUPS_PER_BLOCK * nblocks) P <<= 1;
+    return P;
+}
+
+/* cdp: the blocks of a level of n tiles' grid: one per 8 parents, at most a wave (so the level's
+ * groups fit the scan region sized for a wave). */
+static __host__ __device__ __forceinline__ long long rg_cdp_grid(long long n, long long wave)
+{
+    const long long b = (n + 7) / 8;
+    return b < 1 ? 1 : (b > wave ? wave : b);
+}
+
+/* What every rebuild kernel reads. Passed by value (__grid_constant__: stays in parameter space). */
+typedef struct {
+    dmesh_t A;              /* the store before the rebuild (sampled, restricted): read only */
+    dmesh_t N;              /* the store being built */
+    level_scans_t S;        /* one scan region and ticket per level 0..max_level-1 */
+    long long *ls;          /* [DP_MAX_LEVELS + 2] the new store's level starts (-1: not reached) */
+    long long *old;         /* [cap] new tile -> its old index, -1 for a new tile */
+    long long *first;       /* [cap] old tile -> its first child (tiles with children only) */
+    unsigned long long *st; /* [RS_COUNT] */
+    long long wave;         /* blocks of a hostlaunch grid; cdp grids have at most this many */
+    int tp;                 /* tiles per pass of regridStep */
+    unsigned smem;          /* regridStep's dynamic shared memory */
+    int cdp;                /* 1: the next level is launched from the device */
+    int early;              /* PDL: trigger right after the wait (1) or after the work (0) */
+} rg_t;
+
+static __device__ void rg_count_launch(unsigned long long *st, cudaError_t e)
+{
+    if (e == cudaSuccess) atomicAdd(&st[ST_LAUNCHES], 1ull);
+    else if (e == cudaErrorLaunchPendingCountExceeded) atomicAdd(&st[ST_FAIL_PENDING], 1ull);
+    else if (e == cudaErrorLaunchOutOfResources) atomicAdd(&st[ST_FAIL_RESOURCES], 1ull);
+    else atomicAdd(&st[ST_FAIL_OTHER], 1ull);
+}
+
+/* ---- phase 1: sample ------------------------------------------------------------------------- */
+
+/* Tiles [s, s + n) of `level` sampled from the model at c_params' time: tp tiles per block pass, each
+ * with its table in dynamic shared memory (tab). */
+__global__ void __launch_bounds__(RG_THREADS) sampleLevel(dmesh_t M, long long s, long long n, int level, int tp,
+                                                          int early)
+{
+    extern __shared__ double tab[];
+    cudaGridDependencySynchronize(); /* the previous kernel's writes (an earlier level's, a previous step's) */
+    if (early) cudaTriggerProgrammaticLaunchCompletion();
+    for (long long j0 = (long long)blockIdx.x * tp; j0 < n; j0 += (long long)gridDim.x * tp) /* uniform per block */
+        block_fill_model(M, s + j0, (int)(n - j0 < tp ? n - j0 : tp), level, tab, tp, NULL);
+    if (!early) cudaTriggerProgrammaticLaunchCompletion();
+}
+
+/* ---- phase 2: restrict, composite sums --------------------------------------------------------- */
+
+/* Children [s, s + n) restricted into their parents: one thread per (child, parent cell of its
+ * octant), every field. Children of one parent write disjoint octants. */
+__global__ void __launch_bounds__(RG_THREADS) restrictLevel(dmesh_t M, long long s, long long n, int early)
+{
+    cudaGridDependencySynchronize(); /* the finer level's restriction (or the sample) is done */
+    if (early) cudaTriggerProgrammaticLaunchCompletion();
+    const dp_params *p = &c_params;
+    const int dim = p->dim, B = p->B, hb = B >> 1, lh = dp_log2(hb), qs = dim * lh, per = 1 << qs;
+    const size_t cells = (size_t)dp_cells(dim, B);
+    const long long total = n << qs;
+    for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < total; j += (long long)gridDim.x * blockDim.x) {
+        const long long c = s + (j >> qs);
+        const int q = (int)(j & (per - 1));
+        const int X = q & (hb - 1), Y = (q >> lh) & (hb - 1), Z = dim == 3 ? q >> (2 * lh) : 0;
+        const int32_t cc[3] = { M.coord[3 * c], M.coord[3 * c + 1], M.coord[3 * c + 2] };
+        const int o = dp_tile_octant(cc);
+        const long long par = M.parent[c];
+        DP_FOR_FIELDS(f, p->nf)
+        dp_restrict_into(dim, B, o, M.field[f] + (size_t)c * cells, M.field[f] + (size_t)par * cells, X, Y, Z);
+    }
+    if (!early) cudaTriggerProgrammaticLaunchCompletion();
+}
+
+/* The composite sums of tiles [0, n), every field: ts[2 (f n + t)] and ts[2 (f n + t) + 1] (values,
+ * absolute values), one thread per tile and field, in cell order (dp_leaf_sum, as tile_leaf_sum). */
+__global__ void __launch_bounds__(RG_THREADS) leafSums(dmesh_t M, long long n, double *ts, int early)
+{
+    cudaGridDependencySynchronize();
+    if (early) cudaTriggerProgrammaticLaunchCompletion();
+    const dp_params *p = &c_params;
+    const size_t cells = (size_t)dp_cells(p->dim, p->B);
+    for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n * p->nf; j += (long long)gridDim.x * blockDim.x) {
+        const int f = (int)(j / n);
+        const long long t = j - f * n;
+        dp_leaf_sum(p->dim, p->B, M.childmask[t], dmesh_field(M, f) + (size_t)t * cells, ts + 2 * j);
+    }
+    if (!early) cudaTriggerProgrammaticLaunchCompletion();
+}
+
+/* ---- phase 3: rebuild ---------------------------------------------------------------------------- */
+
+/* first[p] = the first child of every old tile p with children: children of one parent are
+ * consecutive, so tile c is a first child when the tile before it has another parent. */
+__global__ void __launch_bounds__(RG_THREADS) firstChild(dmesh_t A, long long nroots, long long n, long long *first,
+                                                         int early)
+{
+    cudaGridDependencySynchronize();
+    if (early) cudaTriggerProgrammaticLaunchCompletion();
+    for (long long c = nroots + blockIdx.x * (long long)blockDim.x + threadIdx.x; c < n; c += (long long)gridDim.x * blockDim.x)
+        if (c == nroots || A.parent[c] != A.parent[c - 1]) first[A.parent[c]] = c;
+    if (!early) cudaTriggerProgrammaticLaunchCompletion();
+}
+
+/* The new store's roots (copied from the old one before this kernel): old[i] = i and their flags,
+ * one warp per root (0 at max_level 0). */
+__global__ void __launch_bounds__(RG_THREADS) flagRoots(const __grid_constant__ rg_t R, long long nroots)
+{
+    cudaGridDependencySynchronize();
+    if (R.early) cudaTriggerProgrammaticLaunchCompletion();
+    const int lane = threadIdx.x & 31;
+    const long long warp = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5;
+    const long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
+    const int flag = 0 < c_params.max_level;
+    for (long long i = warp; i < nroots; i += nwarps) {
+        const unsigned mask = flag ? warp_octant_flags(R.N, i, 0, lane) : 0u;
+        if (lane == 0) {
+            R.N.childmask[i] = (uint8_t)mask;
+            R.old[i] = i;
+        }
+    }
+    if (!R.early) cudaTriggerProgrammaticLaunchCompletion();
+}
+
+struct rg_smem {
+    typename rg_scan_t::TempStorage scan;
+    typename prefix_op_t::TempStorage prefix;
+    long long v, c0, c1; /* the group's ticket; its children's range [c0, c1) counted from the level's end */
+    unsigned smask[RG_MAX_PASS];
+};
+
+/* Level `level` of the new store to its children (see the top of the file). Dynamic shared memory:
+ * the model tables (fill = model, R.tp of them), then R.tp tiles of criterion cells. */
+__global__ void __launch_bounds__(RG_THREADS, 2) regridStep(const __grid_constant__ rg_t R, int level)
+{
+    __shared__ rg_smem Sh;
+    extern __shared__ double tab[];
+    const dp_params *p = &c_params;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nwarps = blockDim.x >> 5, ns = 1 << p->dim;
+    const int lc = p->dim * dp_log2(p->B), cells = 1 << lc, tp = R.tp;
+    const int flag = level + 1 < p->max_level; /* the children are flagged; at max_level they get none */
+    float *crit = (float *)(tab + (p->fill == DP_FILL_PROLONG ? 0 : tp * dp_model_table_size(p)));
+    for (int i = tid; i < tp; i += blockDim.x) Sh.smask[i] = 0;
+    scan_state_t st;
+    st.Init(R.S.nb[level], R.S.scan + R.S.off[level], 0);
+    const double h = dp_spacing(p, level + 1);
+    cudaGridDependencySynchronize(); /* the level's tiles, their flags and d_ls, the scans' reset */
+    if (R.early) cudaTriggerProgrammaticLaunchCompletion();
+    const long long s = R.ls[level], e = R.ls[level + 1], n = e - s;
+    const int P = rg_group(n, gridDim.x);
+    const long long ng = (n + P - 1) / P; /* groups of the level */
+    if (n == 0 && blockIdx.x == 0 && tid == 0) R.ls[level + 2] = e;
+    for (;;) {
+        if (tid == 0) Sh.v = (long long)atomicAdd(&R.S.tickets[level], 1ull);
+        __syncthreads();
+        const long long v = Sh.v;
+        if (v >= ng) break; /* the same for every thread of the block */
+        /* 1. this parent's children: their offset from the level's end, by the level-wide scan */
+        const long long i = v * P + tid, par = s + i;
+        const unsigned mask = tid < P && i < n ? R.N.childmask[par] : 0u;
+        const long long cnt = __popc(mask);
+        long long off;
+        if (v > 0) {
+            prefix_op_t prefix(st, Sh.prefix, ::cuda::std::plus<long long>(), (int)v);
+            rg_scan_t(Sh.scan).ExclusiveSum(cnt, off, prefix);
+        } else {
+            long long agg;
+            rg_scan_t(Sh.scan).ExclusiveSum(cnt, off, agg);
+            if (tid == 0) st.SetInclusive(0, agg);
+        }
+        if (tid == 0) Sh.c0 = off;
+        if (tid == blockDim.x - 1) Sh.c1 = off + cnt;
+        __syncthreads();
+        const long long c0 = Sh.c0, c1 = Sh.c1;
+        const int fits = e + c1 <= R.N.cap;
+        if (!fits && tid == 0) {
+            atomicMax(&R.st[ST_OVERFLOW], (unsigned long long)(e + c1));
+            atomicMax(&R.st[RS_OVF_LEVEL], (unsigned long long)(level + 1));
+        }
+        if (v == ng - 1 && tid == 0) {
+            R.ls[level + 2] = fits ? e + c1 : e; /* an overflow leaves the later levels empty */
+            if (R.cdp && fits && c1 > 0 && flag) {
+                /* the next level after this grid, sized to its tiles (flag: it can have children) */
+                regridStep<<<(unsigned)rg_cdp_grid(c1, R.wave), RG_THREADS, R.smem, cudaStreamTailLaunch>>>(R, level + 1);
+                rg_count_launch(R.st, cudaGetLastError());
+            }
+        }
+        if (fits && c1 > c0) {
+            /* 2. their metadata, octant by octant: kept (from the old store) or new */
+            if (mask) {
+                const long long op = R.old[par];
+                const unsigned had = op >= 0 ? R.A.childmask[op] : 0u;
+                unsigned keep, add, drop;
+                dp_regrid_octants(mask, had, &keep, &add, &drop);
+                unsigned long long nk = 0, na = 0;
+                for (int o = 0; o < ns; ++o) {
+                    if (!(mask >> o & 1)) continue;
+                    const long long ch = e + off + __popc(mask & ((1u << o) - 1));
+                    if (keep >> o & 1) {
+                        const long long oc = dp_child_index(R.first[op], had, o);
+                        R.N.level[ch] = R.A.level[oc];
+                        for (int a = 0; a < 3; ++a) R.N.coord[3 * ch + a] = R.A.coord[3 * oc + a];
+                        R.N.key[ch] = R.A.key[oc];
+                        R.N.parent[ch] = par;
+                        R.N.childmask[ch] = 0; /* its flags: below */
+                        R.old[ch] = oc;
+                        ++nk;
+                    } else {
+                        write_child(R.N, ch, level + 1, par, o);
+                        R.old[ch] = -1;
+                        ++na;
+                    }
+                }
+                if (nk) atomicAdd(&R.st[RS_KEPT], nk);
+                if (na) atomicAdd(&R.st[RS_ADDED], na);
+            }
+            __syncthreads(); /* the group's children's metadata and old indices */
+            /* 3. their cells, tp tiles at a time, and their flags */
+            for (long long j0 = c0; j0 < c1; j0 += tp) {
+                const int g = (int)(c1 - j0 < tp ? c1 - j0 : tp);
+                const long long t0 = e + j0;
+                /* kept children: their cells from the old store */
+                for (int j = tid; j < (g << lc); j += blockDim.x) {
+                    const int q = j >> lc, c = j & (cells - 1);
+                    const long long oc = R.old[t0 + q];
+                    if (oc < 0) continue;
+                    DP_FOR_FIELDS(f, p->nf)
+                    {
+                        const float u = R.A.field[f][(size_t)oc * cells + c];
+                        R.N.field[f][(size_t)(t0 + q) * cells + c] = u;
+                        if (flag && f == p->crit_field) crit[(q << lc) + c] = u;
+                    }
+                }
+                /* new children: each run of consecutive ones filled as a refinement fills them (the
+                 * runs are the same for every thread: the block's barriers inside stay uniform) */
+                for (int q = 0; q < g;) {
+                    if (R.old[t0 + q] >= 0) {
+                        ++q;
+                        continue;
+                    }
+                    int r = q + 1;
+                    while (r < g && R.old[t0 + r] < 0) ++r;
+                    block_fill_tiles(R.N, t0 + q, r - q, level + 1, tab, tp, flag ? crit + (q << lc) : NULL);
+                    q = r;
+                }
+                __syncthreads(); /* the criterion cells are in crit */
+                if (flag) {
+                    const int wpt = nwarps / g > 1 ? nwarps / g : 1; /* warps per tile, lanes striding over its cells */
+                    for (int t = warp / wpt; t < g; t += nwarps / wpt) {
+                        unsigned mine = dp_tile_flags(p, crit + (t << lc), h, lane + 32 * (warp % wpt), 32 * wpt, 0, NULL);
+                        for (int o = 16; o > 0; o >>= 1) mine |= __shfl_xor_sync(0xffffffffu, mine, o);
+                        if (lane == 0 && mine) atomicOr(&Sh.smask[t], mine);
+                    }
+                    __syncthreads();
+                }
+                for (int t = tid; t < g; t += blockDim.x) {
+                    R.N.childmask[t0 + t] = (uint8_t)Sh.smask[t];
+                    Sh.smask[t] = 0; /* for the next pass: only this thread touches entry t until a barrier */
+                }
+            }
+        }
+        __syncthreads(); /* every thread has read this group's shared values */
+    }
+    if (!R.early) cudaTriggerProgrammaticLaunchCompletion();
+}
+
+/* ---- the host side ------------------------------------------------------------------------------- */
+
+struct gpu_regrid {
+    int variant, pdl, early, progress;
+    dp_params p;            /* the deck's (time 0) */
+    long long max_tiles;
+    cudaStream_t s;
+    cudaEvent_t ev[6];
+    dmesh_t A, N;           /* the current store and the one the next rebuild writes */
+    dstage_t stage;
+    cap_t cap;
+    long long ntiles, nroots;
+    long long ls[DP_MAX_LEVELS + 2]; /* the current store's level starts */
+    int nlevels;
+    level_scans_t S;
+    int maxnb, nlev;        /* scan regions: the largest, and their count (max_level) */
+    long long *d_ls, *old, *first;
+    double *d_sums[2];      /* per-tile sums before and after (prolong) */
+    double *h_sums;         /* host copy */
+    size_t h_sums_n;
+    unsigned long long *st;
+    long long wave;
+    int tp, tps, sms;
+    size_t smem, smem_sample;
+    size_t pool;            /* cdp: the pending-launch pool */
+};
+
+/* Tiles per regridStep pass: two bricks per thread with prolong, four cells with the model (as
+ * hostlaunch's refineStep), in [1, RG_MAX_PASS]. */
+static int rg_pass_tiles(const dp_params *p)
+{
+    const int cells = dp_cells(p->dim, p->B);
+    const int tp = p->fill == DP_FILL_PROLONG ? (RG_THREADS << (p->dim + 1)) / cells : 4 * RG_THREADS / cells;
+    return tp < 1 ? 1 : (tp > RG_MAX_PASS ? RG_MAX_PASS : tp);
+}
+static size_t rg_step_smem(const dp_params *p, int tp)
+{
+    return fill_table_bytes(p, tp) + (size_t)tp * dp_cells(p->dim, p->B) * sizeof(float);
+}
+
+/* The scan regions of the levels 0..max_level-1 at capacity cap for grids of at most `wave` blocks:
+ * a level holds at most cap tiles, so at most max(RG_GROUPS_PER_BLOCK wave, ceil(cap / RG_THREADS))
+ * groups, and no more than cap. Returns their bytes (S filled when not NULL), -1 past 2^31 groups. */
+static double rg_layout(level_scans_t *S, const dp_params *p, long long cap, long long wave, int *maxnb)
+{
+    long long nb[DP_MAX_LEVELS];
+    const int nlev = p->max_level;
+    for (int k = 0; k < nlev; ++k) {
+        const long long spread = RG_GROUPS_PER_BLOCK * wave, full = (cap + RG_THREADS - 1) / RG_THREADS;
+        nb[k] = full > spread ? full : spread;
+        nb[k] = nb[k] < cap ? nb[k] : cap;
+    }
+    int bad_k = 0;
+    *maxnb = 1;
+    return nlev > 0 ? level_scans_layout(S, nb, nlev, maxnb, &bad_k) : 0.0;
+}
+
+typedef struct {
+    const dp_params *p;
+    long long wave;
+} rg_need_t;
+
+/* Device bytes of a regrid at capacity cap: two stores, the old-index and first-child maps, the
+ * per-tile sums (prolong), the scan regions and the small buffers. */
+static double rg_need(long long cap, const void *vctx)
+{
+    const rg_need_t *c = (const rg_need_t *)vctx;
+    int maxnb = 0;
+    const double scans = rg_layout(NULL, c->p, cap, c->wave, &maxnb);
+    if (scans < 0) return 1e300;
+    const double sums = c->p->fill == DP_FILL_PROLONG ? 2.0 * 2.0 * c->p->nf * sizeof(double) : 0.0;
+    return 2.0 * dmesh_store_bytes(c->p, cap, 0) + (double)cap * (2.0 * sizeof(long long) + sums) + scans +
+           (double)(DP_MAX_LEVELS + 2) * sizeof(long long) + RS_COUNT * sizeof(unsigned long long) +
+           DP_MAX_LEVELS * sizeof(unsigned long long);
+}
+
+/* Every tile of every level of the domain up to max_level (saturating). */
+static long long rg_domain_tiles(const dp_params *p, long long roots)
+{
+    long long n = 0;
+    for (int L = 0; L <= p->max_level; ++L) {
+        const long long k = cap_shl(roots, p->dim * L);
+        n = n > (1ll << 62) - k ? (1ll << 62) : n + k;
+    }
+    return n;
+}
+
+extern "C" void gpu_regrid_close(gpu_regrid_t *g)
+{
+    if (!g) return;
+    if (g->s) cudaStreamSynchronize(g->s); /* nothing in flight may use what is freed */
+    dmesh_destroy(&g->A);
+    dmesh_destroy(&g->N);
+    dstage_destroy(&g->stage);
+    cudaFree(g->d_ls);
+    cudaFree(g->old);
+    cudaFree(g->first);
+    cudaFree(g->d_sums[0]);
+    cudaFree(g->d_sums[1]);
+    cudaFree(g->st);
+    cudaFree(g->S.tickets);
+    cudaFree(g->S.scan);
+    for (int i = 0; i < 6; ++i)
+        if (g->ev[i]) cudaEventDestroy(g->ev[i]);
+    if (g->s) cudaStreamDestroy(g->s);
+    free(g->h_sums);
+    free(g);
+}
+
+extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gpu_regrid_t **out, double *upload_ms,
+                               char *err, size_t errlen)
+{
+    const dp_params *p = &d->p;
+    char why[256];
+    *out = NULL;
+    *upload_ms = 0.0;
+    if (!gpu_available(why, sizeof why)) {
+        snprintf(err, errlen, "variant=%s needs a CUDA device: %s", deck_variant_name(variant), why);
+        return -1;
+    }
+    if (variant != DP_VARIANT_CDP && variant != DP_VARIANT_HOSTLAUNCH) {
+        snprintf(err, errlen, "gpu_regrid_open: variant %d is not a GPU variant", variant);
+        return -1;
+    }
+    const double t0 = timer_ms();
+    gpu_regrid_t *g = (gpu_regrid_t *)calloc(1, sizeof *g);
+    if (!g) {
+        snprintf(err, errlen, "out of host memory for the GPU regrid's state");
+        return -1;
+    }
+    g->variant = variant;
+    g->pdl = d->pdl;
+    g->early = d->pdl_trigger_early;
+    g->progress = d->progress && !d->quiet;
+    g->p = *p;
+    g->max_tiles = d->max_tiles;
+    g->nroots = m->level_start[1];
+    int dev = 0, occ = 0;
+    const size_t cells = (size_t)mesh_cells(m);
+    CK(cudaStreamCreateWithFlags(&g->s, cudaStreamNonBlocking));
+    for (int i = 0; i < 6; ++i) CK(cudaEventCreate(&g->ev[i]));
+    CK(cudaGetDevice(&dev));
+    CK(cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, dev));
+    /* shared memory: regridStep's tables and criterion cells, fewer tiles per pass past the default
+     * limit, an opt-in when one tile's cells need more (3D, tile_size 32); sampleLevel's tables */
+    g->tp = rg_pass_tiles(p);
+    while (g->tp > 1 && rg_step_smem(p, g->tp) > RG_SMEM_DEFAULT) g->tp /= 2;
+    g->smem = rg_step_smem(p, g->tp);
+    if (g->smem > RG_SMEM_DEFAULT) {
+        int optin = 0;
+        cudaFuncAttributes fa;
+        CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+        CK(cudaFuncGetAttributes(&fa, regridStep));
+        if (g->smem + fa.sharedSizeBytes > (size_t)optin) {
+            snprintf(err, errlen, "%s regrid: a tile of %d^%d cells needs %zu bytes of shared memory per block, the "
+                     "device allows %d: use a smaller tile_size", deck_variant_name(variant), p->B, p->dim,
+                     g->smem + fa.sharedSizeBytes, optin);
+            goto fail;
+        }
+        CK(cudaFuncSetAttribute(regridStep, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem));
+    }
+    g->tps = 4 * RG_THREADS / (int)cells;
+    g->tps = g->tps < 1 ? 1 : (g->tps > RG_MAX_PASS ? RG_MAX_PASS : g->tps);
+    /* (the sample is the model whatever the fill: fill_table_bytes is 0 for prolong) */
+    while (g->tps > 1 && (size_t)g->tps * dp_model_table_size(p) * sizeof(double) > RG_SMEM_DEFAULT) g->tps /= 2;
+    g->smem_sample = (size_t)g->tps * dp_model_table_size(p) * sizeof(double);
+    if (g->smem_sample > RG_SMEM_DEFAULT) {
+        snprintf(err, errlen, "%s regrid: the model tables of one tile need %zu bytes of shared memory, more than %zu: "
+                 "fewer model objects", deck_variant_name(variant), g->smem_sample, RG_SMEM_DEFAULT);
+        goto fail;
+    }
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, regridStep, RG_THREADS, g->smem));
+    g->wave = (long long)g->sms * (occ > 0 ? occ : 1);
+    /* the capacity: max_tiles, else as many tiles as the device holds with the regrid's scratch (two
+     * stores), at most every tile of the domain up to max_level */
+    {
+        size_t fr = 0, tot = 0;
+        CK(gpu_free_memory(&fr, &tot));
+        rg_need_t need = { p, g->wave };
+        cap_memory_t mem;
+        memset(&mem, 0, sizeof mem);
+        mem.name = "device";
+        mem.state = "free";
+        mem.free_bytes = (double)fr;
+        mem.share = d->share_device;
+        mem.need = rg_need;
+        mem.ctx = &need;
+        const double usable = cap_usable(&mem);
+        cap_t *c = &g->cap;
+        memset(c, 0, sizeof *c);
+        c->mem = -1;
+        c->bound = rg_domain_tiles(p, g->nroots);
+        if (d->max_tiles > 0) {
+            c->cap = d->max_tiles;
+            c->by = CAP_BY_MAX_TILES;
+            snprintf(c->limit, sizeof c->limit, "max_tiles = %lld", (long long)d->max_tiles);
+            if (rg_need(c->cap, &need) > usable) {
+                snprintf(err, errlen, "the device lacks memory for this run's regrids: max_tiles = %lld needs %.2f GiB "
+                         "(two tile stores and the regrid's scratch), the device has %.2f GiB free of %.2f GiB, %.2f "
+                         "GiB usable; lower max_tiles (0: as many tiles as fit)", (long long)d->max_tiles,
+                         rg_need(c->cap, &need) / CAP_GIB, fr / CAP_GIB, tot / CAP_GIB, usable / CAP_GIB);
+                goto fail;
+            }
+        } else {
+            const long long fit = cap_fit(c->bound, usable, rg_need, &need);
+            if (fit >= c->bound) {
+                c->cap = c->bound;
+                c->by = CAP_BY_BOUND;
+                snprintf(c->limit, sizeof c->limit, "every tile of the domain up to max_level %d", p->max_level);
+            } else {
+                c->cap = fit < 0 ? 0 : fit;
+                c->by = CAP_BY_MEMORY;
+                c->mem = 0;
+                c->mem_name = "device";
+                c->usable = usable;
+                snprintf(c->limit, sizeof c->limit, "the device's %.1f GiB free hold at most %lld tiles of this deck "
+                         "with the regrid's two tile stores and scratch", fr / CAP_GIB, c->cap);
+            }
+        }
+        if (c->cap < m->ntiles) {
+            snprintf(err, errlen, "the mesh has %lld tiles, more than the regrid's tile store holds: capacity %lld (%s); "
+                     "lower max_level%s", (long long)m->ntiles, c->cap, c->limit,
+                     d->max_tiles > 0 ? " or raise max_tiles" : "");
+            goto fail;
+        }
+    }
+    if (g->variant == DP_VARIANT_CDP) { /* one pending launch per level at most: the pool must hold max_level */
+        CK(cudaDeviceGetLimit(&g->pool, cudaLimitDevRuntimePendingLaunchCount));
+        if (g->pool < (size_t)(p->max_level > 0 ? p->max_level : 1)) {
+            CK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, (size_t)p->max_level));
+            CK(cudaDeviceGetLimit(&g->pool, cudaLimitDevRuntimePendingLaunchCount));
+        }
+    }
+    if (dmesh_create(&g->A, m, g->cap.cap, 0, &g->stage, g->progress, g->s, err, errlen) != 0) goto fail;
+    g->N.cap = g->cap.cap;
+    CK(dmesh_alloc_arrays(&g->N, (size_t)g->cap.cap, m->nf, cells));
+    CK(cudaMalloc((void **)&g->d_ls, (DP_MAX_LEVELS + 2) * sizeof(long long)));
+    CK(cudaMalloc((void **)&g->old, (size_t)g->cap.cap * sizeof(long long)));
+    CK(cudaMalloc((void **)&g->first, (size_t)g->cap.cap * sizeof(long long)));
+    CK(cudaMalloc((void **)&g->st, RS_COUNT * sizeof(unsigned long long)));
+    if (p->fill == DP_FILL_PROLONG)
+        for (int b = 0; b < 2; ++b) CK(cudaMalloc((void **)&g->d_sums[b], (size_t)g->cap.cap * 2 * p->nf * sizeof(double)));
+    g->nlev = p->max_level;
+    if (g->nlev > 0) {
+        const double scan_bytes = rg_layout(&g->S, p, g->cap.cap, g->wave, &g->maxnb);
+        if (scan_bytes < 0) { /* the capacity search rejects such a capacity (rg_need) */
+            snprintf(err, errlen, "%s regrid: a level of more than 2^31 groups at capacity %lld",
+                     deck_variant_name(variant), g->cap.cap);
+            goto fail;
+        }
+        CK(cudaMalloc((void **)&g->S.tickets, (size_t)g->nlev * sizeof(unsigned long long)));
+        CK(cudaMalloc((void **)&g->S.scan, (size_t)scan_bytes));
+    }
+    CK(cudaStreamSynchronize(g->s));
+    g->ntiles = m->ntiles;
+    g->nlevels = m->nlevels;
+    for (int L = 0; L <= m->nlevels; ++L) g->ls[L] = m->level_start[L];
+    *upload_ms = timer_ms() - t0;
+    *out = g;
+    return 0;
+fail:
+    gpu_regrid_close(g);
+    return -1;
+}
+
+/* Blocks of a grid-stride kernel over n items, one wave at most. */
+static unsigned rg_grid(const gpu_regrid_t *g, long long n)
+{
+    long long b = (n + RG_THREADS - 1) / RG_THREADS;
+    const long long most = (long long)g->sms * 8;
+    b = b > most ? most : b;
+    return (unsigned)(b < 1 ? 1 : b);
+}
+
+/* The composite totals of one store's per-tile sums (device d_sums, n tiles, level starts ls) folded
+ * on the host in canonical order, as regrid_totals folds them. */
+static int rg_totals(gpu_regrid_t *g, const double *d_sums, long long n, const long long *ls, int nlevels, double *sum,
+                     double *abs, char *err, size_t errlen)
+{
+    const size_t k = (size_t)n * 2 * g->p.nf;
+    dp_tidx lsd[DP_MAX_LEVELS + 1];
+    for (int L = 0; L <= nlevels; ++L) lsd[L] = ls[L];
+    if (k > g->h_sums_n) {
+        double *h = (double *)realloc(g->h_sums, k * sizeof(double));
+        if (!h) {
+            snprintf(err, errlen, "out of host memory for the per-tile sums of %lld tiles", n);
+            return -1;
+        }
+        g->h_sums = h;
+        g->h_sums_n = k;
+    }
+    CK(cudaMemcpyAsync(g->h_sums, d_sums, k * sizeof(double), cudaMemcpyDeviceToHost, g->s));
+    CK(cudaStreamSynchronize(g->s));
+    for (int f = 0; f < g->p.nf; ++f) regrid_fold(&g->p, lsd, nlevels, g->h_sums + (size_t)f * n * 2, &sum[f], &abs[f]);
+    return 0;
+fail:
+    return -1;
+}
+
+extern "C" int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    r->device_launches = -1;
+    dp_params pt;
+    dp_params_at(&g->p, t, &pt);
+    const int prolong = pt.fill == DP_FILL_PROLONG, pdl = g->pdl, early = g->early;
+    const size_t cells = (size_t)dp_cells(pt.dim, pt.B);
+    const long long nA = g->ntiles, nroots = g->nroots;
+    long long ls[DP_MAX_LEVELS + 2];
+    unsigned long long st[RS_COUNT];
+    double abs_before[DP_MAX_FIELDS], abs_after[DP_MAX_FIELDS];
+    float ms[5] = { 0, 0, 0, 0, 0 };
+    double xfer = 0.0;
+    int nl = 1;
+    long long nN = nroots;
+    rg_t R;
+    memset(&R, 0, sizeof R);
+    r->tiles_before = nA;
+    nvtxRangePushA("regrid: enqueue");
+    CK(upload_params(&pt, g->s));
+    CK(cudaEventRecord(g->ev[0], g->s));
+    /* 1. sample every tile at time t */
+    for (int L = 0; L < g->nlevels; ++L) {
+        long long s = g->ls[L], n = g->ls[L + 1] - s;
+        int tps = g->tps;
+        if (n == 0) continue;
+        long long b = (n + tps - 1) / tps, most = (long long)g->sms * 8;
+        void *a[] = { &g->A, &s, &n, &L, &tps, (void *)&early };
+        CK(launch_pdl_smem((const void *)sampleLevel, dim3((unsigned)(b < most ? b : most)), dim3(RG_THREADS),
+                           g->smem_sample, g->s, pdl, a));
+    }
+    CK(cudaEventRecord(g->ev[1], g->s));
+    /* 2. fill = prolong: restrict from the finest level up; the composite sums before the rebuild */
+    if (prolong) {
+        const int qs = pt.dim * dp_log2(pt.B >> 1);
+        for (int L = g->nlevels - 1; L >= 1; --L) {
+            long long s = g->ls[L], n = g->ls[L + 1] - s;
+            if (n == 0) continue;
+            void *a[] = { &g->A, &s, &n, (void *)&early };
+            CK(launch_pdl((const void *)restrictLevel, dim3(rg_grid(g, n << qs)), dim3(RG_THREADS), g->s, pdl, a));
+        }
+        long long n = nA;
+        void *a[] = { &g->A, &n, &g->d_sums[0], (void *)&early };
+        CK(launch_pdl((const void *)leafSums, dim3(rg_grid(g, n * pt.nf)), dim3(RG_THREADS), g->s, pdl, a));
+    }
+    CK(cudaEventRecord(g->ev[2], g->s));
+    /* 3. rebuild into N from the roots */
+    {
+        for (int L = 0; L < DP_MAX_LEVELS + 2; ++L) ls[L] = -1;
+        ls[0] = 0;
+        ls[1] = nroots;
+        R.A = g->A;
+        R.N = g->N;
+        R.S = g->S;
+        R.ls = g->d_ls;
+        R.old = g->old;
+        R.first = g->first;
+        R.st = g->st;
+        R.wave = g->wave;
+        R.tp = g->tp;
+        R.smem = (unsigned)g->smem;
+        R.cdp = g->variant == DP_VARIANT_CDP;
+        R.early = early;
+        /* ls lives on this frame: the stream is synchronized before it returns */
+        CK(cudaMemcpyAsync(g->d_ls, ls, sizeof ls, cudaMemcpyHostToDevice, g->s));
+        CK(cudaMemsetAsync(g->st, 0, RS_COUNT * sizeof(unsigned long long), g->s));
+        CK(copy_tile_arrays(g->N, g->A, 0, (size_t)nroots, pt.nf, cells, cudaMemcpyDeviceToDevice, g->s));
+        long long nroots_ = nroots, n = nA;
+        void *fa[] = { &g->A, &nroots_, &n, &g->first, (void *)&early };
+        CK(launch_pdl((const void *)firstChild, dim3(rg_grid(g, n)), dim3(RG_THREADS), g->s, pdl, fa));
+        if (g->nlev > 0) {
+            void *ia[] = { &g->S };
+            CK(launch_pdl((const void *)initLevelScans, dim3((unsigned)((g->maxnb + 255) / 256), (unsigned)g->nlev),
+                          dim3(256), g->s, 0, ia));
+        }
+        void *ra[] = { &R, &nroots_ };
+        CK(launch_pdl((const void *)flagRoots, dim3(rg_grid(g, nroots * 32)), dim3(RG_THREADS), g->s, pdl, ra));
+        if (R.cdp) {
+            if (g->nlev > 0) {
+                int L0 = 0;
+                void *sa[] = { &R, &L0 };
+                CK(launch_pdl_smem((const void *)regridStep, dim3((unsigned)rg_cdp_grid(nroots, g->wave)),
+                                   dim3(RG_THREADS), g->smem, g->s, pdl, sa));
+            }
+        } else {
+            for (int L = 0; L < g->nlev; ++L) {
+                void *sa[] = { &R, &L };
+                CK(launch_pdl_smem((const void *)regridStep, dim3((unsigned)g->wave), dim3(RG_THREADS), g->smem, g->s,
+                                   pdl, sa));
+            }
+        }
+    }
+    CK(cudaEventRecord(g->ev[3], g->s));
+    nvtxRangePop();
+    {
+        const double tx = timer_ms();
+        CK(cudaMemcpyAsync(ls, g->d_ls, sizeof ls, cudaMemcpyDeviceToHost, g->s));
+        CK(cudaMemcpyAsync(st, g->st, sizeof st, cudaMemcpyDeviceToHost, g->s));
+        CK(cudaStreamSynchronize(g->s));
+        xfer += timer_ms() - tx;
+    }
+    if (R.cdp) {
+        const unsigned long long failed = st[ST_FAIL_PENDING] + st[ST_FAIL_RESOURCES] + st[ST_FAIL_OTHER];
+        r->device_launches = (long long)st[ST_LAUNCHES];
+        if (failed > 0) {
+            snprintf(err, errlen, "cdp regrid at time %g: %llu of %llu device-side launches failed (%llu for the "
+                     "pending-launch pool of %zu, %llu for resources, %llu other)", t, failed,
+                     failed + st[ST_LAUNCHES], st[ST_FAIL_PENDING], g->pool, st[ST_FAIL_RESOURCES], st[ST_FAIL_OTHER]);
+            return -1;
+        }
+    }
+    if (st[ST_OVERFLOW] > 0) {
+        const long long need = (long long)st[ST_OVERFLOW];
+        if (g->max_tiles > 0)
+            snprintf(err, errlen, "tile store overflow regridding level %d at time %g: at least %lld tiles needed, "
+                     "max_tiles = %lld; set max_tiles >= %lld (or 0: as many as memory holds), or lower max_level",
+                     (int)st[RS_OVF_LEVEL], t, need, g->max_tiles, need);
+        else
+            snprintf(err, errlen, "tile store overflow regridding level %d at time %g: at least %lld tiles needed, the "
+                     "capacity is %lld (%s); lower max_level", (int)st[RS_OVF_LEVEL], t, need, g->cap.cap, g->cap.limit);
+        return -1;
+    }
+    while (nl <= g->p.max_level && ls[nl + 1] > ls[nl]) ++nl;
+    nN = ls[nl];
+    CK(cudaEventElapsedTime(&ms[0], g->ev[0], g->ev[1]));
+    CK(cudaEventElapsedTime(&ms[1], g->ev[1], g->ev[2]));
+    CK(cudaEventElapsedTime(&ms[2], g->ev[2], g->ev[3]));
+    r->conservation_checked = prolong;
+    if (prolong) {
+        long long n = nN;
+        void *a[] = { &g->N, &n, &g->d_sums[1], (void *)&early };
+        CK(cudaEventRecord(g->ev[4], g->s));
+        CK(launch_pdl((const void *)leafSums, dim3(rg_grid(g, n * pt.nf)), dim3(RG_THREADS), g->s, pdl, a));
+        CK(cudaEventRecord(g->ev[5], g->s));
+        CK(cudaEventSynchronize(g->ev[5]));
+        CK(cudaEventElapsedTime(&ms[3], g->ev[4], g->ev[5]));
+        const double tx = timer_ms();
+        if (rg_totals(g, g->d_sums[0], nA, g->ls, g->nlevels, r->total_before, abs_before, err, errlen) != 0 ||
+            rg_totals(g, g->d_sums[1], nN, ls, nl, r->total_after, abs_after, err, errlen) != 0)
+            return -1;
+        xfer += timer_ms() - tx;
+        regrid_conservation(&pt, r->total_before, abs_before, r->total_after, abs_after, &r->conservation_rel);
+    }
+    /* the new store is the current one */
+    {
+        const dmesh_t tmp = g->A;
+        g->A = g->N;
+        g->N = tmp;
+    }
+    g->ntiles = nN;
+    g->nlevels = nl;
+    for (int L = 0; L <= nl; ++L) g->ls[L] = ls[L];
+    r->sample_ms = ms[0];
+    r->restrict_ms = ms[1];
+    r->rebuild_ms = ms[2] + ms[3];
+    r->regrid_ms = (double)ms[0] + ms[1] + ms[2] + ms[3];
+    r->transfer_ms = xfer;
+    r->tiles_after = nN;
+    r->kept = nroots + (long long)st[RS_KEPT];
+    r->added = (long long)st[RS_ADDED];
+    r->removed = nA - r->kept;
+    r->changed_fraction = nA > 0 ? (double)(r->added + r->removed) / (double)nA : 0.0;
+    r->nlevels = nl;
+    return 0;
+fail: /* (an NVTX range may stay open on an error) */
+    cudaStreamSynchronize(g->s);
+    return -1;
+}
+
+extern "C" int gpu_regrid_download(gpu_regrid_t *g, mesh_t *m, double *ms, char *err, size_t errlen)
+{
+    return dmesh_download(&g->A, m, 0, g->ntiles, &g->stage, g->progress, g->s, ms, err, errlen);
+}

@@ -1,0 +1,45 @@
+#!/bin/bash
+# balance.sh DPAMR SRC WORKDIR [MPIRUN] - 2:1 balance (deck key balance = 2:1) end to end: a balanced
+# run of default.inp validates, writes more tiles than the unbalanced one and passes `dpamr check`
+# (which re-validates it with the deck's balance); a moving deck regridded 20 steps with balance
+# validates at every output step and a restart from step 10 gives the same step-20 file; the GPU
+# variants and more than one MPI rank refuse it with one clear message and write nothing.
+set -uo pipefail
+dpamr=$1 src=$2 work=$3 mpirun=${4:-}
+source "$(dirname "$0")/lib.sh"
+fresh_dir "$work"
+cd "$work" || exit 1
+deck=$src/inputs/default.inp
+
+expect_line "balanced run" "validation: PASSED" "$dpamr" run "$deck" variant=cpu balance=2:1 output=bal.hdf
+expect_line "balanced file checked" "validation: PASSED" "$dpamr" check bal.hdf
+"$dpamr" run "$deck" variant=cpu output=plain.hdf >/dev/null || fail "unbalanced run"
+tiles() { $py -c "import h5py,sys; print(h5py.File(sys.argv[1],'r')['dpamr/tiles/parent'].shape[0])" "$1"; }
+nb=$(tiles bal.hdf) np=$(tiles plain.hdf)
+[ -n "$nb" ] && [ -n "$np" ] && [ "$nb" -gt "$np" ] && echo "ok   balance adds tiles: $np -> $nb" ||
+    fail "balance added no tiles ($np -> $nb)"
+
+# time steps with balance: every output step validated; a restart from step 10 equals the run
+mv2=$src/inputs/moving2d.inp
+"$dpamr" run "$mv2" variant=cpu balance=2:1 steps=20 output_every=10 mesh_file="$src/inputs/moving2d.mesh.hdf" \
+    output=mv_%05d.hdf >steps.log 2>&1 || { fail "balanced steps"; tail -5 steps.log; }
+[ "$(grep -c 'validated' steps.log)" -eq 3 ] && echo "ok   balanced steps: 3 output steps validated" ||
+    { fail "balanced steps: not 3 validated outputs"; tail -5 steps.log; }
+mkdir -p re && cp mv_00010.hdf re/
+(cd re && "$dpamr" run "$mv2" variant=cpu balance=2:1 steps=20 output_every=10 mesh_file=mv_00010.hdf \
+    output=mv_%05d.hdf >../restart.log 2>&1) || { fail "balanced restart"; tail -5 restart.log; }
+h5cmp mv_00020.hdf re/mv_00020.hdf --ignore /dpamr/deck >/dev/null && echo "ok   balanced restart: step 20 equal" ||
+    fail "balanced restart: step 20 differs"
+
+# refused: the GPU variants and more than one rank, before any work, nothing written
+for v in cdp hostlaunch; do
+    expect_error "balance with variant $v" "balance = 2:1 runs on variant cpu" "$dpamr" run "$deck" variant=$v balance=2:1 output=out.hdf
+done
+expect_error "balance = 3:1" "valid values are none, 2:1" "$dpamr" run "$deck" variant=cpu balance=3:1 output=out.hdf
+if [ -n "$mpirun" ]; then
+    mpiexec=$mpirun
+    source "$tests/mpi_flags.sh"
+    expect_error "balance on 2 ranks" "balance = 2:1 runs on one rank" timeout -k 5 120 "$mpirun" "${mpiflags[@]}" -np 2 \
+        "$dpamr" run "$deck" variant=cpu balance=2:1 output=out.hdf
+fi
+finish balance
