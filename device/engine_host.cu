@@ -126,7 +126,7 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     float build_ms = 0.0f;
     int rc = -1, maxnb = 1;
     int threads = HOST_THREADS, occ = 0, sms = 0, dev = 0, early = d->pdl_trigger_early, tp = 1;
-    size_t step_smem = 0;
+    size_t step_smem = 0, step_static = 0;
     const void *step_kernel = NULL;
     unsigned grid;
     cap_t capinfo;
@@ -145,10 +145,15 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
                                              : (const void *)refineStep<DP_FILL_MODEL>;
     /* fewer tiles per pass while they need more than the default shared memory (many model objects
      * on small tiles); one tile's cells past it (3D, tile_size 32: 128 KB) opt in to the device's limit */
-    tp = fill_pass_tiles(p, threads);
-    while (tp > 1 && step_smem_bytes(p, tp, 1) > SMEM_DEFAULT_LIMIT) tp /= 2;
-    step_smem = step_smem_bytes(p, tp, 1);
-    if (step_smem > SMEM_DEFAULT_LIMIT) {
+    {
+        cudaFuncAttributes fa; /* the default limit holds static and dynamic shared memory together */
+        CK(cudaFuncGetAttributes(&fa, step_kernel));
+        tp = fill_pass_tiles(p, threads);
+        while (tp > 1 && step_smem_bytes(p, tp, 1) + fa.sharedSizeBytes > SMEM_DEFAULT_LIMIT) tp /= 2;
+        step_smem = step_smem_bytes(p, tp, 1);
+        step_static = fa.sharedSizeBytes;
+    }
+    if (step_smem + step_static > SMEM_DEFAULT_LIMIT) {
         int optin = 0;
         cudaFuncAttributes fa;
         CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));

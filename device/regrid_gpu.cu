@@ -469,6 +469,7 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
     g->max_tiles = d->max_tiles;
     g->nroots = m->level_start[1];
     int dev = 0, occ = 0;
+    size_t rg_static = 0;
     const size_t cells = (size_t)mesh_cells(m);
     CK(cudaStreamCreateWithFlags(&g->s, cudaStreamNonBlocking));
     for (int i = 0; i < 6; ++i) CK(cudaEventCreate(&g->ev[i]));
@@ -476,10 +477,15 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
     CK(cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, dev));
     /* shared memory: regridStep's tables and criterion cells, fewer tiles per pass past the default
      * limit, an opt-in when one tile's cells need more (3D, tile_size 32); sampleLevel's tables */
+    {
+        cudaFuncAttributes fa; /* the default limit holds static and dynamic shared memory together */
+        CK(cudaFuncGetAttributes(&fa, regridStep));
+        rg_static = fa.sharedSizeBytes;
+    }
     g->tp = rg_pass_tiles(p);
-    while (g->tp > 1 && rg_step_smem(p, g->tp) > RG_SMEM_DEFAULT) g->tp /= 2;
+    while (g->tp > 1 && rg_step_smem(p, g->tp) + rg_static > RG_SMEM_DEFAULT) g->tp /= 2;
     g->smem = rg_step_smem(p, g->tp);
-    if (g->smem > RG_SMEM_DEFAULT) {
+    if (g->smem + rg_static > RG_SMEM_DEFAULT) {
         int optin = 0;
         cudaFuncAttributes fa;
         CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
