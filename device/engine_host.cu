@@ -13,8 +13,7 @@
  *                    block_fill_model: through each tile's table of axis terms) and, below
  *                    max_level, flags them while their criterion cells are in shared memory
  *                    (childmask, which the next step's scan counts). The last group writes the next
- *                    level's end. The step's body is step_groups (step_common.cuh), which cdp's
- *                    level grain runs too, in grids it launches from the device.
+ *                    level's end.
  * Children come out parent by parent, octant by octant: already canonical order, no sort. One
  * launch per level: earlier versions ran flagTiles, CUB's DeviceScan (two kernels), expandChildren
  * and fillCells per level, and a small level cost about 20 us in them (docs/results.md).
@@ -33,33 +32,69 @@
 #include "device/gpu.h"
 #include "device/gpu_common.cuh"
 #include "device/level_scan.cuh"
-#include "device/step_common.cuh"
 #include "src/timer.h"
 
-/* Threads per block (the step's, step_common.cuh). */
-#define HOST_THREADS STEP_THREADS
+/* Threads per block; refineStep takes at most this many parents per group (one per thread). */
+#define HOST_THREADS 256
+/* refineStep's groups per block of a large level: the level's children are filled by the blocks
+ * that own their parents, so a level is cut into enough groups for the blocks to share its work
+ * evenly (a group's children: 0 to 2^dim per parent). */
+#define STEP_GROUPS_PER_BLOCK 8
+
+/* Parents per group of a level of n tiles in a grid of nblocks: the fewest (a power of two, at most
+ * HOST_THREADS) that leave at most STEP_GROUPS_PER_BLOCK groups per block; on a small level one
+ * parent per group, so its children are spread over as many blocks as it has parents. Every block
+ * computes the same value; the level then has at most max(STEP_GROUPS_PER_BLOCK * nblocks,
+ * ceil(n / HOST_THREADS)) groups (steps_layout sizes the scan regions for that). */
+static __host__ __device__ __forceinline__ int step_group(long long n, long long nblocks)
+{
+    int P = 1;
+    while (P < HOST_THREADS && (n + P - 1) / P > STEP_GROUPS_PER_BLOCK * nblocks) P <<= 1;
+    return P;
+}
+
+typedef cub::BlockScan<long long, HOST_THREADS, cub::BLOCK_SCAN_WARP_SCANS> block_scan_t;
 
 /* Octant flags of the input's finest level: one warp per tile, striding over the level. */
 __global__ void flagTiles(dmesh_t M, int level, const long long *ls, int slot, int early)
 {
     stamp_start(M.stamps, slot);
+    const int lane = threadIdx.x & 31;
+    const long long warp = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5;
+    const long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
     cudaGridDependencySynchronize(); /* the scan states are reset */
     if (early) cudaTriggerProgrammaticLaunchCompletion();
-    flag_level(M, ls[level], ls[level + 1] - ls[level], level);
+    const long long s = ls[level], n = ls[level + 1] - s;
+    for (long long i = warp; i < n; i += nwarps) {
+        const unsigned mask = warp_octant_flags(M, s + i, level, lane);
+        if (lane == 0) M.childmask[s + i] = (uint8_t)mask;
+    }
     if (!early) cudaTriggerProgrammaticLaunchCompletion();
     stamp_end(M.stamps, slot);
 }
 
-/* What refineStep's block with the level's last group does with the next level's end: write it for
- * the next kernel (which reads it after this grid, cudaGridDependencySynchronize). */
-struct step_end_host {
-    long long *end;
-    __device__ void operator()(long long next) const { *end = next; }
+/* Most tiles one refineStep block fills per pass (its shared flag masks). */
+#define FILL_MAX_TILES 64
+
+/* Tiles one refineStep block fills per pass: two bricks (2^dim cells each) per thread with prolong,
+ * four cells per thread with the model (its tables and barriers once per pass); at most
+ * FILL_MAX_TILES, at least one. */
+static int fill_pass_tiles(const dp_params *p, int threads)
+{
+    const int cells = dp_cells(p->dim, p->B);
+    const int tp = p->fill == DP_FILL_PROLONG ? (threads << (p->dim + 1)) / cells : 4 * threads / cells;
+    return tp < 1 ? 1 : (tp > FILL_MAX_TILES ? FILL_MAX_TILES : tp);
+}
+
+struct step_smem {
+    typename block_scan_t::TempStorage scan;
+    typename prefix_op_t::TempStorage prefix;
+    long long v, c0, c1; /* the group's ticket; its children's range [c0, c1) counted from the level's end */
+    unsigned smask[FILL_MAX_TILES];
 };
 
-/* Level step k: the children of level L's tiles (step_groups, step_common.cuh), the level's bounds
- * from d_ls; the block holding the level's last group writes the next level's end there. Dynamic
- * shared memory: the model tables (fill = model, tp of them), then tp tiles of criterion cells. */
+/* Level step k: the children of level L's tiles (see the top of the file). Dynamic shared memory:
+ * the model tables (fill = model, tp of them), then tp tiles of criterion cells. */
 template <int FILL>
 __global__ void __launch_bounds__(HOST_THREADS, FILL == DP_FILL_PROLONG ? 4 : 3) refineStep(dmesh_t M, level_scans_t S, long long *ls, int level, int k, int flag, int tp, int slot,
                            int early)
@@ -67,12 +102,72 @@ __global__ void __launch_bounds__(HOST_THREADS, FILL == DP_FILL_PROLONG ? 4 : 3)
     __shared__ step_smem Sh;
     extern __shared__ double tab[];
     stamp_start(M.stamps, slot);
+    const dp_params *p = &c_params;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nwarps = blockDim.x >> 5, ns = 1 << p->dim;
+    const int cells = dp_cells(p->dim, p->B);
+    float *crit = (float *)(tab + (FILL == DP_FILL_PROLONG ? 0 : tp * dp_model_table_size(p)));
+    for (int i = tid; i < tp; i += blockDim.x) Sh.smask[i] = 0;
+    scan_state_t st;
+    st.Init(S.nb[k], S.scan + S.off[k], 0);
+    const double h = dp_spacing(p, level + 1);
     cudaGridDependencySynchronize(); /* level L's tiles, their cells and childmask, and d_ls are ready */
     if (early) cudaTriggerProgrammaticLaunchCompletion();
-    const long long s = ls[level], e = ls[level + 1];
-    if (s == e && blockIdx.x == 0 && threadIdx.x == 0) ls[level + 2] = e;
-    step_groups<FILL, 0>(M, S, s, e, level, k, flag, tp, Sh, tab, step_crit<FILL>(tab, tp),
-                         step_end_host{ ls + level + 2 });
+    const long long s = ls[level], e = ls[level + 1], n = e - s;
+    const int P = step_group(n, gridDim.x);
+    const long long ng = (n + P - 1) / P; /* groups of the level */
+    if (n == 0 && blockIdx.x == 0 && tid == 0) ls[level + 2] = e;
+    for (;;) {
+        if (tid == 0) Sh.v = (long long)atomicAdd(&S.tickets[k], 1ull);
+        __syncthreads();
+        const long long v = Sh.v;
+        if (v >= ng) break; /* the same for every thread of the block */
+        /* 1. this parent's children: their offset from the level's end, by the level-wide scan */
+        const long long i = v * P + tid;
+        const unsigned mask = tid < P && i < n ? M.childmask[s + i] : 0u;
+        const long long cnt = __popc(mask);
+        long long off;
+        if (v > 0) {
+            prefix_op_t prefix(st, Sh.prefix, ::cuda::std::plus<long long>(), (int)v);
+            block_scan_t(Sh.scan).ExclusiveSum(cnt, off, prefix);
+        } else {
+            long long agg;
+            block_scan_t(Sh.scan).ExclusiveSum(cnt, off, agg);
+            if (tid == 0) st.SetInclusive(0, agg);
+        }
+        if (tid == 0) Sh.c0 = off;
+        if (tid == blockDim.x - 1) Sh.c1 = off + cnt;
+        __syncthreads();
+        const long long c0 = Sh.c0, c1 = Sh.c1;
+        const int fits = e + c1 <= M.cap;
+        if (!fits && tid == 0) atomicMax(&M.stats[ST_OVERFLOW], (unsigned long long)(e + c1));
+        if (v == ng - 1 && tid == 0) ls[level + 2] = fits ? e + c1 : e; /* an overflow leaves later levels empty */
+        if (fits && c1 > c0) {
+            /* 2. their metadata, octant by octant */
+            for (int o = 0; o < ns; ++o)
+                if (mask >> o & 1) write_child(M, e + off + __popc(mask & ((1u << o) - 1)), level + 1, s + i, o);
+            __syncthreads();
+            /* 3. their cells, tp tiles at a time, and their flags */
+            for (long long j0 = c0; j0 < c1; j0 += tp) {
+                const int g = (int)(c1 - j0 < tp ? c1 - j0 : tp);
+                if (FILL == DP_FILL_PROLONG) block_fill_prolong(M, e + j0, g, flag ? crit : NULL);
+                else block_fill_model(M, e + j0, g, level + 1, tab, tp, flag ? crit : NULL);
+                if (!flag) continue;
+                __syncthreads(); /* the criterion cells are in crit */
+                const int wpt = nwarps / g > 1 ? nwarps / g : 1; /* warps per tile, lanes striding over its cells */
+                for (int t = warp / wpt; t < g; t += nwarps / wpt) {
+                    unsigned mine = dp_tile_flags(p, crit + t * cells, h, lane + 32 * (warp % wpt), 32 * wpt, 0, NULL);
+                    for (int o = 16; o > 0; o >>= 1) mine |= __shfl_xor_sync(0xffffffffu, mine, o);
+                    if (lane == 0 && mine) atomicOr(&Sh.smask[t], mine);
+                }
+                __syncthreads();
+                for (int t = tid; t < g; t += blockDim.x) {
+                    M.childmask[e + j0 + t] = (uint8_t)Sh.smask[t];
+                    Sh.smask[t] = 0; /* for the next pass: only this thread touches entry t until a barrier */
+                }
+            }
+        }
+        __syncthreads(); /* every thread has read this group's shared values */
+    }
     if (!early) cudaTriggerProgrammaticLaunchCompletion();
     stamp_end(M.stamps, slot);
 }
@@ -83,6 +178,24 @@ static void slot_label(int i, char *buf, size_t n, const void *vLp)
     const int Lp = *(const int *)vLp;
     if (i == 0) snprintf(buf, n, "flagTiles L%d", Lp);
     else snprintf(buf, n, "refineStep L%d->L%d", Lp + i - 1, Lp + i);
+}
+
+/* The steps' scan regions at capacity cap for a grid of nblocks: step k's level (Lp + k) holds at
+ * most U_k tiles (level_bound_next), so at most max(STEP_GROUPS_PER_BLOCK * nblocks,
+ * ceil(U_k / HOST_THREADS)) groups (step_group), and no more than U_k. Returns the bytes of all
+ * regions (S's off and nb filled when S). */
+static double steps_layout(level_scans_t *S, const dp_params *p, long long nfront, long long roots, int Lp, int nlev,
+                           long long cap, long long nblocks, int *maxnb)
+{
+    long long nb[DP_MAX_LEVELS], u = nfront;
+    for (int k = 0; k < nlev; ++k) {
+        if (k > 0) u = level_bound_next(p, u, roots, Lp, k, cap);
+        const long long spread = STEP_GROUPS_PER_BLOCK * nblocks, full = (u + HOST_THREADS - 1) / HOST_THREADS;
+        nb[k] = full > spread ? full : spread;
+        nb[k] = nb[k] < u ? nb[k] : u;
+    }
+    int bad_k = 0; /* -1 past 2^31 groups on a step: a capacity past 2^39 tiles, which no device holds */
+    return level_scans_layout(S, nb, nlev, maxnb, &bad_k);
 }
 
 /* What refine_host allocates on the device at a capacity: the store with its timeline slots, the
@@ -103,6 +216,12 @@ static double host_need(long long cap, const void *vctx)
            DP_MAX_LEVELS * sizeof(unsigned long long) + scans;
 }
 
+/* Dynamic shared memory refineStep needs for tp tiles per pass: their model tables, then their
+ * criterion cells. */
+static size_t step_smem_bytes(const dp_params *p, int tp)
+{
+    return fill_table_bytes(p, tp) + (size_t)tp * dp_cells(p->dim, p->B) * sizeof(float);
+}
 /* What a kernel may use without opting in. */
 #define SMEM_DEFAULT_LIMIT ((size_t)48 << 10)
 
@@ -149,8 +268,8 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
         cudaFuncAttributes fa; /* the default limit holds static and dynamic shared memory together */
         CK(cudaFuncGetAttributes(&fa, step_kernel));
         tp = fill_pass_tiles(p, threads);
-        while (tp > 1 && step_smem_bytes(p, tp, 1) + fa.sharedSizeBytes > SMEM_DEFAULT_LIMIT) tp /= 2;
-        step_smem = step_smem_bytes(p, tp, 1);
+        while (tp > 1 && step_smem_bytes(p, tp) + fa.sharedSizeBytes > SMEM_DEFAULT_LIMIT) tp /= 2;
+        step_smem = step_smem_bytes(p, tp);
         step_static = fa.sharedSizeBytes;
     }
     if (step_smem + step_static > SMEM_DEFAULT_LIMIT) {

@@ -1,9 +1,8 @@
 #!/bin/bash
 # gpu_profile.sh DPAMR DECK OUTDIR [VARIANT...] - Nsight Compute on the tile kernels of one run of
 # DECK per variant (default: host cdp): speed of light, occupancy, launch statistics, warp stall
-# reasons and memory workload for every launch of refineStep (hostlaunch), flagTiles and cdp's
-# host-launched grids (refineTile for tile and group; flagTilesCdp and the first refineStepCdp for
-# level: the regex matches them). Clocks are left as they are (--clock-control none). Reports go to
+# reasons and memory workload for every launch of refineStep (hostlaunch), flagTiles and the
+# host-launched refineTile grid. Clocks are left as they are (--clock-control none). Reports go to
 # OUTDIR/ncu_<deck>_<variant>.txt.
 set -uo pipefail
 dpamr=$1 deck=$2 outdir=$3
