@@ -10,6 +10,7 @@
 #include "src/engine.h"
 #include "validation/valid.h"
 #include "tests/test_util.h"
+#include "tests/test_build.h"
 
 /* a thin, deep feature: the criterion refines a strip to max_level, so its neighbours are many
  * levels coarser without balance */
@@ -27,24 +28,6 @@ static const char *k_default =
     "model.objects = disc hill\nmodel.disc.type = sphere\nmodel.disc.center = 0.4 0.45\nmodel.disc.radius = 0.22\n"
     "model.disc.inside = 1.0\nmodel.disc.outside = 0.1\nmodel.hill.type = gaussian\nmodel.hill.center = 0.72 0.7\n"
     "model.hill.radius = 0.08 0.14\nmodel.hill.inside = 0.8\nmodel.hill.outside = 0.0\n";
-
-static int parse(deck_t *d, const char *text, const char *extra)
-{
-    char buf[4096], err[1024];
-    snprintf(buf, sizeof buf, "%s%s", text, extra);
-    if (deck_parse_text(d, "test", buf, err, sizeof err) != 0) return fprintf(stderr, "%s\n", err), -1;
-    d->quiet = 1;
-    return 0;
-}
-
-static int build(const deck_t *d, mesh_t *m)
-{
-    char err[1024];
-    refine_report_t r;
-    if (engine_make_level0(d, m, err, sizeof err) != 0 || engine_refine(DP_VARIANT_CPU, d, m, &r, err, sizeof err) != 0)
-        return fprintf(stderr, "build: %s\n", err), -1;
-    return 0;
-}
 
 /* The index of tile (L, c) by a linear search, or -1. */
 static dp_tidx find(const mesh_t *m, int L, const int32_t *c)
@@ -88,12 +71,12 @@ static void test_deck(const char *name, const char *text, const char *fill)
     deck_t d0, d1;
     char extra[128];
     snprintf(extra, sizeof extra, "fill = %s\n", fill);
-    if (parse(&d0, text, extra) != 0) {
+    if (parse(text, extra, &d0) != 0) {
         CHECK(0, "%s: deck", name);
         return;
     }
     snprintf(extra, sizeof extra, "fill = %s\nbalance = 2:1\n", fill);
-    if (parse(&d1, text, extra) != 0) {
+    if (parse(text, extra, &d1) != 0) {
         CHECK(0, "%s: balanced deck", name);
         return;
     }

@@ -11,6 +11,7 @@
 #include "src/engine.h"
 #include "validation/valid.h"
 #include "tests/test_util.h"
+#include "tests/test_build.h"
 
 static const char *k_deck2 =
     "dim = 2\nroot = 3 2\ntile_size = 8\nmax_level = 5\nthreshold = 0.05\nvariant = cpu\n"
@@ -99,26 +100,6 @@ static void test_deck_text(const char *text, int max_level)
     CHECK(refine(text, cap, &b, -1) != 0, "overflow must fail");
     mesh_free(&b);
     mesh_free(&a);
-}
-
-/* The deck text plus extra, parsed (quiet). 0 or -1. */
-static int parse(const char *text, const char *extra, deck_t *d)
-{
-    char buf[4096], err[1024];
-    snprintf(buf, sizeof buf, "%s%s", text, extra);
-    if (deck_parse_text(d, "test", buf, err, sizeof err) != 0) return fprintf(stderr, "%s\n", err), -1;
-    d->quiet = 1;
-    return 0;
-}
-
-/* A first build (level 0 from the model at time 0, refined) of deck d. */
-static int build(const deck_t *d, mesh_t *m)
-{
-    char err[1024];
-    refine_report_t r;
-    if (engine_make_level0(d, m, err, sizeof err) != 0 || engine_refine(DP_VARIANT_CPU, d, m, &r, err, sizeof err) != 0)
-        return fprintf(stderr, "build: %s\n", err), -1;
-    return 0;
 }
 
 /* Regrids of time steps (src/regrid_cpu.c). fill = model: a regrid to time t is the first build of

@@ -545,8 +545,28 @@ static void test_dim(int dim, int B, int max_level)
     mesh_free(&m);
 }
 
+/* Conservation at the bottom of float's range: a parent that is the mean of its children rounded
+ * to a multiple of the subnormal step 2^-149 passes (relative error 0.33 there), one that is off by
+ * more than that step fails. */
+static void test_subnormal(void)
+{
+    const float q = 0x1p-149f;
+    float uc[16] = { 0 }, up[16] = { 0 }; /* 2D, B = 4: parent cell 0 of octant 0 is child cells 0, 1, 4, 5 */
+    uc[0] = uc[1] = uc[4] = q;
+    uc[5] = 3 * q; /* mean 1.5 q: rounds to 2 q (ties to even) */
+    double u, avg, rel;
+    up[0] = 2 * q;
+    CHECK(dp_vconserve_cell(2, 4, uc, up, 0, 0, &u, &avg, &rel) && rel == 0.0,
+          "a subnormal parent rounded from its children's mean passes (rel %g)", rel);
+    up[0] = 4 * q;
+    CHECK(!dp_vconserve_cell(2, 4, uc, up, 0, 0, &u, &avg, &rel), "a subnormal parent 2.5 steps off fails");
+    up[0] = 1e-6f;
+    CHECK(!dp_vconserve_cell(2, 4, uc, up, 0, 0, &u, &avg, &rel), "a normal parent over subnormal children fails");
+}
+
 int main(void)
 {
+    test_subnormal();
     test_dim(2, 8, 3);
     test_dim(3, 4, 2);
     return TEST_DONE();

@@ -410,10 +410,12 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
     const dp_tidx n = m->ntiles;
     vctx c = { .v = shared_ctx(m, p), .m = m, .p = p, .cells = mesh_cells(m), .gstart = o->gstart };
     uint8_t *flags = calloc((size_t)n + 1, 1), *kids = calloc((size_t)n + 1, 1), *aux = calloc((size_t)n + 1, 1);
-    if (!flags || !kids || !aux) {
+    uint8_t *need = p->balance != DP_BALANCE_NONE ? malloc(2 * (size_t)n + 2) : NULL; /* 2:1 balance, pass B */
+    if (!flags || !kids || !aux || (p->balance != DP_BALANCE_NONE && !need)) {
         free(flags);
         free(kids);
         free(aux);
+        free(need);
         r->nfail = 1;
         r->first_key = VALID_KEY(1, 0);
         snprintf(r->first_failure, sizeof r->first_failure, "out of memory for %lld tiles of scratch", (long long)n);
@@ -468,29 +470,18 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
      * flags: the tiles balance added are not refined further), or when the balance of the tiles two
      * levels below needs its child (balance_needs; sorted levels only: an unsorted array fails the
      * order checks anyway) */
-    if (p->balance == DP_BALANCE_2TO1 && sorted && n > 0) {
-        uint8_t *need = malloc(2 * (size_t)n);
+    if (need && sorted && n > 0) {
         dp_tidx start[DP_MAX_LEVELS + 1];
         start[0] = 0;
         for (int L = 0; L < nlv; ++L) start[L + 1] = start[L] + count[L];
-        if (!need) {
-            progress_fail(&pg);
-            free(flags);
-            free(kids);
-            free(aux);
-            r->nfail = 1;
-            r->first_key = VALID_KEY(1, 0);
-            snprintf(r->first_failure, sizeof r->first_failure, "out of memory for %lld tiles of scratch", (long long)n);
-            return 0;
-        }
         balance_needs(m, start, nlv, need);
         uint8_t *made = need + n; /* made by the criterion; parents come first */
         for (dp_tidx t = 0; t < n; ++t)
             made[t] = m->level[t] == 0 || (dp_vparent_ok(&c.v, t) && m->parent[t] < t && made[m->parent[t]] &&
                                            (flags[m->parent[t]] >> dp_tile_octant(m->coord + 3 * t) & 1));
         for (dp_tidx t = 0; t < n; ++t) flags[t] = (uint8_t)((made[t] ? flags[t] : 0) | need[t]);
-        free(need);
     }
+    free(need);
 
     /* Pass C: per-tile checks; remember the lowest failing tile of each phase. */
     long long nfail2 = 0, nfail3 = 0;
