@@ -144,11 +144,18 @@ static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chai
         }
     } else {
         const int per = (g + nthr - 1) / nthr, lo = tid * per < g ? tid * per : g, hi = lo + per < g ? lo + per : g;
-        long long sum = 0;
+        long long sum = 0, off;
         for (int i = lo; i < hi; ++i) sum += __popc(mask_s[i]);
         scan_state_t st;
         if (level_grain) st.Init(C.LS.nb[k], C.LS.scan + C.LS.off[k], 0);
-        long long off = level_scan_group<block_scan_t>(st, S.scan, S.prefix, v, sum, level_grain);
+        if (level_grain && v > 0) {
+            prefix_op_t prefix(st, S.prefix, ::cuda::std::plus<long long>(), (int)v);
+            block_scan_t(S.scan).ExclusiveSum(sum, off, prefix);
+        } else {
+            long long agg;
+            block_scan_t(S.scan).ExclusiveSum(sum, off, agg);
+            if (level_grain && tid == 0) st.SetInclusive(0, agg);
+        }
         for (int i = lo; i < hi; ++i) {
             off_s[i] = off;
             off += __popc(mask_s[i]);

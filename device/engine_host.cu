@@ -125,7 +125,15 @@ __global__ void __launch_bounds__(HOST_THREADS, FILL == DP_FILL_PROLONG ? 4 : 3)
         const long long i = v * P + tid;
         const unsigned mask = tid < P && i < n ? M.childmask[s + i] : 0u;
         const long long cnt = __popc(mask);
-        const long long off = level_scan_group<block_scan_t>(st, Sh.scan, Sh.prefix, v, cnt, true);
+        long long off;
+        if (v > 0) {
+            prefix_op_t prefix(st, Sh.prefix, ::cuda::std::plus<long long>(), (int)v);
+            block_scan_t(Sh.scan).ExclusiveSum(cnt, off, prefix);
+        } else {
+            long long agg;
+            block_scan_t(Sh.scan).ExclusiveSum(cnt, off, agg);
+            if (tid == 0) st.SetInclusive(0, agg);
+        }
         if (tid == 0) Sh.c0 = off;
         if (tid == blockDim.x - 1) Sh.c1 = off + cnt;
         __syncthreads();

@@ -16,28 +16,6 @@
 typedef cub::ScanTileState<long long> scan_state_t;
 typedef cub::TilePrefixCallbackOp<long long, ::cuda::std::plus<long long>, scan_state_t> prefix_op_t;
 
-/* Group v's exclusive offsets of the counts cnt (one per thread, in thread order) among the level
- * step's groups, in ticket order (st: the step's region): with lookback, CUB's decoupled look-back
- * for v > 0 and, for group 0, its aggregate published; without (cdp's tile and group grains), the
- * block's own exclusive scan. BlockScan is the kernel's cub::BlockScan<long long, THREADS, ...>; scan
- * and pre its and the prefix callback's shared storage. */
-template <typename BlockScan>
-__device__ __forceinline__ long long level_scan_group(scan_state_t &st, typename BlockScan::TempStorage &scan,
-                                                      typename prefix_op_t::TempStorage &pre, long long v,
-                                                      long long cnt, bool lookback)
-{
-    long long off;
-    if (lookback && v > 0) {
-        prefix_op_t prefix(st, pre, ::cuda::std::plus<long long>(), (int)v);
-        BlockScan(scan).ExclusiveSum(cnt, off, prefix);
-    } else {
-        long long agg;
-        BlockScan(scan).ExclusiveSum(cnt, off, agg);
-        if (lookback && threadIdx.x == 0) st.SetInclusive(0, agg);
-    }
-    return off;
-}
-
 /* The steps' scans. Passed by value (in a kernel's parameters). */
 typedef struct {
     unsigned long long *tickets;  /* [DP_MAX_LEVELS]: groups taken per level step k */

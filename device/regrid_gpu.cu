@@ -226,7 +226,15 @@ __global__ void __launch_bounds__(RG_THREADS, 2) regridStep(const __grid_constan
         const long long i = v * P + tid, par = s + i;
         const unsigned mask = tid < P && i < n ? R.N.childmask[par] : 0u;
         const long long cnt = __popc(mask);
-        const long long off = level_scan_group<rg_scan_t>(st, Sh.scan, Sh.prefix, v, cnt, true);
+        long long off;
+        if (v > 0) {
+            prefix_op_t prefix(st, Sh.prefix, ::cuda::std::plus<long long>(), (int)v);
+            rg_scan_t(Sh.scan).ExclusiveSum(cnt, off, prefix);
+        } else {
+            long long agg;
+            rg_scan_t(Sh.scan).ExclusiveSum(cnt, off, agg);
+            if (tid == 0) st.SetInclusive(0, agg);
+        }
         if (tid == 0) Sh.c0 = off;
         if (tid == blockDim.x - 1) Sh.c1 = off + cnt;
         __syncthreads();
