@@ -108,14 +108,14 @@ static int keys_push(keys_t *a, uint64_t k)
     return 0;
 }
 
-/* Sort and drop repeats, and keys of level L's tiles in m (when m). */
+/* Sort, drop repeats and the keys of level L's tiles in m. */
 static void keys_settle(keys_t *a, const mesh_t *m, int L)
 {
     qsort(a->k, (size_t)a->n, sizeof *a->k, cmp_u64);
     dp_tidx u = 0;
     for (dp_tidx i = 0; i < a->n; ++i)
         if ((u == 0 || a->k[i] != a->k[u - 1]) &&
-            !(m && L < m->nlevels && find_key(m->key, m->level_start[L], m->level_start[L + 1], a->k[i]) >= 0))
+            find_key(m->key, m->level_start[L], m->level_start[L + 1], a->k[i]) < 0)
             a->k[u++] = a->k[i];
     a->n = u;
 }

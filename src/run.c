@@ -184,6 +184,12 @@ int run_variant(const deck_t *d, int local, int *device, char *why, size_t whyle
     return -1;
 }
 
+void run_say_auto_cpu(const deck_t *d, const char *why)
+{
+    if (d->p.balance != DP_BALANCE_NONE) printf("variant=auto: %s\n", why); /* why says balance */
+    else printf("variant=auto: no usable GPU (%s); falling back to variant=cpu\n", why);
+}
+
 #ifndef DPAMR_COMMIT
 #define DPAMR_COMMIT "unknown"
 #endif

@@ -84,10 +84,12 @@ int run_stream_need_cells(void *rs, const mesh_t *m);
 void run_stream_abort(run_stream_t *rs);
 
 /** The variant a run uses. cpu stays cpu; auto becomes cdp with a usable GPU, else cpu (then `why`
- *  says what is missing); cdp or host without a usable GPU is an error (-1, message in err).
+ *  says what is missing, or that balance = 2:1 runs on cpu); cdp or host without a usable GPU is an error (-1, message in err).
  *  local >= 0: first make device `local` (modulo the visible devices) current, as an MPI rank does
  *  with its node-local rank. *device: the device used, -1 on the cpu. */
 int run_variant(const deck_t *d, int local, int *device, char *why, size_t whylen, char *err, size_t n);
+/** The line of a `variant = auto` run that run_variant resolved to cpu, with its why. */
+void run_say_auto_cpu(const deck_t *d, const char *why);
 
 /** What a refinement run measured, for /dpamr/provenance. A serial run fills it from its engine's
  *  report (run_stats_from_report); an MPI run then combines the ranks' (slowest refinement and

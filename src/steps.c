@@ -266,8 +266,7 @@ int steps_run(deck_t *d, mesh_t *m, double t0)
     if (variant < 0) return mesh_free(m), die(err);
     if (device >= 0) run_info_device(why);
     if (say && d->variant == DP_VARIANT_AUTO && variant == DP_VARIANT_CPU)
-        printf(d->p.balance != DP_BALANCE_NONE ? "variant=auto: %s\n"
-                                               : "variant=auto: no usable GPU (%s); falling back to variant=cpu\n", why);
+        run_say_auto_cpu(d, why);
     if (say && d->trace[0]) printf("trace=%s: not written, a run with steps > 0 writes no device timeline\n", d->trace);
     double tk = 0.0;
     int restart = 0;
