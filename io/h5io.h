@@ -97,6 +97,24 @@ int h5io_write_dist(const char *path, const mesh_t *part, const h5io_dist_t *dis
  *  be opened as a dpamr file) or H5IO_BAD_CONTENT. */
 int h5io_read(const char *path, mesh_t *m, char **deck_text, char *err, size_t errlen);
 
+/** h5io_read in three steps, for a caller that works on the cells as they arrive (`dpamr check`).
+ *  h5io_read_open does all that h5io_read does but read the cells: the header, the tile tree and
+ *  the boxes with every check of them, and the deck; m is allocated with its tiles set and its
+ *  fields not yet filled. h5io_read_cells then reads the cells level by level in pieces of about
+ *  64 MiB, checks every value finite, and after each piece calls ready(ctx, tiles) (when ready is
+ *  not NULL): the cells of tiles [0, tiles) are in m, for good; it may run on another thread than
+ *  the open, but no other HDF5 call may run meanwhile (the library is not thread-safe). Both return
+ *  0, -1 or H5IO_BAD_CONTENT (as h5io_read) with err set; after a failed open m is freed and there
+ *  is nothing to close, after a failed h5io_read_cells the caller frees m. h5io_read_close closes
+ *  the file (any time after a successful open). */
+typedef struct h5io_reader h5io_reader_t;
+typedef void (*h5io_ready_fn)(void *ctx, dp_tidx tiles);
+int h5io_read_open(const char *path, mesh_t *m, char **deck_text, h5io_reader_t **rd, char *err, size_t errlen);
+int h5io_read_cells(h5io_reader_t *rd, h5io_ready_fn ready, void *ctx);
+void h5io_read_close(h5io_reader_t *rd);
+/** Where h5io_read_cells spent its time: in HDF5's reads, and checking the values (ms). */
+void h5io_read_times(const h5io_reader_t *rd, double *read_ms, double *scan_ms);
+
 /** Everything else the file claims, against m as h5io_read gave it and v as valid_check computed
  *  it from m: /dpamr/validation (every recorded value, bit for bit: passed, nfail, first_failure,
  *  conservation, tree and total hashes, per-level tiles, checksum_sum and checksum_hash),

@@ -15,6 +15,7 @@
 #include "src/run.h"
 #include "src/steps.h"
 #include "src/capacity.h"
+#include "src/check.h"
 #include "src/timer.h"
 
 static void usage(FILE *fp)
@@ -325,79 +326,6 @@ static int cmd_mesh(int argc, char **argv)
     return 0;
 }
 
-/** The stored deck must be exactly what dpamr wrote: the effective deck it renders from the keys
- *  (any other byte, a comment or a space, was changed after the file was written). 0, or -1 with
- *  the first line that differs in err. */
-static int check_deck_text(const char *file, const char *stored, const char *rendered, char *err, size_t n)
-{
-    if (strcmp(stored, rendered) == 0) return 0;
-    int line = 1;
-    const char *a = stored, *b = rendered;
-    for (; *a && *a == *b; ++a, ++b)
-        if (*a == '\n') ++line;
-    const char *la = a, *lb = b;
-    while (la > stored && la[-1] != '\n') --la, --lb;
-    const int ka = (int)strcspn(la, "\n"), kb = (int)strcspn(lb, "\n");
-    const int ends = ka == kb && strncmp(la, lb, (size_t)ka) == 0; /* the same text: its line end differs */
-    snprintf(err, n, "%s:/dpamr/deck:%d: '%.*s'%s is not what dpamr wrote ('%.*s'%s): the stored deck changed after the "
-             "file was written", file, line, ka > 200 ? 200 : ka, la, ends ? (la[ka] ? " + newline" : " (no newline)") : "",
-             kb > 200 ? 200 : kb, lb, ends ? (lb[kb] ? " + newline" : " (no newline)") : "");
-    return -1;
-}
-
-/** Exit status 2 after the message of a failed check. */
-static int check_failed(const char *msg)
-{
-    run_die(msg);
-    return 2;
-}
-
-static int cmd_check(const char *file)
-{
-    char err[ERRLEN];
-    mesh_t m;
-    char *text = NULL;
-    const int rd = h5io_read(file, &m, &text, err, sizeof err);
-    if (rd != 0) return rd == H5IO_BAD_CONTENT ? check_failed(err) : run_die(err);
-    if (!text) {
-        mesh_free(&m);
-        snprintf(err, sizeof err, "%s: no /dpamr/deck in the file: cannot tell the criterion to check against", file);
-        return check_failed(err);
-    }
-    deck_t d;
-    char origin[4200];
-    snprintf(origin, sizeof origin, "%s:/dpamr/deck", file);
-    int rc = deck_parse_text(&d, origin, text, err, sizeof err) != 0 ? 2 : 0;
-    if (rc == 0 && (check_deck_text(file, text, d.text, err, sizeof err) != 0 ||
-                    run_mesh_matches_deck(&m, &d, file, err, sizeof err) != 0))
-        rc = 2;
-    free(text);
-    if (rc != 0) {
-        mesh_free(&m);
-        if (d.text) deck_free(&d);
-        return check_failed(err);
-    }
-    valid_report_t v;
-    /* as valid_check, with the progress line the file's deck asks for (a long check on a terminal) */
-    const valid_opts_t vo = { .complete = m.nlevels > 1, .roots = -1, .gstart = NULL,
-                              .progress = d.progress && d.verbosity != DP_VERBOSITY_QUIET };
-    valid_check_opts(&m, &d.p, &vo, &v);
-    printf("%s: %lld tiles on %d levels\n", file, (long long)m.ntiles, m.nlevels);
-    valid_print(&v, &m);
-    /* every value recorded when the file was written must still hold, and /VTKHDF must show the
-     * same tiles and values as /dpamr: any changed bit shows */
-    const int vr = v.passed ? h5io_verify(file, &m, &v, err, sizeof err) : 0;
-    if (vr < 0) rc = check_failed(err);
-    else if (!v.passed) rc = 2;
-    else if (vr == 1)
-        printf("checksums: not compared: this format-version-1 file recorded them with the earlier definition "
-               "(docs/format.md); everything else matches, its two copies of the cells agree, and /VTKHDF matches "
-               "the tile tree\n");
-    else printf("checksums: match the ones recorded when the file was written; /VTKHDF matches the tile tree\n");
-    mesh_free(&m);
-    deck_free(&d);
-    return rc;
-}
 
 static int driver_main(int argc, char **argv)
 {
@@ -459,7 +387,7 @@ static int driver_main(int argc, char **argv)
         fprintf(stderr, "dpamr: error: 'check' takes one FILE (got %d arguments)\n", argc - 2);
         return 1;
     }
-    return cmd_check(argv[2]);
+    return check_file(argv[2]);
 }
 
 #ifdef DPAMR_MPI

@@ -70,18 +70,22 @@ int mesh_fields_alloc(mesh_t *m)
     return 0;
 }
 
-int mesh_alloc(mesh_t *m, dp_tidx cap)
+static int mesh_alloc_zero(mesh_t *m, dp_tidx cap, int zero)
 {
     m->cap = 0;
     m->ntiles = 0;
     DP_TILE_ARRAYS(NULL_ARRAY)
     for (int f = 0; f < DP_MAX_FIELDS; ++f) m->field[f] = NULL;
-    if (mesh_reserve(m, cap < 1 ? 1 : cap) != 0) {
+    if (mesh_grow(m, cap < 1 ? 1 : cap, zero) != 0) {
         mesh_free(m);
         return -1;
     }
     return 0;
 }
+
+int mesh_alloc(mesh_t *m, dp_tidx cap) { return mesh_alloc_zero(m, cap, 1); }
+
+int mesh_alloc_unset(mesh_t *m, dp_tidx cap) { return mesh_alloc_zero(m, cap, 0); }
 
 void mesh_free(mesh_t *m)
 {

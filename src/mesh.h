@@ -103,6 +103,9 @@ int mesh_fits_memory(double bytes, char *why, size_t n);
 
 /** Allocate arrays for cap tiles (contents zeroed). Returns 0 on success, -1 when out of memory. */
 int mesh_alloc(mesh_t *m, dp_tidx cap);
+/** mesh_alloc without clearing, for a caller that writes every value before reading it (the file
+ *  loader: the reads are then the first to touch the pages, not a serial memset). */
+int mesh_alloc_unset(mesh_t *m, dp_tidx cap);
 /** Grow the arrays to at least cap tiles, keeping contents. Returns 0 or -1. */
 int mesh_reserve(mesh_t *m, dp_tidx cap);
 /** mesh_reserve without clearing the new tiles, for a caller that writes every one of them (the GPU

@@ -542,6 +542,20 @@ static int temp_files_left(void)
 static const char *DECK = "# test deck\ndim = 2\ntile_size = 8\nfields = rho u\n";
 
 /** Write, read back, compare; write the read-back mesh again and compare datasets and bytes. */
+/* h5io_read_cells' announcements: how many, and whether they only grew. */
+typedef struct {
+    dp_tidx last;
+    int calls, shrank;
+} ready_log_t;
+
+static void log_ready(void *ctx, dp_tidx tiles)
+{
+    ready_log_t *l = ctx;
+    if (tiles < l->last) l->shrank = 1;
+    l->last = tiles;
+    ++l->calls;
+}
+
 static void test_roundtrip(const mesh_t *m, const char *tag, const char *deck)
 {
     char err[1024] = "";
@@ -565,6 +579,21 @@ static void test_roundtrip(const mesh_t *m, const char *tag, const char *deck)
     compare_meshes(m, &r);
     if (deck) CHECK(text && strcmp(text, deck) == 0);
     else CHECK(text == NULL);
+    {   /* in three steps (`dpamr check`): the tree first, then the cells announced as they come */
+        mesh_t s3;
+        char *t3 = NULL;
+        h5io_reader_t *rd = NULL;
+        ready_log_t log = { 0 };
+        CHECK(h5io_read_open(p1, &s3, &t3, &rd, err, sizeof err) == 0 && rd);
+        CHECK(s3.ntiles == m->ntiles && s3.nlevels == m->nlevels);
+        CHECK(h5io_read_cells(rd, log_ready, &log) == 0);
+        h5io_read_close(rd);
+        CHECK_NO_OPEN();
+        CHECK(log.calls >= m->nlevels && !log.shrank && log.last == m->ntiles);
+        compare_meshes(m, &s3);
+        free(t3);
+        mesh_free(&s3);
+    }
 
     /* same content, same bytes; different timings: different attributes, same datasets */
     CHECK(h5io_write(p2, &r, &mt, err, sizeof err) == 0);

@@ -143,6 +143,8 @@ static dp_tidx first_of_level(const mesh_t *m, int L) { return m->level_start[L]
 static dp_tidx count_of_level(const mesh_t *m, int L) { return m->level_start[L + 1] - m->level_start[L]; }
 
 static void expect_device_same(const char *name, const mesh_t *m, const dp_params *p, const dp_tidx *gstart);
+static void expect_streamed_same(const char *tag, const mesh_t *m, const dp_params *p, const valid_report_t *want,
+                                 int complete);
 
 /* Run the check on a corrupted copy and require a failure whose message contains every `want`. */
 static void expect_failure(const char *name, const mesh_t *m, const dp_params *p, const char *want1, const char *want2)
@@ -157,6 +159,7 @@ static void expect_failure(const char *name, const mesh_t *m, const dp_params *p
               r.first_failure, want2);
     printf("  detected %-22s (%lld failed checks): %s\n", name, r.nfail, r.first_failure);
     expect_device_same(name, m, p, NULL);
+    expect_streamed_same(name, m, p, &r, m->nlevels > 1);
 }
 
 static void expect_pass(const char *name, const mesh_t *m, const dp_params *p, valid_report_t *r)
@@ -452,6 +455,64 @@ static void expect_device_same(const char *name, const mesh_t *m, const dp_param
     dp_vdev_free(&g);
 }
 
+
+/* A feeder for valid_opts_t.wait: the cells of the mesh under check arrive tile by tile from src
+ * (they are NaN until then), as `dpamr check` reads them; fail_at >= 0: the read fails there. */
+typedef struct {
+    const mesh_t *src;
+    mesh_t *dst;
+    dp_tidx in, fail_at, last_asked;
+    int calls, backwards;
+} feeder_t;
+
+static dp_tidx feeder_wait(void *ctx, dp_tidx tiles)
+{
+    feeder_t *f = ctx;
+    ++f->calls;
+    if (tiles < f->last_asked) f->backwards = 1;
+    f->last_asked = tiles;
+    if (f->fail_at >= 0 && tiles > f->fail_at) return -1;
+    const dp_tidx upto = tiles + 3 < f->src->ntiles ? tiles + 3 : f->src->ntiles; /* a little more than asked */
+    const size_t cells = (size_t)mesh_cells(f->src);
+    for (int k = 0; k < f->src->nf; ++k)
+        memcpy(f->dst->field[k] + (size_t)f->in * cells, f->src->field[k] + (size_t)f->in * cells,
+               (size_t)(upto - f->in) * cells * sizeof(float));
+    if (upto > f->in) f->in = upto;
+    return f->in;
+}
+
+/* Validation while the cells arrive (valid_opts_t.wait, small blocks) gives the report of the whole
+ * mesh bit for bit, reads no cell before it is in (those are NaN until then), and says so when the
+ * cells stop coming. */
+static void expect_streamed_same(const char *tag, const mesh_t *m, const dp_params *p, const valid_report_t *want,
+                                 int complete)
+{
+    for (int failing = 0; failing < 2; ++failing) {
+        mesh_t c;
+        mesh_copy(&c, m);
+        for (int k = 0; k < c.nf; ++k)
+            for (size_t i = 0; i < (size_t)c.ntiles * (size_t)mesh_cells(&c); ++i) c.field[k][i] = NAN;
+        feeder_t f = { .src = m, .dst = &c, .fail_at = failing ? m->ntiles / 2 : -1 };
+        const valid_opts_t o = { .complete = complete, .roots = -1, .wait = feeder_wait, .wait_ctx = &f, .block = 5 };
+        valid_report_t r;
+        valid_check_opts(&c, p, &o, &r);
+        CHECK((f.calls > 2 || !want->passed) && !f.backwards, "%s: the streamed check asked %d times%s", tag, f.calls,
+              f.backwards ? ", going backwards" : "");
+        if (failing && want->passed) {
+            CHECK(!r.passed && strstr(r.first_failure, "could not all be read"),
+                  "%s: cells that never came: \"%s\"", tag, r.first_failure);
+        } else if (!failing) {
+            CHECK(r.passed == want->passed && r.nfail == want->nfail && r.total_hash == want->total_hash &&
+                      r.tree_hash == want->tree_hash && r.conservation_max_rel == want->conservation_max_rel &&
+                      !memcmp(r.sum, want->sum, sizeof r.sum) && !memcmp(r.hash, want->hash, sizeof r.hash) &&
+                      !strcmp(r.first_failure, want->first_failure),
+                  "%s: the streamed check differs from the whole one (\"%s\" vs \"%s\")", tag, r.first_failure,
+                  want->first_failure);
+        }
+        mesh_free(&c);
+    }
+}
+
 static void test_dim(int dim, int B, int max_level)
 {
     char tag[16];
@@ -468,6 +529,7 @@ static void test_dim(int dim, int B, int max_level)
     expect_pass(tag, &m, &p, &r);
     valid_print(&r, &m);
     expect_device_same(tag, &m, &p, NULL);
+    expect_streamed_same(tag, &m, &p, &r, 1);
     {
         dp_tidx gs[DP_MAX_LEVELS];
         for (int L = 0; L < DP_MAX_LEVELS; ++L) gs[L] = m.level_start[L] + 1000 * (L + 1);
@@ -520,6 +582,7 @@ static void test_dim(int dim, int B, int max_level)
     CHECK(!r.passed && r.nfail == r2.nfail && !strcmp(r.first_failure, r2.first_failure),
           "%s: failures depend on the thread count (%lld \"%s\" vs %lld \"%s\")", tag, r.nfail, r.first_failure,
           r2.nfail, r2.first_failure);
+    expect_streamed_same(tag, &c, &p, &r, 1); /* the same failures, counted alike, while the cells arrive */
     mesh_free(&c);
 #endif
 

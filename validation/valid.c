@@ -410,7 +410,7 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
     const dp_tidx n = m->ntiles;
     vctx c = { .v = shared_ctx(m, p), .m = m, .p = p, .cells = mesh_cells(m), .gstart = o->gstart };
     uint8_t *flags = calloc((size_t)n + 1, 1), *kids = calloc((size_t)n + 1, 1), *aux = calloc((size_t)n + 1, 1);
-    uint8_t *need = p->balance != DP_BALANCE_NONE ? malloc(2 * (size_t)n + 2) : NULL; /* 2:1 balance, pass B */
+    uint8_t *need = p->balance != DP_BALANCE_NONE ? malloc(3 * (size_t)n + 3) : NULL; /* 2:1 balance, pass B */
     if (!flags || !kids || !aux || (p->balance != DP_BALANCE_NONE && !need)) {
         free(flags);
         free(kids);
@@ -447,48 +447,82 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
     r->nlevels = nlv;
     for (int L = 0; L < nlv; ++L) r->tiles[L] = count[L];
 
-    /* Pass B: octant flags of every tile that is or must be a parent (below the finest level, or
-     * below max_level for a refinement output). */
-    /* Passes B, C and D go over the tiles in blocks (each block's loop spread over the threads), so
-     * that a progress line (o->progress) can follow them: the bytes of cells each pass has covered.
-     * Counts, minima and maxima combine in any order: the results do not depend on the blocks. */
-    const double tile_bytes = (double)c.cells * sizeof(float) * m->nf;
-    progress_t pg;
-    progress_begin(&pg, o->progress, "validate", 3.0 * (double)n * tile_bytes, NULL);
-    const dp_tidx blk = n / 64 > ((dp_tidx)1 << 16) ? n / 64 : ((dp_tidx)1 << 16);
-    const int flag_below = c.complete_below > nlv - 1 ? c.complete_below : nlv - 1;
-    for (dp_tidx b = 0; b < n; b += blk) {
-        const dp_tidx e = n - b < blk ? n : b + blk;
-        VALID_PRAGMA(omp parallel for schedule(dynamic, 64))
-        for (dp_tidx t = b; t < e; ++t)
-            if (m->level[t] >= 0 && m->level[t] < flag_below && m->level[t] < p->max_level)
-                flags[t] = (uint8_t)tile_octant_flags_lazy(p, m, t);
-        progress_update(&pg, (double)e * tile_bytes);
+    /* Phase 4 (the tree only): the mesh's own level index and the root grid. */
+    char msg4[512] = "";
+    const long long nfail4 = check_index(m, o, count, nlv, sorted, msg4, sizeof msg4);
+
+    /* Pass D's chunks (the tiles of one level under one root), found level by level from the tree. */
+    const int index_ok = sorted && m->nlevels == nlv && nfail4 == 0;
+    dp_tidx *bnd[DP_MAX_LEVELS] = { 0 };
+    parts->nlevels = nlv;
+    int oom = 0;
+    for (int L = 0; L < nlv && !oom; ++L) {
+        const dp_tidx t0 = index_ok ? m->level_start[L] : 0, t1 = index_ok ? m->level_start[L + 1] : n;
+        const dp_tidx nc = chunk_bounds(m, L, t0, t1, &bnd[L]);
+        parts->chunk[L] = nc < 0 ? NULL : calloc((size_t)nc + 1, sizeof(valid_chunk_t));
+        if (!parts->chunk[L]) oom = 1;
+        else parts->n[L] = nc;
     }
+    if (oom) parts->nlevels = 0;
+    /* one task per (chunk, field) and per chunk's tree hash: every chunk is folded sequentially */
+    long long pre[DP_MAX_LEVELS + 1] = { 0 };
+    for (int L = 0; L < parts->nlevels; ++L) pre[L + 1] = pre[L] + (long long)parts->n[L] * (m->nf + 1);
+    const long long ntask = pre[parts->nlevels];
+
     /* 2:1 balance (refine, then balance, as p4est): an octant is to be refined when the criterion
      * flags it in a tile the criterion made (a root, or a child in an octant its parent's criterion
      * flags: the tiles balance added are not refined further), or when the balance of the tiles two
-     * levels below needs its child (balance_needs; sorted levels only: an unsorted array fails the
-     * order checks anyway) */
+     * levels below needs its child (balance_needs, from the tree; sorted levels only: an unsorted
+     * array fails the order checks anyway). raw: the criterion's flags, made: made by the criterion. */
+    uint8_t *made = need ? need + n : NULL, *raw = need ? need + 2 * n : NULL;
     if (need && sorted && n > 0) {
         dp_tidx start[DP_MAX_LEVELS + 1];
         start[0] = 0;
         for (int L = 0; L < nlv; ++L) start[L + 1] = start[L] + count[L];
         balance_needs(m, start, nlv, need);
-        uint8_t *made = need + n; /* made by the criterion; parents come first */
-        for (dp_tidx t = 0; t < n; ++t)
-            made[t] = m->level[t] == 0 || (dp_vparent_ok(&c.v, t) && m->parent[t] < t && made[m->parent[t]] &&
-                                           (flags[m->parent[t]] >> dp_tile_octant(m->coord + 3 * t) & 1));
-        for (dp_tidx t = 0; t < n; ++t) flags[t] = (uint8_t)((made[t] ? flags[t] : 0) | need[t]);
     }
-    free(need);
 
-    /* Pass C: per-tile checks; remember the lowest failing tile of each phase. */
+    /* Passes B, C and D go over the tiles in blocks, in order; each block's loops are spread over the
+     * threads. A block waits for its cells when they are still being read (o->wait: `dpamr check`
+     * validates while the file is read). A sorted array holds every parent before its children, so
+     * when a block is reached, its tiles' parents are done: B (octant flags of every tile that is or
+     * must be a parent: below the finest level, or below max_level for a refinement output), the
+     * balance's flags, C (per-tile checks: 2 = the tile itself, which reads its parent's flags and
+     * cells, 3 = its children as seen from it) and D (checksums of every chunk that ends in or before
+     * the block). An unsorted array is one block. Counts, minima and maxima combine in any order:
+     * the results do not depend on the blocks or the threads. A progress line (o->progress) follows
+     * the bytes of cells the passes have covered. */
+    const double tile_bytes = (double)c.cells * sizeof(float) * m->nf;
+    progress_t pg;
+    progress_begin(&pg, o->progress, "validate", 3.0 * (double)n * tile_bytes, NULL);
+    const dp_tidx blk = !sorted ? (n > 0 ? n : 1)
+                      : o->block > 0            ? o->block
+                      : n / 64 > ((dp_tidx)1 << 16) ? n / 64
+                                                : ((dp_tidx)1 << 16);
+    const int flag_below = c.complete_below > nlv - 1 ? c.complete_below : nlv - 1;
     long long nfail2 = 0, nfail3 = 0;
     dp_tidx first2 = n, first3 = n;
-    double maxrel = 0.0;
-    for (dp_tidx b = 0; b < n; b += blk) {
+    double maxrel = 0.0, dbytes = 0.0;
+    long long task_done = 0;
+    int lost = 0; /* the cells never came (o->wait) */
+    for (dp_tidx b = 0; b < n && !lost; b += blk) {
         const dp_tidx e = n - b < blk ? n : b + blk;
+        if (o->wait && o->wait(o->wait_ctx, e) < 0) {
+            lost = 1;
+            break;
+        }
+        VALID_PRAGMA(omp parallel for schedule(dynamic, 64))
+        for (dp_tidx t = b; t < e; ++t)
+            if (m->level[t] >= 0 && m->level[t] < flag_below && m->level[t] < p->max_level)
+                flags[t] = (uint8_t)tile_octant_flags_lazy(p, m, t);
+        if (need && sorted)
+            for (dp_tidx t = b; t < e; ++t) {
+                const dp_tidx q = m->parent[t];
+                raw[t] = flags[t];
+                made[t] = m->level[t] == 0 || (dp_vparent_ok(&c.v, t) && q < t && made[q] &&
+                                               (raw[q] >> dp_tile_octant(m->coord + 3 * t) & 1));
+                flags[t] = (uint8_t)((made[t] ? raw[t] : 0) | need[t]);
+            }
         VALID_PRAGMA(omp parallel for schedule(dynamic, 64) reduction(+ : nfail2, nfail3) \
                      reduction(min : first2, first3) reduction(max : maxrel))
         for (dp_tidx t = b; t < e; ++t) {
@@ -505,63 +539,19 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
                 if (t < first3) first3 = t;
             }
         }
-        progress_update(&pg, ((double)n + (double)e) * tile_bytes);
-    }
-    r->conservation_max_rel = r->conservation_checked ? maxrel : 0.0;
-    r->nfail += nfail2 + nfail3;
-
-    /* Phase 4: the mesh's own level index and the root grid. */
-    char msg4[512] = "";
-    const long long nfail4 = check_index(m, o, count, nlv, sorted, msg4, sizeof msg4);
-    r->nfail += nfail4;
-
-    /* The first failure in words: earliest phase, lowest tile, re-checked with messages on. */
-    if (first2 < n || first3 < n) {
-        dp_vfail f = { 0 };
-        double mr = 0.0;
-        if (first2 < n)
-            check_tile_self(&c, first2, &f, &mr);
-        else
-            check_tile_children(&c, first3, &f);
-        fail_text(&c, first2 < n ? first2 : first3, &f, r->first_failure, sizeof r->first_failure);
-        r->first_key = first2 < n ? VALID_KEY(2, global_index(&c, first2)) : VALID_KEY(3, global_index(&c, first3));
-    } else if (nfail4 > 0) {
-        snprintf(r->first_failure, sizeof r->first_failure, "%s", msg4);
-        r->first_key = VALID_KEY(4, 0);
-    }
-
-    /* Pass D: checksums per chunk (the tiles of one level under one root). Chunk boundaries are
-     * found level by level; then each (level, field) pair and each level's tree hash is one task,
-     * summed sequentially in canonical order. valid_fold combines the chunks. */
-    const int index_ok = sorted && m->nlevels == nlv && nfail4 == 0;
-    dp_tidx *bnd[DP_MAX_LEVELS] = { 0 };
-    parts->nlevels = nlv;
-    int oom = 0;
-    for (int L = 0; L < nlv && !oom; ++L) {
-        const dp_tidx t0 = index_ok ? m->level_start[L] : 0, t1 = index_ok ? m->level_start[L + 1] : n;
-        const dp_tidx nc = chunk_bounds(m, L, t0, t1, &bnd[L]);
-        parts->chunk[L] = nc < 0 ? NULL : calloc((size_t)nc + 1, sizeof(valid_chunk_t));
-        if (!parts->chunk[L]) oom = 1;
-        else parts->n[L] = nc;
-    }
-    if (oom) {
-        if (r->nfail++ == 0) {
-            snprintf(r->first_failure, sizeof r->first_failure, "out of memory for the checksum chunks");
-            r->first_key = VALID_KEY(5, 0);
+        /* D: the tasks whose chunks end by e (all of them once every tile is in; with a damaged
+         * level index a chunk's tiles are found over the whole array) */
+        long long task_end = task_done;
+        while (task_end < ntask) {
+            int L = 0;
+            while (task_end >= pre[L + 1]) ++L;
+            const dp_tidx k = (dp_tidx)((task_end - pre[L]) / (m->nf + 1));
+            if (e < n && (!index_ok || bnd[L][k + 1] > e)) break;
+            ++task_end;
         }
-        parts->nlevels = 0;
-    }
-    /* one task per (chunk, field) and per chunk's tree hash: every chunk is folded sequentially */
-    long long pre[DP_MAX_LEVELS + 1] = { 0 };
-    for (int L = 0; L < parts->nlevels; ++L) pre[L + 1] = pre[L] + (long long)parts->n[L] * (m->nf + 1);
-    const long long ntask = pre[parts->nlevels];
-    const long long tblk = ntask / 64 > 1024 ? ntask / 64 : 1024;
-    double dbytes = 2.0 * (double)n * tile_bytes;
-    for (long long b = 0; b < ntask; b += tblk) {
-        const long long e = ntask - b < tblk ? ntask : b + tblk;
-        double cells_done = 0.0; /* the cells this block's field tasks sum */
+        double cells_done = 0.0; /* the cells these field tasks sum */
         VALID_PRAGMA(omp parallel for schedule(dynamic, 4) reduction(+ : cells_done))
-        for (long long task = b; task < e; ++task) {
+        for (long long task = task_done; task < task_end; ++task) {
             int L = 0;
             while (task >= pre[L + 1]) ++L;
             const dp_tidx k = (dp_tidx)((task - pre[L]) / (m->nf + 1));
@@ -574,11 +564,39 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
                 cells_done += (double)(bnd[L][k + 1] - bnd[L][k]) * (double)c.cells;
             }
         }
-        progress_update(&pg, dbytes += cells_done * sizeof(float));
+        task_done = task_end;
+        dbytes += cells_done * sizeof(float);
+        progress_update(&pg, 2.0 * (double)e * tile_bytes + dbytes);
+    }
+    free(need);
+    for (int L = 0; L < DP_MAX_LEVELS; ++L) free(bnd[L]);
+    r->conservation_max_rel = r->conservation_checked ? maxrel : 0.0;
+    r->nfail += nfail2 + nfail3 + nfail4;
+
+    /* The first failure in words: earliest phase, lowest tile, re-checked with messages on. */
+    if (lost) {
+        ++r->nfail;
+        snprintf(r->first_failure, sizeof r->first_failure, "the cells could not all be read");
+        r->first_key = VALID_KEY(1, 0);
+    } else if (first2 < n || first3 < n) {
+        dp_vfail f = { 0 };
+        double mr = 0.0;
+        if (first2 < n)
+            check_tile_self(&c, first2, &f, &mr);
+        else
+            check_tile_children(&c, first3, &f);
+        fail_text(&c, first2 < n ? first2 : first3, &f, r->first_failure, sizeof r->first_failure);
+        r->first_key = first2 < n ? VALID_KEY(2, global_index(&c, first2)) : VALID_KEY(3, global_index(&c, first3));
+    } else if (nfail4 > 0) {
+        snprintf(r->first_failure, sizeof r->first_failure, "%s", msg4);
+        r->first_key = VALID_KEY(4, 0);
+    }
+    if (oom && r->nfail++ == 0) {
+        snprintf(r->first_failure, sizeof r->first_failure, "out of memory for the checksum chunks");
+        r->first_key = VALID_KEY(5, 0);
     }
     if (r->nfail == 0 && ntask > 0) progress_end(&pg);
     else progress_fail(&pg); /* a failure's report follows; a done line would hide nothing */
-    for (int L = 0; L < DP_MAX_LEVELS; ++L) free(bnd[L]);
 
     free(flags);
     free(kids);

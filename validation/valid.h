@@ -54,6 +54,12 @@ typedef struct {
     const dp_tidx *gstart; /* global canonical index of the part's first tile of each level, used for
                               the tree hash and messages (NULL: the part is the whole mesh) */
     int progress;          /* 1: a progress line (src/xfer.h) over the passes through the cells */
+    /* NULL: every cell is in m. Else the cells are still arriving (`dpamr check` validates while it
+     * reads): wait(wait_ctx, k) returns once the cells of tiles [0, k) are in m (a count >= k), or -1
+     * when they never will be (the report then says so; the caller has the reason). */
+    dp_tidx (*wait)(void *wait_ctx, dp_tidx tiles);
+    void *wait_ctx;
+    dp_tidx block; /* tiles per block of the passes (0: n / 64, at least 65536) */
 } valid_opts_t;
 
 /** valid_check_part and valid_fold of a whole mesh with options o (valid_check_mode with a progress

@@ -1,0 +1,169 @@
+/* check.c - `dpamr check FILE` (check.h): the file is read and validated at once. The tile tree, the
+ * boxes and the deck are read first (h5io_read_open); then one thread reads the cells, level by level
+ * in pieces (h5io_read_cells, the only HDF5 calls meanwhile), while the validator (OpenMP) works on
+ * the tiles whose cells are in (valid_opts_t.wait): the check takes about the time of the read
+ * rather than read + validate. /VTKHDF and the recorded values are compared after (h5io_verify,
+ * which inflates vtkGhostType's chunks in parallel). docs/design.md, "Checking a file". */
+#include "src/check.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/h5io.h"
+#include "src/deck.h"
+#include "src/mesh.h"
+#include "src/run.h"
+#include "src/timer.h"
+#include "validation/valid.h"
+
+/** The stored deck must be exactly what dpamr wrote: the effective deck it renders from the keys
+ *  (any other byte, a comment or a space, was changed after the file was written). 0, or -1 with
+ *  the first line that differs in err. */
+static int check_deck_text(const char *file, const char *stored, const char *rendered, char *err, size_t n)
+{
+    if (strcmp(stored, rendered) == 0) return 0;
+    int line = 1;
+    const char *a = stored, *b = rendered;
+    for (; *a && *a == *b; ++a, ++b)
+        if (*a == '\n') ++line;
+    const char *la = a, *lb = b;
+    while (la > stored && la[-1] != '\n') --la, --lb;
+    const int ka = (int)strcspn(la, "\n"), kb = (int)strcspn(lb, "\n");
+    const int ends = ka == kb && strncmp(la, lb, (size_t)ka) == 0; /* the same text: its line end differs */
+    snprintf(err, n, "%s:/dpamr/deck:%d: '%.*s'%s is not what dpamr wrote ('%.*s'%s): the stored deck changed after the "
+             "file was written", file, line, ka > 200 ? 200 : ka, la, ends ? (la[ka] ? " + newline" : " (no newline)") : "",
+             kb > 200 ? 200 : kb, lb, ends ? (lb[kb] ? " + newline" : " (no newline)") : "");
+    return -1;
+}
+
+/** Exit status 2 after the message of a failed check. */
+static int check_failed(const char *msg)
+{
+    run_die(msg);
+    return 2;
+}
+
+/** The cells on their way: the reading thread's count of tiles in, and how it ended. */
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    dp_tidx ready; /* the cells of tiles [0, ready) are in the mesh */
+    int state;     /* 0 reading, 1 read, else h5io_read_cells' failure */
+    h5io_reader_t *rd;
+    double done_ms; /* when the last cell was in (timer_ms) */
+} feed_t;
+
+static void feed_ready(void *ctx, dp_tidx tiles)
+{
+    feed_t *f = ctx;
+    pthread_mutex_lock(&f->mu);
+    f->ready = tiles;
+    pthread_cond_broadcast(&f->cv);
+    pthread_mutex_unlock(&f->mu);
+}
+
+static void *feed_main(void *ctx)
+{
+    feed_t *f = ctx;
+    const int rc = h5io_read_cells(f->rd, feed_ready, f);
+    f->done_ms = timer_ms();
+    pthread_mutex_lock(&f->mu);
+    f->state = rc == 0 ? 1 : rc;
+    pthread_cond_broadcast(&f->cv);
+    pthread_mutex_unlock(&f->mu);
+    return NULL;
+}
+
+/** valid_opts_t.wait: until tiles [0, tiles) are in, or the read failed (-1). */
+static dp_tidx feed_wait(void *ctx, dp_tidx tiles)
+{
+    feed_t *f = ctx;
+    pthread_mutex_lock(&f->mu);
+    while (f->ready < tiles && f->state == 0) pthread_cond_wait(&f->cv, &f->mu);
+    const dp_tidx got = f->ready >= tiles ? f->ready : -1;
+    pthread_mutex_unlock(&f->mu);
+    return got;
+}
+
+int check_file(const char *file)
+{
+    char err[ERRLEN], rerr[ERRLEN];
+    mesh_t m;
+    char *text = NULL;
+    h5io_reader_t *rd = NULL;
+    const double t0 = timer_ms();
+    const int rd_rc = h5io_read_open(file, &m, &text, &rd, rerr, sizeof rerr);
+    if (rd_rc != 0) return rd_rc == H5IO_BAD_CONTENT ? check_failed(rerr) : run_die(rerr);
+    deck_t d = { 0 };
+    int rc = 0;
+    if (!text) {
+        snprintf(err, sizeof err, "%s: no /dpamr/deck in the file: cannot tell the criterion to check against", file);
+        rc = 2;
+    } else {
+        char origin[4200];
+        snprintf(origin, sizeof origin, "%s:/dpamr/deck", file);
+        rc = deck_parse_text(&d, origin, text, err, sizeof err) != 0 ? 2 : 0;
+        if (rc == 0 && (check_deck_text(file, text, d.text, err, sizeof err) != 0 ||
+                        run_mesh_matches_deck(&m, &d, file, err, sizeof err) != 0))
+            rc = 2;
+        free(text);
+    }
+    if (rc != 0) {
+        h5io_read_close(rd);
+        mesh_free(&m);
+        if (d.text) deck_free(&d);
+        return check_failed(err);
+    }
+
+    /* the cells come in on their own thread while the validator works on those in (progress: a long
+     * check on a terminal, as the file's deck asks) */
+    const double t_open = timer_ms();
+    feed_t f = { .ready = 0, .state = 0, .rd = rd };
+    pthread_mutex_init(&f.mu, NULL);
+    pthread_cond_init(&f.cv, NULL);
+    pthread_t reader;
+    const int threaded = pthread_create(&reader, NULL, feed_main, &f) == 0;
+    if (!threaded) feed_main(&f); /* no thread to be had: read, then validate */
+    valid_report_t v;
+    const valid_opts_t vo = { .complete = m.nlevels > 1, .roots = -1, .gstart = NULL,
+                              .progress = d.progress && d.verbosity != DP_VERBOSITY_QUIET,
+                              .wait = feed_wait, .wait_ctx = &f };
+    valid_check_opts(&m, &d.p, &vo, &v);
+    const double t_valid = timer_ms();
+    if (threaded) pthread_join(reader, NULL);
+    double read_ms, scan_ms;
+    h5io_read_times(rd, &read_ms, &scan_ms);
+    h5io_read_close(rd);
+    pthread_cond_destroy(&f.cv);
+    pthread_mutex_destroy(&f.mu);
+    if (f.state != 1) { /* the cells could not be read: what the reader said */
+        mesh_free(&m);
+        deck_free(&d);
+        return f.state == H5IO_BAD_CONTENT ? check_failed(rerr) : run_die(rerr);
+    }
+
+    printf("%s: %lld tiles on %d levels\n", file, (long long)m.ntiles, m.nlevels);
+    valid_print(&v, &m);
+    /* every value recorded when the file was written must still hold, and /VTKHDF must show the
+     * same tiles and values as /dpamr: any changed bit shows */
+    const double t_verify = timer_ms();
+    const int vr = v.passed ? h5io_verify(file, &m, &v, err, sizeof err) : 0;
+    const double t_end = timer_ms();
+    const double gb = (double)m.ntiles * mesh_cells(&m) * sizeof(float) * m.nf / 1e9;
+    printf("phases: open %.1f ms; cells %.1f ms (%.3g GB/s: reads %.1f ms, value scan %.1f ms), validate done %.1f ms "
+           "after them; /VTKHDF and records %.1f ms; total %.1f ms\n",
+           t_open - t0, f.done_ms - t_open, gb / ((f.done_ms - t_open) / 1e3), read_ms, scan_ms, t_valid - f.done_ms,
+           t_end - t_verify, t_end - t0);
+    if (vr < 0) rc = check_failed(err);
+    else if (!v.passed) rc = 2;
+    else if (vr == 1)
+        printf("checksums: not compared: this format-version-1 file recorded them with the earlier definition "
+               "(docs/format.md); everything else matches, its two copies of the cells agree, and /VTKHDF matches "
+               "the tile tree\n");
+    else printf("checksums: match the ones recorded when the file was written; /VTKHDF matches the tile tree\n");
+    mesh_free(&m);
+    deck_free(&d);
+    return rc;
+}
