@@ -112,6 +112,9 @@ typedef void (*h5io_ready_fn)(void *ctx, dp_tidx tiles);
 int h5io_read_open(const char *path, mesh_t *m, char **deck_text, h5io_reader_t **rd, char *err, size_t errlen);
 int h5io_read_cells(h5io_reader_t *rd, h5io_ready_fn ready, void *ctx);
 void h5io_read_close(h5io_reader_t *rd);
+/** After h5io_read_cells, on the same thread: /VTKHDF against the tiles read, as h5io_verify
+ *  compares it (on the reader's open file). 0, or H5IO_BAD_CONTENT with the first difference. */
+int h5io_read_vtkhdf(h5io_reader_t *rd);
 /** Where h5io_read_cells spent its time: in HDF5's reads, and checking the values (ms). */
 void h5io_read_times(const h5io_reader_t *rd, double *read_ms, double *scan_ms);
 
@@ -125,6 +128,8 @@ void h5io_read_times(const h5io_reader_t *rd, double *read_ms, double *scan_ms);
  *  checksums (checksum_sum, checksum_hash, tree and total hash), which were recorded with the
  *  definition before the GPU validator and are not compared (its two copies of the cells are). */
 int h5io_verify(const char *path, const mesh_t *m, const valid_report_t *v, char *err, size_t errlen);
+/** h5io_verify without /VTKHDF (h5io_read_vtkhdf compares it): /dpamr/validation and provenance. */
+int h5io_verify_records(const char *path, const mesh_t *m, const valid_report_t *v, char *err, size_t errlen);
 
 /** h5io_read and h5io_verify of an HDF5 file image: the n bytes at image, opened in memory as the
  *  file `name` (for messages); nothing is read from or written to disk (the fuzz targets use them). */

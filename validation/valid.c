@@ -16,7 +16,10 @@
  *   C. per-tile checks in two phases: 2 = the tile itself (level, coords, key, order, parent,
  *      flagged octant, finite values, conservation), 3 = its children (completeness, childmask);
  *   4. the level index (nlevels, level_start) and the root tile count;
- *   D. checksums, one (level, field) pair per task, each summed sequentially.
+ *   D. checksums: every tile's sum and hash per field (computed in pass C, while the tile is in cache),
+ *      folded chunk by chunk (a level's tiles under one root), each chunk sequentially.
+ * B, C and D go over the tiles in blocks, in order, so that `dpamr check` can validate the tiles
+ * whose cells are in while the rest is still being read (valid_opts_t.wait).
  * The reported first failure is the one of the earliest phase in the lowest tile index, found by
  * re-running that tile's checks with messages on: the same message whatever the thread count.
  */
@@ -220,20 +223,16 @@ static dp_tidx chunk_bounds(const mesh_t *m, int L, dp_tidx t0, dp_tidx t1, dp_t
     return n;
 }
 
-/* Field f of one chunk: the tiles' sums and hashes (dp_vtile_field) added tile by tile in array
- * order (dp_vchunk_add). */
-static void chunk_field(const mesh_t *m, int L, int f, dp_tidx a, dp_tidx b, double *sum, uint64_t *hash)
+/* Field f of one chunk: the tiles' sums and hashes (dp_vtile_field, computed in pass C: ts, th, nf per
+ * tile) added tile by tile in array order (dp_vchunk_add). */
+static void chunk_field(const mesh_t *m, int L, int f, dp_tidx a, dp_tidx b, const double *ts, const uint64_t *th,
+                        double *sum, uint64_t *hash)
 {
-    const int cells = mesh_cells(m);
+    const size_t nf = (size_t)m->nf;
     double s = 0.0;
     uint64_t h = DP_FNV_OFFSET;
-    for (dp_tidx t = a; t < b; ++t) {
-        if (m->level[t] != L) continue;
-        double ts;
-        uint64_t th;
-        dp_vtile_field(m->field[f] + (size_t)t * (size_t)cells, cells, &ts, &th);
-        dp_vchunk_add(&s, &h, ts, th);
-    }
+    for (dp_tidx t = a; t < b; ++t)
+        if (m->level[t] == L) dp_vchunk_add(&s, &h, ts[(size_t)t * nf + (size_t)f], th[(size_t)t * nf + (size_t)f]);
     *sum = s;
     *hash = h;
 }
@@ -411,11 +410,16 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
     vctx c = { .v = shared_ctx(m, p), .m = m, .p = p, .cells = mesh_cells(m), .gstart = o->gstart };
     uint8_t *flags = calloc((size_t)n + 1, 1), *kids = calloc((size_t)n + 1, 1), *aux = calloc((size_t)n + 1, 1);
     uint8_t *need = p->balance != DP_BALANCE_NONE ? malloc(3 * (size_t)n + 3) : NULL; /* 2:1 balance, pass B */
-    if (!flags || !kids || !aux || (p->balance != DP_BALANCE_NONE && !need)) {
+    /* every tile's sum and hash per field (pass C), folded chunk by chunk in pass D */
+    double *ts = malloc(((size_t)n * (size_t)m->nf + 1) * sizeof *ts);
+    uint64_t *th = malloc(((size_t)n * (size_t)m->nf + 1) * sizeof *th);
+    if (!flags || !kids || !aux || (p->balance != DP_BALANCE_NONE && !need) || !ts || !th) {
         free(flags);
         free(kids);
         free(aux);
         free(need);
+        free(ts);
+        free(th);
         r->nfail = 1;
         r->first_key = VALID_KEY(1, 0);
         snprintf(r->first_failure, sizeof r->first_failure, "out of memory for %lld tiles of scratch", (long long)n);
@@ -488,8 +492,8 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
      * when a block is reached, its tiles' parents are done: B (octant flags of every tile that is or
      * must be a parent: below the finest level, or below max_level for a refinement output), the
      * balance's flags, C (per-tile checks: 2 = the tile itself, which reads its parent's flags and
-     * cells, 3 = its children as seen from it) and D (checksums of every chunk that ends in or before
-     * the block). An unsorted array is one block. Counts, minima and maxima combine in any order:
+     * cells, 3 = its children as seen from it, and every tile's sums and hashes) and D (the checksums
+     * of every chunk that ends in or before the block, folded from the tiles'). An unsorted array is one block. Counts, minima and maxima combine in any order:
      * the results do not depend on the blocks or the threads. A progress line (o->progress) follows
      * the bytes of cells the passes have covered. */
     const double tile_bytes = (double)c.cells * sizeof(float) * m->nf;
@@ -502,7 +506,7 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
     const int flag_below = c.complete_below > nlv - 1 ? c.complete_below : nlv - 1;
     long long nfail2 = 0, nfail3 = 0;
     dp_tidx first2 = n, first3 = n;
-    double maxrel = 0.0, dbytes = 0.0;
+    double maxrel = 0.0;
     long long task_done = 0;
     int lost = 0; /* the cells never came (o->wait) */
     for (dp_tidx b = 0; b < n && !lost; b += blk) {
@@ -529,6 +533,9 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
             dp_vfail f2 = { 0 }, f3 = { 0 };
             double mr = 0.0;
             const int k2 = check_tile_self(&c, t, &f2, &mr), k3 = check_tile_children(&c, t, &f3);
+            for (int f = 0; f < m->nf; ++f) /* pass D's part per tile, while its cells are in cache */
+                dp_vtile_field(m->field[f] + (size_t)t * (size_t)c.cells, c.cells, &ts[(size_t)t * (size_t)m->nf + (size_t)f],
+                               &th[(size_t)t * (size_t)m->nf + (size_t)f]);
             if (mr > maxrel) maxrel = mr;
             if (k2) {
                 nfail2 += k2;
@@ -549,26 +556,22 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
             if (e < n && (!index_ok || bnd[L][k + 1] > e)) break;
             ++task_end;
         }
-        double cells_done = 0.0; /* the cells these field tasks sum */
-        VALID_PRAGMA(omp parallel for schedule(dynamic, 4) reduction(+ : cells_done))
+        VALID_PRAGMA(omp parallel for schedule(dynamic, 4))
         for (long long task = task_done; task < task_end; ++task) {
             int L = 0;
             while (task >= pre[L + 1]) ++L;
             const dp_tidx k = (dp_tidx)((task - pre[L]) / (m->nf + 1));
             const int f = (int)((task - pre[L]) % (m->nf + 1));
             valid_chunk_t *ch = &parts->chunk[L][k];
-            if (f == m->nf) {
-                ch->tree = chunk_tree(&c, L, bnd[L][k], bnd[L][k + 1], index_ok);
-            } else {
-                chunk_field(m, L, f, bnd[L][k], bnd[L][k + 1], &ch->sum[f], &ch->hash[f]);
-                cells_done += (double)(bnd[L][k + 1] - bnd[L][k]) * (double)c.cells;
-            }
+            if (f == m->nf) ch->tree = chunk_tree(&c, L, bnd[L][k], bnd[L][k + 1], index_ok);
+            else chunk_field(m, L, f, bnd[L][k], bnd[L][k + 1], ts, th, &ch->sum[f], &ch->hash[f]);
         }
         task_done = task_end;
-        dbytes += cells_done * sizeof(float);
-        progress_update(&pg, 2.0 * (double)e * tile_bytes + dbytes);
+        progress_update(&pg, 3.0 * (double)e * tile_bytes);
     }
     free(need);
+    free(ts);
+    free(th);
     for (int L = 0; L < DP_MAX_LEVELS; ++L) free(bnd[L]);
     r->conservation_max_rel = r->conservation_checked ? maxrel : 0.0;
     r->nfail += nfail2 + nfail3 + nfail4;
