@@ -294,6 +294,33 @@ int dmesh_sort(dmesh_t *M, long long first, long long n, int pdl, cudaStream_t s
  *  arrays, keys, indices and positions, and CUB's radix-sort scratch (asked of CUB on stream s). */
 cudaError_t dmesh_sort_bytes(const dp_params *p, long long first, long long n, cudaStream_t s, double *bytes);
 
+/** 2:1 balance of the canonical device store *M of n tiles (device/balance_gpu.cu), as balance_close
+ *  does it on the CPU, to the same bits; p: the parameters in c_params (the fill's), root: the root
+ *  tiles per axis. The balanced mesh goes to
+ *  `into` (a store of the caller's, then res->moved = 1; the caller makes it the current one), or,
+ *  with into NULL, to a store of exactly its size that replaces *M. old (a regrid: may be `into`),
+ *  with its level starts old_ls[0..old_nl]: an added tile it has takes its cells from there. cap > 0
+ *  limits the tiles: past it the cpu's message when cap_limit is NULL (cap is max_tiles), else one
+ *  naming the capacity and cap_limit. Nothing added: res->added 0, the store untouched. Every launch
+ *  on stream s through launch_pdl (pdl). 0, or -1 with err. */
+typedef struct {
+    long long added, from_old;       /* as balance_report_t */
+    long long ntiles;                /* tiles after */
+    int nlevels, moved;
+    long long ls[DP_MAX_LEVELS + 1]; /* level starts after */
+    float ms;                        /* CUDA event time */
+} dbal_result_t;
+int dbal_close(dmesh_t *M, long long n, const dp_params *p, const int *root, dmesh_t *into, const dmesh_t *old, const long long *old_ls,
+               int old_nl, long long cap, const char *cap_limit, int pdl, cudaStream_t s, dbal_result_t *res,
+               char *err, size_t errlen);
+/** A refinement's balance (d->p.balance = 2:1; else nothing): dbal_close of the store *M of *ntiles
+ *  tiles into a new store, at the capacity c; *ntiles updated and *from set to 0 (download every
+ *  tile) when tiles were added; prints what it added unless quiet; *ms its device time. 0 or -1. */
+int dbal_refine(const deck_t *d, const mesh_t *m, dmesh_t *M, long long *ntiles, long long *from, const cap_t *c,
+                cudaStream_t s, float *ms, char *err, size_t errlen);
+/** Device bytes dbal_close may allocate at capacity cap (0 without balance): for the capacity. */
+double dbal_bytes(const dp_params *p, long long cap, int regrid);
+
 /** The one launch helper: cudaLaunchKernelEx with the programmatic-stream-serialization attribute set
  *  to `pdl`. Both modes go through here; they differ in that one bit. */
 cudaError_t launch_pdl(const void *kernel, dim3 grid, dim3 block, cudaStream_t s, int pdl, void **args);
