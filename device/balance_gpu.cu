@@ -40,7 +40,7 @@
 #define BAL_MAX_BLOCKS 65536u
 
 /* The levels of the source store and of the balanced one, and the keys added per level. Passed by
- * value (about 1 KB). */
+ * value (about 1.2 KB; __grid_constant__: indexed by level in parameter space, never copied). */
 typedef struct {
     const uint64_t *ak[DP_MAX_LEVELS]; /* level L's added keys, sorted, unique (NULL when none) */
     long long an[DP_MAX_LEVELS];       /* their count */
@@ -88,7 +88,8 @@ static __device__ __forceinline__ unsigned bal_children(const bal_t &B, const ui
 __global__ void __launch_bounds__(BAL_THREADS) levelStarts(dmesh_t S, long long n, long long *ls)
 {
     cudaGridDependencySynchronize();
-    for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < n; t += (long long)gridDim.x * blockDim.x)
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < n; t += stride)
         if (t == 0 || S.level[t] != S.level[t - 1]) {
             const int L = S.level[t];
             if (L >= 0 && L < DP_MAX_LEVELS) ls[L] = t;
@@ -97,13 +98,14 @@ __global__ void __launch_bounds__(BAL_THREADS) levelStarts(dmesh_t S, long long 
 
 /* Step 1 at level L: the keys of level L - 1 that level L's tiles and added keys need and the
  * source lacks, appended to cand (*count: how many; at most 2^dim per item). */
-__global__ void __launch_bounds__(BAL_THREADS) balMissing(dmesh_t S, bal_t B, int L, unsigned long long *count,
-                                                          uint64_t *cand)
+__global__ void __launch_bounds__(BAL_THREADS) balMissing(dmesh_t S, const __grid_constant__ bal_t B, int L,
+                                                          unsigned long long *count, uint64_t *cand)
 {
     cudaGridDependencySynchronize();
     const int dim = c_params.dim;
     const long long s = B.ls[L], k = B.ls[L + 1] - s, items = k + B.an[L];
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < items; i += (long long)gridDim.x * blockDim.x) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < items; i += stride) {
         int32_t c[3], w[8][3];
         if (i < k) {
             for (int a = 0; a < 3; ++a) c[a] = S.coord[3 * (s + i) + a];
@@ -121,8 +123,8 @@ __global__ void __launch_bounds__(BAL_THREADS) balMissing(dmesh_t S, bal_t B, in
 /* Step 3 at level L: each added key of L that the old store O has at L: its index into oidx (else
  * -1) and its cells (every field) into keep, nf * cells per added tile; found counts them. One
  * block per added tile. */
-__global__ void __launch_bounds__(BAL_THREADS) balFromOld(dmesh_t O, bal_t B, int L, long long *oidx, float *keep,
-                                                         unsigned long long *found)
+__global__ void __launch_bounds__(BAL_THREADS) balFromOld(dmesh_t O, const __grid_constant__ bal_t B, int L,
+                                                         long long *oidx, float *keep, unsigned long long *found)
 {
     __shared__ long long ot;
     cudaGridDependencySynchronize();
@@ -148,7 +150,8 @@ __global__ void __launch_bounds__(BAL_THREADS) balFromOld(dmesh_t O, bal_t B, in
 
 /* Step 4, the source's tiles: each to its balanced index in D, metadata, parent remapped, childmask
  * recomputed, cells. One block per tile. */
-__global__ void __launch_bounds__(BAL_THREADS) balMergeOld(dmesh_t S, dmesh_t D, bal_t B, long long n)
+__global__ void __launch_bounds__(BAL_THREADS) balMergeOld(dmesh_t S, dmesh_t D, const __grid_constant__ bal_t B,
+                                                          long long n)
 {
     __shared__ long long to;
     cudaGridDependencySynchronize();
@@ -180,13 +183,14 @@ __global__ void __launch_bounds__(BAL_THREADS) balMergeOld(dmesh_t S, dmesh_t D,
 /* Step 4, level L's added keys: their metadata in D (dp_write_tile: the child of their parent,
  * found among level L - 1's source tiles or added keys), childmask; a missing parent is counted in
  * *broken. One thread per key. */
-__global__ void __launch_bounds__(BAL_THREADS) balMergeNew(dmesh_t S, dmesh_t D, bal_t B, int L,
-                                                          unsigned long long *broken)
+__global__ void __launch_bounds__(BAL_THREADS) balMergeNew(dmesh_t S, dmesh_t D, const __grid_constant__ bal_t B,
+                                                          int L, unsigned long long *broken)
 {
     cudaGridDependencySynchronize();
     const int dim = c_params.dim;
     const dp_tiles T = dmesh_tiles(D);
-    for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < B.an[L]; j += (long long)gridDim.x * blockDim.x) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < B.an[L]; j += stride) {
         const uint64_t key = B.ak[L][j], pk = key >> dim;
         long long par = dp_key_find(S.key, B.ls[L - 1], B.ls[L], pk);
         if (par >= 0) par = bal_old_to(B, S.key, L - 1, par);
@@ -209,8 +213,8 @@ __global__ void __launch_bounds__(BAL_THREADS) balMergeNew(dmesh_t S, dmesh_t D,
 /* Step 5, level L's added tiles: their old cells (keep, oidx; a regrid) or filled as new children
  * (block_fill_tiles, one tile at a time; its model table in dynamic shared memory tab). One block
  * per tile; the branch is the same for the whole block (block_fill_model has barriers). */
-__global__ void __launch_bounds__(BAL_THREADS) balFill(dmesh_t S, dmesh_t D, bal_t B, int L, const long long *oidx,
-                                                      const float *keep)
+__global__ void __launch_bounds__(BAL_THREADS) balFill(dmesh_t S, dmesh_t D, const __grid_constant__ bal_t B, int L,
+                                                      const long long *oidx, const float *keep)
 {
     extern __shared__ double tab[];
     cudaGridDependencySynchronize();
@@ -248,9 +252,9 @@ static cudaError_t bal_grow(void **p, size_t *have, size_t bytes)
     return e;
 }
 
-int dbal_close(dmesh_t *M, long long n, const dp_params *pp, const int *root, dmesh_t *into, const dmesh_t *old, const long long *old_ls,
-               int old_nl, long long cap, const char *cap_limit, int pdl, cudaStream_t s, dbal_result_t *res,
-               char *err, size_t errlen)
+int dbal_close(dmesh_t *M, long long n, const dp_params *pp, const int *root, dmesh_t *into, const dmesh_t *old,
+               const long long *old_ls, int old_nl, long long cap, const char *cap_limit, int pdl, cudaStream_t s,
+               dbal_result_t *res, char *err, size_t errlen)
 {
     bal_t B;
     memset(&B, 0, sizeof B);
@@ -442,15 +446,8 @@ int dbal_close(dmesh_t *M, long long n, const dp_params *pp, const int *root, dm
         if (into) {
             res->moved = 1;
             dmesh_zero(&D);
-        } else { /* the balanced store replaces M (its counters and timeline move over) */
-            D.stats = M->stats;
-            D.stamps = M->stamps;
-            M->stats = NULL;
-            M->stamps = NULL;
-            dmesh_destroy(M);
-            *M = D;
-            dmesh_zero(&D);
-        }
+        } else /* the balanced store replaces M (its counters and timeline move over) */
+            dmesh_replace(M, &D);
     }
     rc = 0;
 fail: /* success falls through: one cleanup path (an NVTX range may stay open on an error) */

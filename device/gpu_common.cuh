@@ -281,6 +281,18 @@ static inline double dstage_host_bytes(void) { return 2.0 * (double)DSTAGE_CHUNK
 int dmesh_create(dmesh_t *M, const mesh_t *m, long long cap, int timeline_slots, dstage_t *S, int progress,
                  cudaStream_t s, char *err, size_t errlen);
 void dmesh_destroy(dmesh_t *M);
+/** Replace the store *M with *with (its arrays), which keeps M's counters and timeline stamps; M's
+ *  other arrays are freed and *with is left empty. The stream must be idle on M. */
+static inline void dmesh_replace(dmesh_t *M, dmesh_t *with)
+{
+    with->stats = M->stats;
+    with->stamps = M->stamps;
+    M->stats = NULL;
+    M->stamps = NULL;
+    dmesh_destroy(M);
+    *M = *with;
+    dmesh_zero(with);
+}
 /** Download tiles [from, ntiles) into m (grown once, as needed) through S and set m->ntiles; *ms =
  *  its wall time. Shows progress when `progress` (d->progress on, not quiet); warns when it went
  *  through pageable memory. */
@@ -310,9 +322,9 @@ typedef struct {
     long long ls[DP_MAX_LEVELS + 1]; /* level starts after */
     float ms;                        /* CUDA event time */
 } dbal_result_t;
-int dbal_close(dmesh_t *M, long long n, const dp_params *p, const int *root, dmesh_t *into, const dmesh_t *old, const long long *old_ls,
-               int old_nl, long long cap, const char *cap_limit, int pdl, cudaStream_t s, dbal_result_t *res,
-               char *err, size_t errlen);
+int dbal_close(dmesh_t *M, long long n, const dp_params *p, const int *root, dmesh_t *into, const dmesh_t *old,
+               const long long *old_ls, int old_nl, long long cap, const char *cap_limit, int pdl, cudaStream_t s,
+               dbal_result_t *res, char *err, size_t errlen);
 /** A refinement's balance (d->p.balance = 2:1; else nothing): dbal_close of the store *M of *ntiles
  *  tiles into a new store, at the capacity c; *ntiles updated and *from set to 0 (download every
  *  tile) when tiles were added; prints what it added unless quiet; *ms its device time. 0 or -1. */

@@ -23,7 +23,8 @@ void balance_needs(const mesh_t *m, const dp_tidx *start, int nlv, uint8_t *need
             int32_t w[8][3];
             const int nw = dp_balance_wanted(m->dim, m->root, L, m->coord + 3 * t, w);
             for (int i = 0; i < nw; ++i) {
-                const dp_tidx P = dp_key_find(m->key, ps, pe, dp_morton(m->dim, w[i][0] >> 1, w[i][1] >> 1, w[i][2] >> 1));
+                const uint64_t pk = dp_morton(m->dim, w[i][0] >> 1, w[i][1] >> 1, w[i][2] >> 1);
+                const dp_tidx P = dp_key_find(m->key, ps, pe, pk);
                 if (P < 0) continue; /* its own parent is needed then: a coarser level's check sees it */
                 const uint8_t bit = (uint8_t)(1u << dp_balance_octant(w[i]));
 #pragma omp atomic
@@ -135,7 +136,8 @@ static int balance_merge(const dp_params *p, mesh_t *m, const mesh_t *old, long 
                 ++i;
             } else {
                 const uint64_t key = add[L].k[j++];
-                const dp_tidx par = L > 0 ? dp_key_find(T.key, nm.level_start[L - 1], nm.level_start[L], key >> dim) : -1;
+                const dp_tidx par =
+                    L > 0 ? dp_key_find(T.key, nm.level_start[L - 1], nm.level_start[L], key >> dim) : -1;
                 if (par < 0) { /* a needed tile's parent is needed too, or flagged it: a broken tree */
                     snprintf(err, errlen, "balancing 2:1: the parent of a needed tile at level %d is missing (the tile "
                              "tree is not properly nested)", L);
