@@ -15,11 +15,12 @@
  *      with max_tiles).
  *   3. in a regrid, balFromOld: each added tile found in the old store (same level and key) has
  *      its cells copied aside first (the balanced mesh may be written over the old store).
- *   4. the merge into the destination store, by binary search and no sort: an old tile i of level
- *      L goes to nls[L] + (i - ls[L]) + (added keys of L below its key), added key j of L to nls[L]
- *      + j + (old keys of L below it) (balMergeOld: metadata, parent remapped the same way, cells;
- *      balMergeNew: dp_write_tile, parent found among the old or the added keys of L - 1). Every
- *      childmask is recomputed from the tiles of the next level (as mesh_index_children).
+ *   4. the merge into the destination store, by binary search and no sort (dp_bal_t and its
+ *      functions, src/balance_tile.h): an old tile i of level L goes to nls[L] + (i - ls[L]) +
+ *      (added keys of L below its key), added key j of L to nls[L] + j + (old keys of L below it)
+ *      (balMergeOld: metadata, parent remapped the same way, cells; balMergeNew: dp_write_tile,
+ *      parent found among the old or the added keys of L - 1, dp_bal_parent). Every childmask is
+ *      recomputed from the tiles of the next level (dp_bal_children, as mesh_index_children).
  *   5. coarsest level first, balFill: each added tile with its old cells (3.) or filled as a new
  *      child (block_fill_tiles: prolonged from its parent, filled before it, or sampled).
  * Every kernel goes through launch_pdl on the caller's stream and waits for its predecessor
@@ -39,49 +40,6 @@
 /* Most blocks of a one-block-per-tile grid (the blocks stride over the tiles). */
 #define BAL_MAX_BLOCKS 65536u
 
-/* The levels of the source store and of the balanced one, and the keys added per level. Passed by
- * value (about 1.2 KB; __grid_constant__: indexed by level in parameter space, never copied). */
-typedef struct {
-    const uint64_t *ak[DP_MAX_LEVELS]; /* level L's added keys, sorted, unique (NULL when none) */
-    long long an[DP_MAX_LEVELS];       /* their count */
-    long long abase[DP_MAX_LEVELS];    /* the first of them among all added tiles (coarsest level first) */
-    long long ls[DP_MAX_LEVELS + 1];   /* the source's level starts */
-    long long nls[DP_MAX_LEVELS + 1];  /* the balanced store's level starts */
-    long long ols[DP_MAX_LEVELS + 1];  /* the old store's level starts (regrid) */
-    int nl, onl;                       /* levels of the source, of the old store (0: none) */
-    int root[3];
-} bal_t;
-
-/* ---- per tile -------------------------------------------------------------------------------- */
-
-/* The balanced index of the source's tile i of level L. */
-static __device__ __forceinline__ long long bal_old_to(const bal_t &B, const uint64_t *key, int L, long long i)
-{
-    return B.nls[L] + (i - B.ls[L]) + (B.an[L] ? dp_key_lower(B.ak[L], 0, B.an[L], key[i]) : 0);
-}
-
-/* The balanced index of level L's added key j. */
-static __device__ __forceinline__ long long bal_new_to(const bal_t &B, const uint64_t *key, int L, long long j)
-{
-    return B.nls[L] + j + (dp_key_lower(key, B.ls[L], B.ls[L + 1], B.ak[L][j]) - B.ls[L]);
-}
-
-/* The octants of the tile with key K at level L that have a child in the balanced mesh: the keys
- * (K << dim) | o among level L + 1's source and added keys. */
-static __device__ __forceinline__ unsigned bal_children(const bal_t &B, const uint64_t *key, int L, uint64_t K)
-{
-    const int dim = c_params.dim;
-    if (L + 1 >= B.nl) return 0u;
-    const uint64_t lo = K << dim, hi = lo + (1u << dim);
-    unsigned bits = 0;
-    for (long long c = dp_key_lower(key, B.ls[L + 1], B.ls[L + 2], lo); c < B.ls[L + 2] && key[c] < hi; ++c)
-        bits |= 1u << (unsigned)(key[c] - lo);
-    const uint64_t *a = B.ak[L + 1];
-    for (long long c = a ? dp_key_lower(a, 0, B.an[L + 1], lo) : 0; a && c < B.an[L + 1] && a[c] < hi; ++c)
-        bits |= 1u << (unsigned)(a[c] - lo);
-    return bits;
-}
-
 /* ---- kernels --------------------------------------------------------------------------------- */
 
 /* ls[level[t]] = t for the first tile of each level (the store is canonical); ls[] set to -1 before. */
@@ -98,7 +56,7 @@ __global__ void __launch_bounds__(BAL_THREADS) levelStarts(dmesh_t S, long long 
 
 /* Step 1 at level L: the keys of level L - 1 that level L's tiles and added keys need and the
  * source lacks, appended to cand (*count: how many; at most 2^dim per item). */
-__global__ void __launch_bounds__(BAL_THREADS) balMissing(dmesh_t S, const __grid_constant__ bal_t B, int L,
+__global__ void __launch_bounds__(BAL_THREADS) balMissing(dmesh_t S, const __grid_constant__ dp_bal_t B, int L,
                                                           unsigned long long *count, uint64_t *cand)
 {
     cudaGridDependencySynchronize();
@@ -123,7 +81,7 @@ __global__ void __launch_bounds__(BAL_THREADS) balMissing(dmesh_t S, const __gri
 /* Step 3 at level L: each added key of L that the old store O has at L: its index into oidx (else
  * -1) and its cells (every field) into keep, nf * cells per added tile; found counts them. One
  * block per added tile. */
-__global__ void __launch_bounds__(BAL_THREADS) balFromOld(dmesh_t O, const __grid_constant__ bal_t B, int L,
+__global__ void __launch_bounds__(BAL_THREADS) balFromOld(dmesh_t O, const __grid_constant__ dp_bal_t B, int L,
                                                          long long *oidx, float *keep, unsigned long long *found)
 {
     __shared__ long long ot;
@@ -150,7 +108,7 @@ __global__ void __launch_bounds__(BAL_THREADS) balFromOld(dmesh_t O, const __gri
 
 /* Step 4, the source's tiles: each to its balanced index in D, metadata, parent remapped, childmask
  * recomputed, cells. One block per tile. */
-__global__ void __launch_bounds__(BAL_THREADS) balMergeOld(dmesh_t S, dmesh_t D, const __grid_constant__ bal_t B,
+__global__ void __launch_bounds__(BAL_THREADS) balMergeOld(dmesh_t S, dmesh_t D, const __grid_constant__ dp_bal_t B,
                                                           long long n)
 {
     __shared__ long long to;
@@ -159,14 +117,14 @@ __global__ void __launch_bounds__(BAL_THREADS) balMergeOld(dmesh_t S, dmesh_t D,
     for (long long i = blockIdx.x; i < n; i += gridDim.x) {
         if (threadIdx.x == 0) {
             const int L = S.level[i];
-            const long long t = bal_old_to(B, S.key, L, i);
+            const long long t = dp_bal_old_to(&B, S.key, L, i);
 #define BAL_COPY_ARRAY(name, type, per) \
     for (int c = 0; c < (per); ++c) D.name[(per) * t + c] = S.name[(per) * i + c];
             DP_TILE_ARRAYS(BAL_COPY_ARRAY)
 #undef BAL_COPY_ARRAY
             const long long par = S.parent[i];
-            D.parent[t] = L > 0 && par >= 0 ? bal_old_to(B, S.key, L - 1, par) : par;
-            D.childmask[t] = (uint8_t)bal_children(B, S.key, L, S.key[i]);
+            D.parent[t] = L > 0 && par >= 0 ? dp_bal_old_to(&B, S.key, L - 1, par) : par;
+            D.childmask[t] = (uint8_t)dp_bal_children(&B, c_params.dim, S.key, L, S.key[i]);
             to = t;
         }
         __syncthreads();
@@ -183,7 +141,7 @@ __global__ void __launch_bounds__(BAL_THREADS) balMergeOld(dmesh_t S, dmesh_t D,
 /* Step 4, level L's added keys: their metadata in D (dp_write_tile: the child of their parent,
  * found among level L - 1's source tiles or added keys), childmask; a missing parent is counted in
  * *broken. One thread per key. */
-__global__ void __launch_bounds__(BAL_THREADS) balMergeNew(dmesh_t S, dmesh_t D, const __grid_constant__ bal_t B,
+__global__ void __launch_bounds__(BAL_THREADS) balMergeNew(dmesh_t S, dmesh_t D, const __grid_constant__ dp_bal_t B,
                                                           int L, unsigned long long *broken)
 {
     cudaGridDependencySynchronize();
@@ -191,36 +149,31 @@ __global__ void __launch_bounds__(BAL_THREADS) balMergeNew(dmesh_t S, dmesh_t D,
     const dp_tiles T = dmesh_tiles(D);
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < B.an[L]; j += stride) {
-        const uint64_t key = B.ak[L][j], pk = key >> dim;
-        long long par = dp_key_find(S.key, B.ls[L - 1], B.ls[L], pk);
-        if (par >= 0) par = bal_old_to(B, S.key, L - 1, par);
-        else {
-            const long long pj = B.ak[L - 1] ? dp_key_find(B.ak[L - 1], 0, B.an[L - 1], pk) : -1;
-            par = pj >= 0 ? bal_new_to(B, S.key, L - 1, pj) : -1;
-        }
+        const uint64_t key = B.ak[L][j];
+        const long long par = dp_bal_parent(&B, dim, S.key, L, key);
         if (par < 0) {
             atomicAdd(broken, 1ull);
             continue;
         }
-        const long long t = bal_new_to(B, S.key, L, j);
+        const long long t = dp_bal_new_to(&B, S.key, L, j);
         int32_t c[3];
         dp_morton_decode(dim, key, c);
         dp_write_tile(T, dim, t, L, c, par);
-        D.childmask[t] = (uint8_t)bal_children(B, S.key, L, key);
+        D.childmask[t] = (uint8_t)dp_bal_children(&B, dim, S.key, L, key);
     }
 }
 
 /* Step 5, level L's added tiles: their old cells (keep, oidx; a regrid) or filled as new children
  * (block_fill_tiles, one tile at a time; its model table in dynamic shared memory tab). One block
  * per tile; the branch is the same for the whole block (block_fill_model has barriers). */
-__global__ void __launch_bounds__(BAL_THREADS) balFill(dmesh_t S, dmesh_t D, const __grid_constant__ bal_t B, int L,
+__global__ void __launch_bounds__(BAL_THREADS) balFill(dmesh_t S, dmesh_t D, const __grid_constant__ dp_bal_t B, int L,
                                                       const long long *oidx, const float *keep)
 {
     extern __shared__ double tab[];
     cudaGridDependencySynchronize();
     const int nf = c_params.nf, cells = dp_cells(c_params.dim, c_params.B);
     for (long long j = blockIdx.x; j < B.an[L]; j += gridDim.x) {
-        const long long t = bal_new_to(B, S.key, L, j), a = B.abase[L] + j;
+        const long long t = dp_bal_new_to(&B, S.key, L, j), a = B.abase[L] + j;
         if (oidx && oidx[a] >= 0) {
             for (int f = 0; f < nf; ++f) {
                 const float *u = keep + ((size_t)a * nf + f) * cells;
@@ -256,7 +209,7 @@ int dbal_close(dmesh_t *M, long long n, const dp_params *pp, const int *root, dm
                const long long *old_ls, int old_nl, long long cap, const char *cap_limit, int pdl, cudaStream_t s,
                dbal_result_t *res, char *err, size_t errlen)
 {
-    bal_t B;
+    dp_bal_t B;
     memset(&B, 0, sizeof B);
     memset(res, 0, sizeof *res);
     dmesh_t D;
