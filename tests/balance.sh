@@ -46,6 +46,15 @@ else
             output=out.hdf
     done
 fi
+# a max_tiles that holds the criterion's tiles but not balance's: the same one message on every variant
+over=(cpu)
+"$dpamr" gpu >/dev/null 2>&1 && over+=(cdp "cdp cdp_grain=group" hostlaunch)
+for v in "${over[@]}"; do
+    # shellcheck disable=SC2086
+    expect_error "balance past max_tiles ($v)" \
+        "tile store overflow balancing 2:1: at least $nb tiles needed, max_tiles = $np; set max_tiles >= $nb" \
+        "$dpamr" run "$deck" variant=$v balance=2:1 max_tiles="$np" output=out.hdf
+done
 # refused: more than one rank, before any work, nothing written
 expect_error "balance = 3:1" "valid values are none, 2:1" "$dpamr" run "$deck" variant=cpu balance=3:1 output=out.hdf
 if [ -n "$mpirun" ]; then
