@@ -327,7 +327,8 @@ static double cdp_need(long long cap, const void *vctx)
     const long long bound = pool_bound(c->d, c->m, cap, c->grain, c->G, c->a0, c->c1);
     long long pool = c->d->pool > 0 ? c->d->pool : bound;
     pool = pool > 32 ? pool : 32;
-    double bytes = dmesh_store_bytes(p, cap, c->slots_timeline) + (double)pool * POOL_SLOT_BYTES;
+    double bytes = dmesh_store_bytes(p, cap, c->slots_timeline) + (double)pool * POOL_SLOT_BYTES +
+                   dbal_bytes(p, cap, 0);
     if (bytes > 1e16) return 1e300; /* no device holds it: no need to ask CUB about 2^62 items */
     if (c->grain == DP_GRAIN_LEVEL) {
         chain_t C = c->C;
@@ -373,7 +374,8 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     const long long roots = (long long)m->root[0] * m->root[1] * m->root[2];
     unsigned long long st[ST_COUNT];
     unsigned long long *stamps = NULL;
-    float build_ms = 0.0f, sort_ms = 0.0f;
+    float build_ms = 0.0f, sort_ms = 0.0f, bal_ms = 0.0f;
+    long long from = frontier; /* the first tile downloaded: 0 when balance added tiles */
     int rc = -1, pool_set = 0, maxnb = 1;
     size_t pool_before = 0, scan_bytes = 0;
     long long ntot = 0, failed = 0, pool = 0, bound = 0, cap = 0;
@@ -549,10 +551,12 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
         }
         if (timeline_write_named(d->trace, level_label, &Lp, stamps, nslot, err, errlen) != 0) goto fail;
     }
-    if (dmesh_download(&M, m, frontier, ntot, &stage, d->progress && !d->quiet, s, &r->download_ms, err, errlen) != 0)
+    /* balance = 2:1: the tiles balance needs, on the device, before the download */
+    if (dbal_refine(d, m, &M, &ntot, &from, &capinfo, s, &bal_ms, err, errlen) != 0) goto fail;
+    if (dmesh_download(&M, m, from, ntot, &stage, d->progress && !d->quiet, s, &r->download_ms, err, errlen) != 0)
         goto fail;
-    /* refine time: from the input tiles on the device to the canonical mesh on the device */
-    r->refine_ms = build_ms + sort_ms;
+    /* refine time: from the input tiles on the device to the canonical (balanced) mesh on the device */
+    r->refine_ms = build_ms + sort_ms + bal_ms;
     r->sort_ms = sort_ms;
     for (int L = Lp + 1; L < m->nlevels; ++L) {
         if (d->quiet) break;

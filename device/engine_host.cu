@@ -213,7 +213,7 @@ static double host_need(long long cap, const void *vctx)
     const double scans = steps_layout(NULL, c->p, c->nfront, c->roots, c->Lp, c->nlev, cap, c->nblocks, &maxnb);
     if (scans < 0) return 1e300; /* no device holds it */
     return dmesh_store_bytes(c->p, cap, c->nlev + 1) + (double)(DP_MAX_LEVELS + 2) * sizeof(long long) +
-           DP_MAX_LEVELS * sizeof(unsigned long long) + scans;
+           DP_MAX_LEVELS * sizeof(unsigned long long) + scans + dbal_bytes(c->p, cap, 0);
 }
 
 /* Dynamic shared memory refineStep needs for tp tiles per pass: their model tables, then their
@@ -242,7 +242,8 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     long long ls[DP_MAX_LEVELS + 2], ntot = 0, cap = 0;
     unsigned long long st[ST_COUNT];
     unsigned long long *stamps = NULL;
-    float build_ms = 0.0f;
+    float build_ms = 0.0f, bal_ms = 0.0f;
+    long long from = frontier; /* the first tile downloaded: 0 when balance added tiles */
     int rc = -1, maxnb = 1;
     int threads = HOST_THREADS, occ = 0, sms = 0, dev = 0, early = d->pdl_trigger_early, tp = 1;
     size_t step_smem = 0, step_static = 0;
@@ -362,9 +363,11 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
         }
         if (timeline_write_named(d->trace, slot_label, &Lp, stamps, nslot, err, errlen) != 0) goto fail;
     }
-    if (dmesh_download(&M, m, frontier, ntot, &stage, d->progress && !d->quiet, s, &r->download_ms, err, errlen) != 0)
+    /* balance = 2:1: the tiles balance needs, on the device, before the download */
+    if (dbal_refine(d, m, &M, &ntot, &from, &capinfo, s, &bal_ms, err, errlen) != 0) goto fail;
+    if (dmesh_download(&M, m, from, ntot, &stage, d->progress && !d->quiet, s, &r->download_ms, err, errlen) != 0)
         goto fail;
-    r->refine_ms = build_ms;
+    r->refine_ms = build_ms + bal_ms;
     for (int L = Lp + 1; L < m->nlevels; ++L)
         if (!d->quiet) printf("  level %2d: %12lld tiles  %10.3f ms (device timeline)\n", L,
                (long long)(m->level_start[L + 1] - m->level_start[L]), r->level_ms[L]);

@@ -281,6 +281,18 @@ static inline double dstage_host_bytes(void) { return 2.0 * (double)DSTAGE_CHUNK
 int dmesh_create(dmesh_t *M, const mesh_t *m, long long cap, int timeline_slots, dstage_t *S, int progress,
                  cudaStream_t s, char *err, size_t errlen);
 void dmesh_destroy(dmesh_t *M);
+/** Replace the store *M with *with (its arrays), which keeps M's counters and timeline stamps; M's
+ *  other arrays are freed and *with is left empty. The stream must be idle on M. */
+static inline void dmesh_replace(dmesh_t *M, dmesh_t *with)
+{
+    with->stats = M->stats;
+    with->stamps = M->stamps;
+    M->stats = NULL;
+    M->stamps = NULL;
+    dmesh_destroy(M);
+    *M = *with;
+    dmesh_zero(with);
+}
 /** Download tiles [from, ntiles) into m (grown once, as needed) through S and set m->ntiles; *ms =
  *  its wall time. Shows progress when `progress` (d->progress on, not quiet); warns when it went
  *  through pageable memory. */
@@ -293,6 +305,33 @@ int dmesh_sort(dmesh_t *M, long long first, long long n, int pdl, cudaStream_t s
 /** Device bytes dmesh_sort allocates for `first + n` tiles of which n are sorted: the second tile
  *  arrays, keys, indices and positions, and CUB's radix-sort scratch (asked of CUB on stream s). */
 cudaError_t dmesh_sort_bytes(const dp_params *p, long long first, long long n, cudaStream_t s, double *bytes);
+
+/** 2:1 balance of the canonical device store *M of n tiles (device/balance_gpu.cu), as balance_close
+ *  does it on the CPU, to the same bits; p: the parameters in c_params (the fill's), root: the root
+ *  tiles per axis. The balanced mesh goes to
+ *  `into` (a store of the caller's, then res->moved = 1; the caller makes it the current one), or,
+ *  with into NULL, to a store of exactly its size that replaces *M. old (a regrid: may be `into`),
+ *  with its level starts old_ls[0..old_nl]: an added tile it has takes its cells from there. cap > 0
+ *  limits the tiles: past it the cpu's message when cap_limit is NULL (cap is max_tiles), else one
+ *  naming the capacity and cap_limit. Nothing added: res->added 0, the store untouched. Every launch
+ *  on stream s through launch_pdl (pdl). 0, or -1 with err. */
+typedef struct {
+    long long added, from_old;       /* as balance_report_t */
+    long long ntiles;                /* tiles after */
+    int nlevels, moved;
+    long long ls[DP_MAX_LEVELS + 1]; /* level starts after */
+    float ms;                        /* CUDA event time */
+} dbal_result_t;
+int dbal_close(dmesh_t *M, long long n, const dp_params *p, const int *root, dmesh_t *into, const dmesh_t *old,
+               const long long *old_ls, int old_nl, long long cap, const char *cap_limit, int pdl, cudaStream_t s,
+               dbal_result_t *res, char *err, size_t errlen);
+/** A refinement's balance (d->p.balance = 2:1; else nothing): dbal_close of the store *M of *ntiles
+ *  tiles into a new store, at the capacity c; *ntiles updated and *from set to 0 (download every
+ *  tile) when tiles were added; prints what it added unless quiet; *ms its device time. 0 or -1. */
+int dbal_refine(const deck_t *d, const mesh_t *m, dmesh_t *M, long long *ntiles, long long *from, const cap_t *c,
+                cudaStream_t s, float *ms, char *err, size_t errlen);
+/** Device bytes dbal_close may allocate at capacity cap (0 without balance): for the capacity. */
+double dbal_bytes(const dp_params *p, long long cap, int regrid);
 
 /** The one launch helper: cudaLaunchKernelEx with the programmatic-stream-serialization attribute set
  *  to `pdl`. Both modes go through here; they differ in that one bit. */

@@ -343,6 +343,7 @@ struct gpu_regrid {
     dstage_t stage;
     cap_t cap;
     long long ntiles, nroots;
+    int root[3];            /* root tiles per axis (balance) */
     long long ls[DP_MAX_LEVELS + 2]; /* the current store's level starts */
     int nlevels;
     level_scans_t S;
@@ -404,7 +405,7 @@ static double rg_need(long long cap, const void *vctx)
     const double sums = c->p->fill == DP_FILL_PROLONG ? 2.0 * 2.0 * c->p->nf * sizeof(double) : 0.0;
     return 2.0 * dmesh_store_bytes(c->p, cap, 0) + (double)cap * (2.0 * sizeof(long long) + sums) + scans +
            (double)(DP_MAX_LEVELS + 2) * sizeof(long long) + RS_COUNT * sizeof(unsigned long long) +
-           DP_MAX_LEVELS * sizeof(unsigned long long);
+           DP_MAX_LEVELS * sizeof(unsigned long long) + dbal_bytes(c->p, cap, 1);
 }
 
 /* Every tile of every level of the domain up to max_level (saturating). */
@@ -468,6 +469,7 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
     g->p = *p;
     g->max_tiles = d->max_tiles;
     g->nroots = m->level_start[1];
+    for (int a = 0; a < 3; ++a) g->root[a] = m->root[a];
     int dev = 0, occ = 0;
     size_t rg_static = 0;
     const size_t cells = (size_t)mesh_cells(m);
@@ -650,6 +652,7 @@ extern "C" int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, ch
     double abs_before[DP_MAX_FIELDS], abs_after[DP_MAX_FIELDS];
     float ms[5] = { 0, 0, 0, 0, 0 };
     double xfer = 0.0;
+    long long bal_kept = 0, bal_added = 0; /* balance: added tiles the old store had, the others */
     int nl = 1;
     long long nN = nroots;
     rg_t R;
@@ -764,6 +767,25 @@ extern "C" int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, ch
     CK(cudaEventElapsedTime(&ms[0], g->ev[0], g->ev[1]));
     CK(cudaEventElapsedTime(&ms[1], g->ev[1], g->ev[2]));
     CK(cudaEventElapsedTime(&ms[2], g->ev[2], g->ev[3]));
+    /* balance = 2:1: the tiles balance needs, merged into the store the rebuild read (A): an added
+     * tile A had takes its cells from there (set aside first); then that store is the new one */
+    if (pt.balance == DP_BALANCE_2TO1) {
+        dbal_result_t b;
+        if (dbal_close(&g->N, nN, &pt, g->root, &g->A, &g->A, g->ls, g->nlevels, g->cap.cap,
+                       g->max_tiles > 0 ? NULL : g->cap.limit, pdl, g->s, &b, err, errlen) != 0)
+            return -1;
+        if (b.moved) {
+            const dmesh_t tmp = g->A;
+            g->A = g->N;
+            g->N = tmp;
+            nN = b.ntiles;
+            nl = b.nlevels;
+            for (int L = 0; L <= nl; ++L) ls[L] = b.ls[L];
+        }
+        bal_kept = b.from_old;
+        bal_added = b.added - b.from_old;
+        ms[4] = b.ms;
+    }
     r->conservation_checked = prolong;
     if (prolong) {
         long long n = nN;
@@ -791,12 +813,12 @@ extern "C" int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, ch
     for (int L = 0; L <= nl; ++L) g->ls[L] = ls[L];
     r->sample_ms = ms[0];
     r->restrict_ms = ms[1];
-    r->rebuild_ms = ms[2] + ms[3];
-    r->regrid_ms = (double)ms[0] + ms[1] + ms[2] + ms[3];
+    r->rebuild_ms = (double)ms[2] + ms[3] + ms[4];
+    r->regrid_ms = (double)ms[0] + ms[1] + ms[2] + ms[3] + ms[4];
     r->transfer_ms = xfer;
     r->tiles_after = nN;
-    r->kept = nroots + (long long)st[RS_KEPT];
-    r->added = (long long)st[RS_ADDED];
+    r->kept = nroots + (long long)st[RS_KEPT] + bal_kept;
+    r->added = (long long)st[RS_ADDED] + bal_added;
     r->removed = nA - r->kept;
     r->changed_fraction = nA > 0 ? (double)(r->added + r->removed) / (double)nA : 0.0;
     r->nlevels = nl;

@@ -135,13 +135,7 @@ int dmesh_sort(dmesh_t *M, long long first, long long n, int pdl, cudaStream_t s
         const size_t f0 = (size_t)first;
         CK(copy_tile_arrays(Out, *M, 0, f0, p.nf, cl, cudaMemcpyDeviceToDevice, s));
         CK(cudaStreamSynchronize(s));
-        Out.stats = M->stats;
-        Out.stamps = M->stamps;
-        M->stats = NULL;
-        M->stamps = NULL;
-        dmesh_destroy(M);
-        *M = Out;
-        dmesh_zero(&Out);
+        dmesh_replace(M, &Out);
     }
     rc = 0;
 fail: /* success falls through: one cleanup path */

@@ -497,6 +497,11 @@ extern "C" int gpu_refine_valid(int variant, const deck_t *d, mesh_t *m, refine_
 {
     memset(res, 0, sizeof *res);
     snprintf(res->note, sizeof res->note, "the refinement ended before its download: validated on the CPU");
+    if (d->p.balance != DP_BALANCE_NONE) { /* the device's passes know nothing of 2:1 balance: the CPU checks it */
+        snprintf(res->note, sizeof res->note,
+                 "balance = 2:1, which the GPU validator does not know: validated on the CPU");
+        return gpu_refine(variant, d, m, r, err, errlen);
+    }
     g_req = q;
     g_res = res;
     for (int a = 0; a < 3; ++a) g_root[a] = m->root[a];

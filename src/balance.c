@@ -1,65 +1,15 @@
 /* balance.c - 2:1 balance of a tile tree (src/balance.h; docs/design.md, "Balance").
  *
- * The tiles a tile X (level L, coordinates c) needs are (L - 1, (c + d) >> 1) for d in {-1,0,1}^dim
- * inside the level: per axis the halves of c - 1, c, c + 1 are at most two values, so at most 2^dim
- * tiles, enumerated per axis without repeats (balance_axis). Levels are searched by Morton key
- * (canonical order: within a level the keys increase). */
+ * The per-tile parts (the tiles a tile needs, dp_balance_wanted; the key search, dp_key_find) are
+ * in src/balance_tile.h, which the GPU engines' balance (device/balance_gpu.cu) calls too. */
 #include "src/balance.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "src/balance_tile.h"
 #include "src/tile.h"
-
-/* The distinct halves of c - 1, c, c + 1 inside [0, ext): one or two values into q, their count. */
-static int balance_axis(int64_t c, int64_t ext, int32_t q[2])
-{
-    int n = 0;
-    for (int64_t v = c - 1; v <= c + 1; ++v) {
-        if (v < 0 || v >= ext) continue;
-        const int32_t h = (int32_t)(v >> 1);
-        if (n == 0 || q[n - 1] != h) q[n++] = h;
-    }
-    return n;
-}
-
-/* The tiles (level L - 1) that tile coordinates c at level L need: their coordinates into out
- * (3 per tile), their count; 0 when c lies outside the level. */
-static int balance_wanted(const mesh_t *m, int L, const int32_t *c, int32_t out[8][3])
-{
-    int32_t q[3][2];
-    int nq[3];
-    for (int a = 0; a < 3; ++a) {
-        const int64_t ext = a < m->dim ? (int64_t)m->root[a] << L : 1;
-        if (c[a] < 0 || c[a] >= ext) return 0;
-        nq[a] = a < m->dim ? balance_axis(c[a], ext, q[a]) : (q[a][0] = 0, 1);
-    }
-    int n = 0;
-    for (int k = 0; k < nq[2]; ++k)
-        for (int j = 0; j < nq[1]; ++j)
-            for (int i = 0; i < nq[0]; ++i) {
-                out[n][0] = q[0][i];
-                out[n][1] = q[1][j];
-                out[n][2] = q[2][k];
-                ++n;
-            }
-    return n;
-}
-
-/* The index of the tile with Morton key k among tiles [s, e) of keys (increasing), or -1. */
-static dp_tidx find_key(const uint64_t *key, dp_tidx s, dp_tidx e, uint64_t k)
-{
-    dp_tidx lo = s, hi = e;
-    while (lo < hi) {
-        const dp_tidx mid = lo + (hi - lo) / 2;
-        if (key[mid] < k) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < e && key[lo] == k ? lo : -1;
-}
-
-static int octant_of(const int32_t *q) { return (q[0] & 1) | (q[1] & 1) << 1 | (q[2] & 1) << 2; }
 
 void balance_needs(const mesh_t *m, const dp_tidx *start, int nlv, uint8_t *need)
 {
@@ -71,11 +21,12 @@ void balance_needs(const mesh_t *m, const dp_tidx *start, int nlv, uint8_t *need
 #pragma omp parallel for schedule(dynamic, 256)
         for (dp_tidx t = s; t < e; ++t) {
             int32_t w[8][3];
-            const int nw = balance_wanted(m, L, m->coord + 3 * t, w);
+            const int nw = dp_balance_wanted(m->dim, m->root, L, m->coord + 3 * t, w);
             for (int i = 0; i < nw; ++i) {
-                const dp_tidx P = find_key(m->key, ps, pe, dp_morton(m->dim, w[i][0] >> 1, w[i][1] >> 1, w[i][2] >> 1));
+                const uint64_t pk = dp_morton(m->dim, w[i][0] >> 1, w[i][1] >> 1, w[i][2] >> 1);
+                const dp_tidx P = dp_key_find(m->key, ps, pe, pk);
                 if (P < 0) continue; /* its own parent is needed then: a coarser level's check sees it */
-                const uint8_t bit = (uint8_t)(1u << octant_of(w[i]));
+                const uint8_t bit = (uint8_t)(1u << dp_balance_octant(w[i]));
 #pragma omp atomic
                 need[P] |= bit;
             }
@@ -115,7 +66,7 @@ static void keys_settle(keys_t *a, const mesh_t *m, int L)
     dp_tidx u = 0;
     for (dp_tidx i = 0; i < a->n; ++i)
         if ((u == 0 || a->k[i] != a->k[u - 1]) &&
-            find_key(m->key, m->level_start[L], m->level_start[L + 1], a->k[i]) < 0)
+            dp_key_find(m->key, m->level_start[L], m->level_start[L + 1], a->k[i]) < 0)
             a->k[u++] = a->k[i];
     a->n = u;
 }
@@ -131,7 +82,7 @@ static dp_tidx balance_missing(const mesh_t *m, keys_t *add)
             int32_t c[3], w[8][3];
             if (i < k) memcpy(c, m->coord + 3 * (s + i), sizeof c);
             else dp_morton_decode(m->dim, add[L].k[i - k], c);
-            const int nw = balance_wanted(m, L, c, w);
+            const int nw = dp_balance_wanted(m->dim, m->root, L, c, w);
             for (int j = 0; j < nw; ++j)
                 if (keys_push(&add[L - 1], dp_morton(m->dim, w[j][0], w[j][1], w[j][2])) != 0) return -1;
         }
@@ -185,7 +136,8 @@ static int balance_merge(const dp_params *p, mesh_t *m, const mesh_t *old, long 
                 ++i;
             } else {
                 const uint64_t key = add[L].k[j++];
-                const dp_tidx par = L > 0 ? find_key(T.key, nm.level_start[L - 1], nm.level_start[L], key >> dim) : -1;
+                const dp_tidx par =
+                    L > 0 ? dp_key_find(T.key, nm.level_start[L - 1], nm.level_start[L], key >> dim) : -1;
                 if (par < 0) { /* a needed tile's parent is needed too, or flagged it: a broken tree */
                     snprintf(err, errlen, "balancing 2:1: the parent of a needed tile at level %d is missing (the tile "
                              "tree is not properly nested)", L);
@@ -201,7 +153,7 @@ static int balance_merge(const dp_params *p, mesh_t *m, const mesh_t *old, long 
         for (dp_tidx a = 0; a < np; ++a) {
             const dp_tidx t = pos[a];
             const dp_tidx ot = old && L < old->nlevels
-                                   ? find_key(old->key, old->level_start[L], old->level_start[L + 1], T.key[t]) : -1;
+                                   ? dp_key_find(old->key, old->level_start[L], old->level_start[L + 1], T.key[t]) : -1;
             if (ot >= 0) {
                 for (int f = 0; f < m->nf; ++f)
                     memcpy(nm.field[f] + (size_t)t * cells, old->field[f] + (size_t)ot * cells, (size_t)cells * sizeof(float));

@@ -373,7 +373,7 @@ static const deck_key_t k_keys[] = {
       'c', 1, 1, 0, 0, NULL, { "prolong", "model", NULL } },
     { "balance", "word", "none", NULL,
       "2:1: tiles that touch (across a face, an edge or a corner) differ by at most one level; the tiles this needs "
-      "are added after the criterion's (cpu variant)", 'c', 1, 1, 0, 0, NULL, { "none", "2:1", NULL } },
+      "are added after the criterion's (every variant; one rank)", 'c', 1, 1, 0, 0, NULL, { "none", "2:1", NULL } },
     { "criterion", "word", "jump", NULL, "refinement criterion: |u_c - u_n| > threshold (jump) or > threshold x h (gradient)",
       'c', 1, 1, 0, 0, NULL, { "jump", "gradient", NULL } },
     { "criterion_field", "name", "first field", "one of fields", "the field the criterion reads", 's', 1, 1, 0, 0, NULL,

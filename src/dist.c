@@ -462,9 +462,7 @@ int dist_run(int argc, char **argv)
         MPI_Allreduce(&cand, &who, 1, MPI_INT, MPI_MIN, c.comm);
         if (nfell > 0) {
             MPI_Bcast(why, (int)sizeof why, MPI_CHAR, who, c.comm);
-            if (root && say && d.p.balance != DP_BALANCE_NONE)
-                printf("variant=auto: %s\n", why);
-            else if (root && say)
+            if (root && say)
                 printf("variant=auto: no usable GPU on %d of %d rank(s) (rank %d: %s); falling back to variant=cpu "
                        "there\n", nfell, c.size, who, why);
         }

@@ -16,15 +16,6 @@ int engine_refine(int variant, const deck_t *d, mesh_t *m, refine_report_t *r, c
     return engine_refine_valid(variant, d, m, r, NULL, NULL, err, errlen);
 }
 
-/* The GPU engines do not balance yet: 1 with the message when d asks for it. */
-static int gpu_refuses_balance(int variant, const deck_t *d, char *err, size_t errlen)
-{
-    if (d->p.balance == DP_BALANCE_NONE) return 0;
-    snprintf(err, errlen, "balance = 2:1 runs on variant cpu in this version; variant %s does not balance yet "
-             "(set variant=cpu, or balance=none)", deck_variant_name(variant));
-    return 1;
-}
-
 int engine_refine_valid(int variant, const deck_t *d, mesh_t *m, refine_report_t *r, const dp_vreq *q, dp_vdev *res,
                         char *err, size_t errlen)
 {
@@ -43,7 +34,6 @@ int engine_refine_valid(int variant, const deck_t *d, mesh_t *m, refine_report_t
         return -1;
     }
     if (variant == DP_VARIANT_CPU) return refine_cpu(d, m, r, err, errlen);
-    if (gpu_refuses_balance(variant, d, err, errlen)) return -1;
     if (q && res) return gpu_refine_valid(variant, d, m, r, q, res, err, errlen);
     return gpu_refine(variant, d, m, r, err, errlen);
 }
@@ -66,7 +56,6 @@ int engine_regrid_begin(engine_regrids_t *e, int variant, const deck_t *d, const
                  deck_variant_name(variant));
         return -1;
     }
-    if (gpu_refuses_balance(variant, d, err, errlen)) return -1;
     return gpu_regrid_open(variant, d, m, &e->g, upload_ms, err, errlen);
 }
 

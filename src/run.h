@@ -84,7 +84,7 @@ int run_stream_need_cells(void *rs, const mesh_t *m);
 void run_stream_abort(run_stream_t *rs);
 
 /** The variant a run uses. cpu stays cpu; auto becomes cdp with a usable GPU, else cpu (then `why`
- *  says what is missing, or that balance = 2:1 runs on cpu); cdp or host without a usable GPU is an error (-1, message in err).
+ *  says what is missing); cdp or host without a usable GPU is an error (-1, message in err).
  *  local >= 0: first make device `local` (modulo the visible devices) current, as an MPI rank does
  *  with its node-local rank. *device: the device used, -1 on the cpu. */
 int run_variant(const deck_t *d, int local, int *device, char *why, size_t whylen, char *err, size_t n);

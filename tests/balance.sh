@@ -3,7 +3,8 @@
 # run of default.inp validates, writes more tiles than the unbalanced one and passes `dpamr check`
 # (which re-validates it with the deck's balance); a moving deck regridded 20 steps with balance
 # validates at every output step and a restart from step 10 gives the same step-20 file; the GPU
-# variants and more than one MPI rank refuse it with one clear message and write nothing.
+# variants give the cpu's file (without a GPU: the usual message); more than one MPI rank refuses it
+# with one clear message and writes nothing.
 set -uo pipefail
 dpamr=$1 src=$2 work=$3 mpirun=${4:-}
 source "$(dirname "$0")/lib.sh"
@@ -31,10 +32,30 @@ mkdir -p re && cp mv_00010.hdf re/
 h5cmp mv_00020.hdf re/mv_00020.hdf --ignore /dpamr/deck >/dev/null && echo "ok   balanced restart: step 20 equal" ||
     fail "balanced restart: step 20 differs"
 
-# refused: the GPU variants and more than one rank, before any work, nothing written
-for v in cdp hostlaunch; do
-    expect_error "balance with variant $v" "balance = 2:1 runs on variant cpu" "$dpamr" run "$deck" variant=$v balance=2:1 output=out.hdf
+# the GPU variants balance too, to the cpu's bytes (gpu_balance2d, gpu_balance3d and gpu_steps compare
+# every grain and step); without a usable GPU they say so, as without balance
+if "$dpamr" gpu >/dev/null 2>&1; then
+    for v in cdp hostlaunch; do
+        "$dpamr" run "$deck" variant=$v balance=2:1 output=gpu-$v.hdf >/dev/null 2>&1 &&
+            h5cmp bal.hdf gpu-$v.hdf --ignore /dpamr/deck >/dev/null && echo "ok   balance with variant $v: as cpu" ||
+            fail "balance with variant $v: differs from cpu"
+    done
+else
+    for v in cdp hostlaunch; do
+        expect_error "balance with variant $v, no GPU" "needs a CUDA device" "$dpamr" run "$deck" variant=$v balance=2:1 \
+            output=out.hdf
+    done
+fi
+# a max_tiles that holds the criterion's tiles but not balance's: the same one message on every variant
+over=(cpu)
+"$dpamr" gpu >/dev/null 2>&1 && over+=(cdp "cdp cdp_grain=group" hostlaunch)
+for v in "${over[@]}"; do
+    # shellcheck disable=SC2086
+    expect_error "balance past max_tiles ($v)" \
+        "tile store overflow balancing 2:1: at least $nb tiles needed, max_tiles = $np; set max_tiles >= $nb" \
+        "$dpamr" run "$deck" variant=$v balance=2:1 max_tiles="$np" output=out.hdf
 done
+# refused: more than one rank, before any work, nothing written
 expect_error "balance = 3:1" "valid values are none, 2:1" "$dpamr" run "$deck" variant=cpu balance=3:1 output=out.hdf
 if [ -n "$mpirun" ]; then
     mpiexec=$mpirun

@@ -1,7 +1,8 @@
 #!/bin/bash
 # gpu_steps.sh DPAMR SRC WORKDIR - time steps on the GPU (issue 15): the moving decks regridded by
 # hostlaunch and cdp, pdl off and on, against cpu at EVERY output step, byte for byte (h5compare:
-# every dataset; the stored deck differs by its variant override), the series files identical; a
+# every dataset; the stored deck differs by its variant override), the series files identical; the
+# same with balance = 2:1 (the GPU's balance after every regrid); a
 # restart on the GPU from a cpu step file; the same overflow message as cpu for a max_tiles below a
 # step's need; `dpamr bench` on a moving deck timing every variant.
 # Exit 77 (CTest: skipped) when no CUDA device is usable.
@@ -55,6 +56,20 @@ for deck in "$d2" "$d3"; do
         same "$base-cpu" "$name"
         grep -q "the mesh stays on the device between steps" "$work/$name/run.log" || fail "$name: no resident line"
         grep -Eq "^step [0-9]+ t=.*device events; transfer" "$work/$name/run.log" || fail "$name: no step line"
+        "$dpamr" check "$work/$name/s_00010.hdf" >/dev/null || fail "$name: dpamr check s_00010.hdf"
+    done
+done
+
+echo "== balance = 2:1: the moving decks balanced after every regrid, every variant against cpu at every step"
+for deck in "$d2" "$d3"; do
+    base=$(basename "$deck" .inp)-bal
+    if [ "$base" = moving2d-bal ]; then args=(steps=30 output_every=1); else args=(output_every=2); fi
+    run "$base-cpu" "$deck" variant=cpu balance=2:1 "${args[@]}" || continue
+    for v in "${variants[@]}"; do
+        name=$base-$(echo "$v" | tr ' =' '__')
+        # shellcheck disable=SC2086
+        run "$name" "$deck" variant=$v balance=2:1 "${args[@]}" || continue
+        same "$base-cpu" "$name"
         "$dpamr" check "$work/$name/s_00010.hdf" >/dev/null || fail "$name: dpamr check s_00010.hdf"
     done
 done
