@@ -1,8 +1,7 @@
 #!/bin/bash
 # gpu_steps.sh DPAMR SRC WORKDIR - time steps on the GPU (issue 15): the moving decks regridded by
 # hostlaunch and cdp, pdl off and on, against cpu at EVERY output step, byte for byte (h5compare:
-# every dataset; the stored deck differs by its variant override), the series files identical; the
-# same with balance = 2:1 (the GPU's balance after every regrid); a
+# every dataset; the stored deck differs by its variant override), the series files identical; a
 # restart on the GPU from a cpu step file; the same overflow message as cpu for a max_tiles below a
 # step's need; `dpamr bench` on a moving deck timing every variant.
 # Exit 77 (CTest: skipped) when no CUDA device is usable.
@@ -60,20 +59,9 @@ for deck in "$d2" "$d3"; do
     done
 done
 
-echo "== balance = 2:1: the moving decks balanced after every regrid, every variant against cpu at every step"
-for deck in "$d2" "$d3"; do
-    base=$(basename "$deck" .inp)-bal
-    if [ "$base" = moving2d-bal ]; then args=(steps=30 output_every=1); else args=(output_every=2); fi
-    run "$base-cpu" "$deck" variant=cpu balance=2:1 "${args[@]}" || continue
-    for v in "${variants[@]}"; do
-        name=$base-$(echo "$v" | tr ' =' '__')
-        # shellcheck disable=SC2086
-        run "$name" "$deck" variant=$v balance=2:1 "${args[@]}" || continue
-        same "$base-cpu" "$name"
-        "$dpamr" check "$work/$name/s_00010.hdf" >/dev/null || fail "$name: dpamr check s_00010.hdf"
-    done
-done
-
+# balance = 2:1 in time steps: the GPU regrid's balance (device/regrid_gpu.cu, dbal_close) has not run
+# on a GPU yet, so the GPU variants refuse it (tests/balance.sh); bring back the comparison of every
+# variant against cpu at every step of the balanced moving decks once it has
 echo "== restart on the GPU from a cpu step file"
 for v in hostlaunch cdp; do
     fresh_dir "$work/restart-$v"

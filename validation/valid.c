@@ -636,7 +636,7 @@ int valid_device_suffices(const mesh_t *m, const dp_params *p, const valid_opts_
 {
     const valid_opts_t whole = { .complete = 1, .roots = -1, .gstart = NULL };
     if (!o) o = &whole;
-    /* the device's passes know nothing of 2:1 balance (the GPU variants refuse it): checked on the CPU */
+    /* the device's passes know nothing of 2:1 balance (gpu_refine_valid does not start them): checked on the CPU */
     if (!g || !g->ran || !m || !p || p->balance != DP_BALANCE_NONE || g->ntiles != m->ntiles || g->nfail > 0 || g->dup ||
         g->unsorted || g->nlv < 1 || g->nlv > DP_MAX_LEVELS)
         return 0;
