@@ -34,6 +34,7 @@
 #include "src/run.h"
 #include "src/steps.h"
 #include "src/capacity.h"
+#include "src/tile.h"
 #include "src/timer.h"
 
 typedef struct {
@@ -162,9 +163,30 @@ static int scatter_parts(const dctx *c, const deck_t *d, mesh_t *part, dp_tidx *
     return 0;
 }
 
+/* Level counts of every rank (cnt) -> where each rank's levels go in the canonical order (gstart),
+ * the tiles per level, the levels and the tiles of the whole mesh. Collective. */
+static void layout(const dctx *c, const mesh_t *part, dp_tidx (*cnt)[DP_MAX_LEVELS], dp_tidx (*gstart)[DP_MAX_LEVELS],
+                   dp_tidx *tiles, int *gl, dp_tidx *total)
+{
+    dp_tidx mycnt[DP_MAX_LEVELS] = { 0 };
+    for (int L = 0; L < part->nlevels; ++L) mycnt[L] = part->level_start[L + 1] - part->level_start[L];
+    MPI_Allgather(mycnt, (int)sizeof mycnt, MPI_BYTE, cnt, (int)sizeof mycnt, MPI_BYTE, c->comm);
+    *gl = 0;
+    *total = 0;
+    for (int L = 0; L < DP_MAX_LEVELS; ++L) {
+        tiles[L] = 0;
+        for (int r = 0; r < c->size; ++r) {
+            gstart[r][L] = *total;
+            *total += cnt[r][L];
+            tiles[L] += cnt[r][L];
+            if (cnt[r][L] > 0 && L + 1 > *gl) *gl = L + 1;
+        }
+    }
+}
+
 /* Validate the parts; fold the chunk checksums on rank 0 in rank (= root) order; every rank gets
  * the global report. first_failure is the lowest failing rank's. */
-static int validate_global(const dctx *c, const deck_t *d, const mesh_t *part, dp_tidx nroots_mine,
+static int validate_global(const dctx *c, const dp_params *p, const mesh_t *part, dp_tidx nroots_mine,
                            const dp_tidx *gstart_mine, const dp_tidx *tiles, int gl, const dp_vdev *g, int *by_cpu,
                            valid_report_t *v, char *err, size_t n)
 {
@@ -172,7 +194,7 @@ static int validate_global(const dctx *c, const deck_t *d, const mesh_t *part, d
     valid_parts_t parts;
     const valid_opts_t o = { .complete = 1, .roots = nroots_mine, .gstart = gstart_mine };
     /* from the device's passes over this rank's store when they ran and passed (valid_check_device) */
-    valid_check_device(part, &d->p, &o, g, &mine, &parts, by_cpu);
+    valid_check_device(part, p, &o, g, &mine, &parts, by_cpu);
 
     long long nfail = mine.nfail, total = 0;
     MPI_Allreduce(&nfail, &total, 1, MPI_LONG_LONG, MPI_SUM, c->comm);
@@ -263,7 +285,7 @@ static int validate_global(const dctx *c, const deck_t *d, const mesh_t *part, d
             }
             v->nlevels = gl;
             v->nf = part->nf;
-            valid_fold(&all, &d->p, v);
+            valid_fold(&all, p, v);
         } else {
             snprintf(err, n, "out of memory folding the checksum chunks");
         }
@@ -307,10 +329,11 @@ static void global_parents(const mesh_t *part, const dp_tidx *gstart_mine, int64
     }
 }
 
-/* Write the file: collectively with parallel HDF5 when the library has it (every rank writes its
+/* Write the file name: collectively with parallel HDF5 when the library has it (every rank writes its
  * rows), else gather the parts into one mesh on rank 0 (placed level by level) and write it there.
  * rows (the per-rank table) must be filled on every rank except write_ms, which is measured here. */
-static int write_output(const dctx *c, const deck_t *d, const mesh_t *part, dp_tidx (*gstart)[DP_MAX_LEVELS],
+static int write_output(const dctx *c, const deck_t *d, const char *name, const mesh_t *part,
+                        dp_tidx (*gstart)[DP_MAX_LEVELS],
                         const dp_tidx (*cnt)[DP_MAX_LEVELS], int gl, dp_tidx total, h5io_meta_t *meta,
                         h5io_rank_t *rows, h5io_rank_t *myrow, double *write_ms, char *err, size_t n)
 {
@@ -342,7 +365,7 @@ static int write_output(const dctx *c, const deck_t *d, const mesh_t *part, dp_t
         MPI_Allgather(myrow, (int)sizeof *myrow, MPI_BYTE, rows, (int)sizeof *myrow, MPI_BYTE, c->comm);
         meta->nranks = c->size;
         meta->ranks = rows;
-        const int rc = h5io_write_dist(d->output, part, &dist, meta, err, n); /* agreed inside */
+        const int rc = h5io_write_dist(name, part, &dist, meta, err, n); /* agreed inside */
         free(pbuf);
         *write_ms = timer_ms() - t0;
         return rc;
@@ -367,11 +390,160 @@ static int write_output(const dctx *c, const deck_t *d, const mesh_t *part, dp_t
     if (c->rank == 0) {
         meta->nranks = c->size;
         meta->ranks = rows;
-        ok = h5io_write(d->output, &g, meta, err, n) == 0;
+        ok = h5io_write(name, &g, meta, err, n) == 0;
         mesh_free(&g);
     }
     *write_ms = timer_ms() - t0;
     return dp_agree(c->comm, ok, err, n);
+}
+
+/* ---- time steps on several ranks: the hooks of the step loop (steps_ops_t, src/steps.c) ----
+ * Each rank regrids its part of the roots on its own: a regrid is local to a root's subtree (the
+ * criterion reads a tile's own cells, prolongation and restriction pass between a tile and its
+ * parent; balance = 2:1, which is not, is refused with more than one rank). What crosses ranks is
+ * what a single build has: the validation's fold, the file, and the per-step counts and totals. */
+typedef struct {
+    const dctx *c;
+    dp_tidx myroots;
+    int in_levels; /* the loaded mesh's levels, all ranks: where the first build's frontier is */
+    dp_tidx (*cnt)[DP_MAX_LEVELS], (*gstart)[DP_MAX_LEVELS];
+    dp_tidx tiles[DP_MAX_LEVELS], total;
+    int gl;
+    h5io_rank_t *rows;
+    double *sums; /* [size][4 * DP_MAX_FIELDS]: every rank's totals after a regrid */
+} dsteps_t;
+
+static int dsteps_agree(void *ctx, int ok, char *err, size_t n)
+{
+    const dsteps_t *s = ctx;
+    return dp_agree(s->c->comm, ok, err, n);
+}
+
+static void dsteps_count(void *ctx, const mesh_t *m, long long *ntiles, int *nlevels)
+{
+    const dsteps_t *s = ctx;
+    long long t = m->ntiles;
+    int l = m->nlevels;
+    MPI_Allreduce(&t, ntiles, 1, MPI_LONG_LONG, MPI_SUM, s->c->comm);
+    MPI_Allreduce(&l, nlevels, 1, MPI_INT, MPI_MAX, s->c->comm);
+}
+
+static int dsteps_build(void *ctx, int variant, const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t n)
+{
+    const dsteps_t *s = ctx;
+    memset(r, 0, sizeof *r);
+    r->device_launches = r->launch_failures = r->pool_size = -1;
+    /* a part with nothing on the frontier has nothing to refine (as dist_run) */
+    const int rc = part_has_frontier(m, s->in_levels) ? engine_refine(variant, d, m, r, err, n) : 0;
+    /* the step's time is the slowest rank's (every rank gets here, failed or not: the loop agrees next) */
+    MPI_Allreduce(MPI_IN_PLACE, &r->refine_ms, 1, MPI_DOUBLE, MPI_MAX, s->c->comm);
+    return rc;
+}
+
+/* The whole mesh's report: counts summed, levels and times the largest (the slowest rank), the
+ * totals summed in rank order (the same sum for a rank count on every run; it differs from the
+ * single-rank sum in the last bits only, far below STEPS_CONS_TOL) and the conservation from them. */
+static void dsteps_regridded(void *ctx, const dp_params *p, regrid_report_t *r)
+{
+    const dsteps_t *s = ctx;
+    MPI_Comm comm = s->c->comm;
+    long long cnt[5] = { r->tiles_before, r->tiles_after, r->added, r->removed, r->kept };
+    MPI_Allreduce(MPI_IN_PLACE, cnt, 5, MPI_LONG_LONG, MPI_SUM, comm);
+    r->tiles_before = cnt[0], r->tiles_after = cnt[1], r->added = cnt[2], r->removed = cnt[3], r->kept = cnt[4];
+    r->changed_fraction = cnt[0] > 0 ? (double)(cnt[2] + cnt[3]) / (double)cnt[0] : 0.0;
+    MPI_Allreduce(MPI_IN_PLACE, &r->nlevels, 1, MPI_INT, MPI_MAX, comm);
+    double ms[4] = { r->regrid_ms, r->sample_ms, r->restrict_ms, r->rebuild_ms };
+    MPI_Allreduce(MPI_IN_PLACE, ms, 4, MPI_DOUBLE, MPI_MAX, comm);
+    r->regrid_ms = ms[0], r->sample_ms = ms[1], r->restrict_ms = ms[2], r->rebuild_ms = ms[3];
+    if (!r->conservation_checked) return; /* fill = model: the same on every rank */
+    const int nf = p->nf, k = 4 * DP_MAX_FIELDS;
+    double mine[4 * DP_MAX_FIELDS];
+    memcpy(mine, r->total_before, sizeof r->total_before);
+    memcpy(mine + DP_MAX_FIELDS, r->abs_before, sizeof r->abs_before);
+    memcpy(mine + 2 * DP_MAX_FIELDS, r->total_after, sizeof r->total_after);
+    memcpy(mine + 3 * DP_MAX_FIELDS, r->abs_after, sizeof r->abs_after);
+    double sum[4 * DP_MAX_FIELDS] = { 0 };
+    MPI_Allgather(mine, k, MPI_DOUBLE, s->sums, k, MPI_DOUBLE, comm);
+    for (int q = 0; q < s->c->size; ++q) /* in rank order, not MPI_SUM's order */
+        for (int i = 0; i < k; ++i) sum[i] += s->sums[(size_t)q * k + i];
+    for (int f = 0; f < nf; ++f) {
+        r->total_before[f] = sum[f];
+        r->abs_before[f] = sum[DP_MAX_FIELDS + f];
+        r->total_after[f] = sum[2 * DP_MAX_FIELDS + f];
+        r->abs_after[f] = sum[3 * DP_MAX_FIELDS + f];
+    }
+    regrid_conservation(p, r->total_before, r->abs_before, r->total_after, r->abs_after, &r->conservation_rel);
+}
+
+static int dsteps_validate(void *ctx, const mesh_t *m, const dp_params *pt, valid_report_t *v, char *err, size_t n)
+{
+    dsteps_t *s = ctx;
+    layout(s->c, m, s->cnt, s->gstart, s->tiles, &s->gl, &s->total);
+    dp_vdev vd; /* nothing from a device: every rank validates its part on the CPU */
+    memset(&vd, 0, sizeof vd);
+    int by_cpu = 1;
+    return validate_global(s->c, pt, m, s->myroots, s->gstart[s->c->rank], s->tiles, s->gl, &vd, &by_cpu, v, err, n);
+}
+
+static int dsteps_write(void *ctx, const deck_t *d, const mesh_t *m, const char *name, h5io_meta_t *meta,
+                        double work_ms, char *err, size_t n)
+{
+    dsteps_t *s = ctx;
+    const dctx *c = s->c;
+    /* the provenance is stored once: rank 0's times on every rank (a collective write needs the same) */
+    double t[7 + DP_MAX_LEVELS] = { meta->load_ms, meta->refine_ms, meta->validate_ms, meta->upload_ms,
+                                    meta->download_ms, meta->total_ms, (double)meta->threads };
+    memcpy(t + 7, meta->level_ms, sizeof meta->level_ms);
+    MPI_Bcast(t, 7 + DP_MAX_LEVELS, MPI_DOUBLE, 0, c->comm);
+    meta->load_ms = t[0], meta->refine_ms = t[1], meta->validate_ms = t[2], meta->upload_ms = t[3];
+    meta->download_ms = t[4], meta->total_ms = t[5], meta->threads = (int)t[6];
+    memcpy(meta->level_ms, t + 7, sizeof meta->level_ms);
+    h5io_rank_t myrow = { .rank = c->rank, .device = -1, .root_tiles = s->myroots, .tiles = m->ntiles,
+                          .cells = (int64_t)m->ntiles * mesh_cells(m), .refine_ms = work_ms };
+    double write_ms = 0.0;
+    /* the layout of the validation just before (the loop validates every file it writes) */
+    return write_output(c, d, name, m, s->gstart, (const dp_tidx(*)[DP_MAX_LEVELS])s->cnt, s->gl, s->total, meta,
+                        s->rows, &myrow, &write_ms, err, n);
+}
+
+/* Time steps on c->size > 1 ranks from the scattered parts: the step loop over the hooks above. */
+static int dist_steps(const dctx *c, deck_t *d, mesh_t *part, const dp_tidx *first, int variant, double t0)
+{
+    char err[ERRLEN] = "";
+    dsteps_t s;
+    memset(&s, 0, sizeof s);
+    s.c = c;
+    s.myroots = first[c->rank + 1] - first[c->rank];
+    s.in_levels = part->nlevels;
+    MPI_Allreduce(MPI_IN_PLACE, &s.in_levels, 1, MPI_INT, MPI_MAX, c->comm);
+    s.cnt = malloc((size_t)c->size * sizeof *s.cnt);
+    s.gstart = malloc((size_t)c->size * sizeof *s.gstart);
+    s.rows = malloc((size_t)c->size * sizeof *s.rows);
+    s.sums = malloc((size_t)c->size * 4 * DP_MAX_FIELDS * sizeof *s.sums);
+    snprintf(err, sizeof err, "out of memory for the tables of %d ranks", c->size);
+    int rc = 1;
+    if (dp_agree(c->comm, s.cnt && s.gstart && s.rows && s.sums, err, sizeof err) != 0) {
+        rc = c->rank == 0 ? run_die(err) : 1;
+    } else {
+        /* the build and machine in the files: rank 0's (host and date differ among ranks) */
+        run_info_t ri = *run_info();
+        MPI_Bcast(&ri, (int)sizeof ri, MPI_BYTE, 0, c->comm);
+        run_info_set(&ri);
+        if (c->rank == 0 && d->verbosity != DP_VERBOSITY_QUIET) {
+            printf("%d ranks, partition: root tiles along the Morton curve, by work estimate:", c->size);
+            for (int r = 0; r < c->size; ++r) printf(" [%lld,%lld)", (long long)first[r], (long long)first[r + 1]);
+            printf("; each rank regrids its part\n");
+        }
+        const steps_ops_t o = { .ctx = &s, .root = c->rank == 0, .agree = dsteps_agree, .count = dsteps_count,
+                                .build = dsteps_build, .regridded = dsteps_regridded, .validate = dsteps_validate,
+                                .write = dsteps_write };
+        rc = steps_loop(d, part, t0, variant, &o);
+    }
+    free(s.cnt);
+    free(s.gstart);
+    free(s.rows);
+    free(s.sums);
+    return rc;
 }
 
 int dist_run(int argc, char **argv)
@@ -391,13 +563,7 @@ int dist_run(int argc, char **argv)
     /* every rank reads the deck (small); the deck's errors are the same on every rank */
     deck_t d;
     int ok = deck_load(&d, argv[0], argc - 1, argv + 1, err, sizeof err) == 0;
-    if (ok && d.steps > 0) { /* time steps run on one rank in this version (src/steps.c) */
-        if (c.size > 1) {
-            snprintf(err, sizeof err, "%.1000s: steps = %lld: time steps run on one rank in this version, not %d: run "
-                     "it without mpirun or with -np 1 (or steps=0 for one distributed build)", d.path, d.steps, c.size);
-            deck_free(&d);
-            return root ? run_die(err) : 1;
-        }
+    if (ok && d.steps > 0 && c.size == 1) { /* one rank: the single-process steps (src/steps.c), any variant */
 #ifdef _OPENMP
         if (d.threads > 0) omp_set_num_threads(d.threads);
 #endif
@@ -411,10 +577,10 @@ int dist_run(int argc, char **argv)
         deck_free(&d);
         return rc;
     }
-    int replacing = 0;
-    if (ok) ok = (replacing = run_refuse_overwrite("output", d.output, &d, 1, err, sizeof err)) >= 0;
+    int replacing = 0; /* the files of time steps: checked by the step loop (output is a pattern there) */
+    if (ok && d.steps == 0) ok = (replacing = run_refuse_overwrite("output", d.output, &d, 1, err, sizeof err)) >= 0;
     /* the output's folder before any work (its free space: h5io, once the size is known) */
-    if (ok && root) ok = run_check_output("output", d.output, 0.0, err, sizeof err) == 0;
+    if (ok && root && d.steps == 0) ok = run_check_output("output", d.output, 0.0, err, sizeof err) == 0;
     if (dp_agree(c.comm, ok, err, sizeof err) != 0) return root ? run_die(err) : 1;
 #ifdef _OPENMP
     if (d.threads > 0) omp_set_num_threads(d.threads);
@@ -432,6 +598,16 @@ int dist_run(int argc, char **argv)
     d.quiet |= c.size > 1 || !say; /* per-level lines would be one rank's */
     if (!root) d.trace[0] = '\0'; /* one timeline: rank 0's */
 
+    /* time steps on several ranks regrid on the host: the GPU regrid's totals are not folded across
+     * ranks in this version (and have not run under MPI); auto takes cpu, a GPU variant is refused */
+    if (d.steps > 0 && d.variant == DP_VARIANT_AUTO) d.variant = DP_VARIANT_CPU;
+    if (d.steps > 0 && d.variant != DP_VARIANT_CPU) {
+        snprintf(err, sizeof err, "%.1000s: steps = %lld on %d ranks with variant = %s: time steps on more than one "
+                 "rank run on the cpu in this version: use variant=cpu (or auto), or one rank", d.path, d.steps,
+                 c.size, deck_variant_name(d.variant));
+        deck_free(&d);
+        return root ? run_die(err) : 1;
+    }
     int device = -1;
     char why[512] = "";
     const int variant = run_variant(&d, c.local, &device, why, sizeof why, err, sizeof err);
@@ -481,6 +657,13 @@ int dist_run(int argc, char **argv)
     if (scatter_parts(&c, &d, &part, first, err, sizeof err) != 0) {
         free(first);
         return root ? run_die(err) : 1;
+    }
+    if (d.steps > 0) { /* time steps: the step loop over the parts */
+        const int rc = dist_steps(&c, &d, &part, first, variant, t0);
+        mesh_free(&part);
+        free(first), free(cnt), free(gstart), free(rows), free(leaves);
+        deck_free(&d);
+        return rc;
     }
     const double load_ms = timer_ms() - t0;
     const dp_tidx myroots = first[c.rank + 1] - first[c.rank];
@@ -551,19 +734,9 @@ int dist_run(int argc, char **argv)
     if (root && say) run_say_capacity(&rr, c.size);
     if (root && d.p.fill == DP_FILL_MODEL) run_warn_model(&d);
 
-    /* level counts of every rank -> where each rank's levels go in the canonical order */
-    dp_tidx mycnt[DP_MAX_LEVELS] = { 0 };
-    for (int L = 0; L < part.nlevels; ++L) mycnt[L] = part.level_start[L + 1] - part.level_start[L];
-    MPI_Allgather(mycnt, (int)sizeof mycnt, MPI_BYTE, cnt, (int)sizeof mycnt, MPI_BYTE, c.comm);
     int gl = 0;
     dp_tidx total = 0, tiles[DP_MAX_LEVELS] = { 0 };
-    for (int L = 0; L < DP_MAX_LEVELS; ++L)
-        for (int r = 0; r < c.size; ++r) {
-            gstart[r][L] = total;
-            total += cnt[r][L];
-            tiles[L] += cnt[r][L];
-            if (cnt[r][L] > 0 && L + 1 > gl) gl = L + 1;
-        }
+    layout(&c, &part, cnt, gstart, tiles, &gl, &total);
 
     /* launches and failures summed over the ranks (cdp); the pool is per rank */
     long long launches[3] = { rr.device_launches > 0 ? rr.device_launches : 0,
@@ -583,7 +756,7 @@ int dist_run(int argc, char **argv)
     const double tv = timer_ms();
     valid_report_t v;
     int by_cpu = 1;
-    const int vrc = validate_global(&c, &d, &part, myroots, gstart[c.rank], tiles, gl, &vd, &by_cpu, &v, err, sizeof err);
+    const int vrc = validate_global(&c, &d.p, &part, myroots, gstart[c.rank], tiles, gl, &vd, &by_cpu, &v, err, sizeof err);
     const double host_ms = timer_ms() - tv, validate_ms = run_validate_ms(&vd, host_ms);
     if (vrc == 0 && root && (say || !v.passed)) run_say_valid(&d, variant, &vd, by_cpu, host_ms, "rank 0: ");
     dp_vdev_free(&vd);
@@ -634,7 +807,7 @@ int dist_run(int argc, char **argv)
     h5io_meta_t meta;
     run_provenance(&meta, &d, deck_variant_name(variant0), &v, &st);
     double write_ms = 0.0;
-    if (write_output(&c, &d, &part, gstart, (const dp_tidx(*)[DP_MAX_LEVELS])cnt, gl, total, &meta, rows, &myrow,
+    if (write_output(&c, &d, d.output, &part, gstart, (const dp_tidx(*)[DP_MAX_LEVELS])cnt, gl, total, &meta, rows, &myrow,
                      &write_ms, err, sizeof err) != 0) {
         mesh_free(&part);
         return root ? run_die(err) : 1;

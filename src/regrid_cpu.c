@@ -66,7 +66,6 @@ int regrid_cpu(const deck_t *d, mesh_t *m, double t, regrid_report_t *r, char *e
     r->sample_ms = t1 - t0;
 
     /* 2. fill = prolong: restrict from the finest level up */
-    double abs_before[DP_MAX_FIELDS];
     r->conservation_checked = pt.fill == DP_FILL_PROLONG;
     if (r->conservation_checked) {
         for (int L = m->nlevels - 1; L >= 1; --L) {
@@ -74,7 +73,7 @@ int regrid_cpu(const deck_t *d, mesh_t *m, double t, regrid_report_t *r, char *e
 #pragma omp parallel for schedule(dynamic, 16)
             for (dp_tidx c = s; c < e; ++c) tile_restrict(&pt, m, c, m->parent[c]);
         }
-        if (regrid_totals(&pt, m, r->total_before, abs_before) != 0)
+        if (regrid_totals(&pt, m, r->total_before, r->abs_before) != 0)
             return snprintf(err, errlen, "out of host memory for the totals of %lld tiles", (long long)n), -1;
     }
     const double t2 = timer_ms();
@@ -172,10 +171,9 @@ int regrid_cpu(const deck_t *d, mesh_t *m, double t, regrid_report_t *r, char *e
     r->changed_fraction = n > 0 ? (double)(r->added + r->removed) / (double)n : 0.0;
     r->nlevels = m->nlevels;
     if (r->conservation_checked) {
-        double abs_after[DP_MAX_FIELDS];
-        if (regrid_totals(&pt, m, r->total_after, abs_after) != 0)
+        if (regrid_totals(&pt, m, r->total_after, r->abs_after) != 0)
             return snprintf(err, errlen, "out of host memory for the totals of %lld tiles", (long long)m->ntiles), -1;
-        regrid_conservation(&pt, r->total_before, abs_before, r->total_after, abs_after, &r->conservation_rel);
+        regrid_conservation(&pt, r->total_before, r->abs_before, r->total_after, r->abs_after, &r->conservation_rel);
     }
     r->regrid_ms = timer_ms() - t0;
     return 0;

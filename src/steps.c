@@ -172,9 +172,16 @@ static long long check_outputs(const deck_t *d, long long from, const char *seri
     return replacing;
 }
 
-/* Validate m at an output step and write it; 0, 1 (run failed) or 2 (validation failed). */
+/* A failure the processes agreed on: rank 0's message (the others return 1 quietly). */
+static int fail(const steps_ops_t *o, const char *msg)
+{
+    return o->root ? die(msg) : 1;
+}
+
+/* Validate m at an output step and write it; 0, 1 (run failed) or 2 (validation failed), the same
+ * on every process. cons: the conservation of the whole mesh's totals (steps_ops_t.regridded). */
 static int output_step(const deck_t *d, int variant, const mesh_t *m, long long k, double t, double work_ms,
-                       double cons, series_t *s, int say, double *write_ms)
+                       double cons, series_t *s, int say, double *write_ms, const steps_ops_t *o)
 {
     char err[ERRLEN], name[8300];
     steps_file_name(d->output, k, name, sizeof name);
@@ -182,43 +189,46 @@ static int output_step(const deck_t *d, int variant, const mesh_t *m, long long 
     dp_params_at(&d->p, t, &pt);
     const double tv = timer_ms();
     valid_report_t v;
-    valid_check_mode(m, &pt, 1, &v);
+    if (o->validate(o->ctx, m, &pt, &v, err, sizeof err) != 0) return fail(o, err);
     const double validate_ms = timer_ms() - tv;
-    if (!v.passed || d->verbosity == DP_VERBOSITY_VERBOSE) valid_print(&v, m);
+    if (o->root && (!v.passed || d->verbosity == DP_VERBOSITY_VERBOSE)) valid_print(&v, m);
     if (!v.passed) {
         fflush(stdout);
-        fprintf(stderr, "dpamr: error: step %lld: validation failed; %s not written\n", k, name);
+        if (o->root) fprintf(stderr, "dpamr: error: step %lld: validation failed; %s not written\n", k, name);
         return 2;
     }
     if (d->p.fill == DP_FILL_PROLONG && !(cons <= STEPS_CONS_TOL)) {
         fflush(stdout);
-        fprintf(stderr, "dpamr: error: step %lld: the composite total changed by %.3g (relative) through the regrids "
-                        "since the last output, more than %.0e: %s not written\n", k, cons, STEPS_CONS_TOL, name);
+        if (o->root)
+            fprintf(stderr, "dpamr: error: step %lld: the composite total changed by %.3g (relative) through the "
+                            "regrids since the last output, more than %.0e: %s not written\n", k, cons,
+                    STEPS_CONS_TOL, name);
         return 2;
     }
+    long long ntiles = 0;
+    int nlevels = 0;
+    o->count(o->ctx, m, &ntiles, &nlevels);
     run_stats_t st;
     memset(&st, 0, sizeof st);
     st.refine_ms = work_ms;
     st.validate_ms = validate_ms;
-    st.nlevels = m->nlevels;
+    st.nlevels = nlevels;
     for (int L = 0; L < DP_MAX_LEVELS; ++L) st.level_ms[L] = -1.0;
     st.device_launches = st.launch_failures = st.pool_size = -1;
     h5io_meta_t meta;
     run_provenance(&meta, d, deck_variant_name(variant), &v, &st);
-    const h5io_rank_t row = { .rank = 0, .device = -1, .root_tiles = m->level_start[1], .tiles = m->ntiles,
-                              .cells = (int64_t)m->ntiles * mesh_cells(m), .refine_ms = work_ms, .write_ms = 0.0 };
-    meta.nranks = 1;
-    meta.ranks = &row;
     meta.has_step = 1;
     meta.step = k;
     meta.time = t;
     const double tw = timer_ms();
-    if (h5io_write(name, m, &meta, err, sizeof err) != 0) return die(err);
+    if (o->write(o->ctx, d, m, name, &meta, work_ms, err, sizeof err) != 0) return fail(o, err);
     s->step[s->nout] = k;
     s->time[s->nout] = t;
     s->nout++;
-    if (series_write(d, s, err, sizeof err) != 0) return die(err);
+    const int ok = !o->root || series_write(d, s, err, sizeof err) == 0;
+    if (o->agree(o->ctx, ok, err, sizeof err) != 0) return fail(o, err);
     *write_ms += timer_ms() - tw;
+    if (!o->root) return 0;
     if (say)
         printf("  step %lld validated (total hash %016llx%s), wrote %s\n", k, (unsigned long long)v.total_hash,
                v.conservation_checked ? ", conserved" : "", name);
@@ -255,52 +265,118 @@ static long long restart_step(const deck_t *d, int *is_step, double *t, char *er
     return k;
 }
 
+/* The serial hooks: one process holds the whole mesh. */
+static int serial_agree(void *ctx, int ok, char *err, size_t n)
+{
+    (void)ctx, (void)err, (void)n;
+    return ok ? 0 : -1;
+}
+
+static void serial_count(void *ctx, const mesh_t *m, long long *ntiles, int *nlevels)
+{
+    (void)ctx;
+    *ntiles = m->ntiles;
+    *nlevels = m->nlevels;
+}
+
+static int serial_build(void *ctx, int variant, const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t n)
+{
+    (void)ctx;
+    return engine_refine(variant, d, m, r, err, n);
+}
+
+static void serial_regridded(void *ctx, const dp_params *p, regrid_report_t *r)
+{
+    (void)ctx, (void)p, (void)r; /* the report is already the whole mesh's */
+}
+
+static int serial_validate(void *ctx, const mesh_t *m, const dp_params *pt, valid_report_t *v, char *err, size_t n)
+{
+    (void)ctx, (void)err, (void)n;
+    valid_check_mode(m, pt, 1, v);
+    return 0;
+}
+
+static int serial_write(void *ctx, const deck_t *d, const mesh_t *m, const char *name, h5io_meta_t *meta,
+                        double work_ms, char *err, size_t n)
+{
+    (void)ctx, (void)d;
+    const h5io_rank_t row = { .rank = 0, .device = -1, .root_tiles = m->level_start[1], .tiles = m->ntiles,
+                              .cells = (int64_t)m->ntiles * mesh_cells(m), .refine_ms = work_ms, .write_ms = 0.0 };
+    meta->nranks = 1;
+    meta->ranks = &row;
+    return h5io_write(name, m, meta, err, n);
+}
+
 int steps_run(deck_t *d, mesh_t *m, double t0)
 {
     char err[ERRLEN];
-    const int say = d->verbosity != DP_VERBOSITY_QUIET;
-    d->quiet |= !say;
     int device = -1;
     char why[512];
     const int variant = run_variant(d, -1, &device, why, sizeof why, err, sizeof err);
     if (variant < 0) return mesh_free(m), die(err);
     if (device >= 0) run_info_device(why);
-    if (say && d->variant == DP_VARIANT_AUTO && variant == DP_VARIANT_CPU)
+    if (d->verbosity != DP_VERBOSITY_QUIET && d->variant == DP_VARIANT_AUTO && variant == DP_VARIANT_CPU)
         run_say_auto_cpu(d, why);
-    if (say && d->trace[0]) printf("trace=%s: not written, a run with steps > 0 writes no device timeline\n", d->trace);
+    const steps_ops_t o = { .ctx = NULL, .root = 1, .agree = serial_agree, .count = serial_count,
+                            .build = serial_build, .regridded = serial_regridded, .validate = serial_validate,
+                            .write = serial_write };
+    const int rc = steps_loop(d, m, t0, variant, &o);
+    mesh_free(m);
+    return rc;
+}
+
+int steps_loop(deck_t *d, mesh_t *m, double t0, int variant, const steps_ops_t *o)
+{
+    char err[ERRLEN];
+    const int say = d->verbosity != DP_VERBOSITY_QUIET, root = o->root;
+    d->quiet |= !say;
+    if (root && say && d->trace[0])
+        printf("trace=%s: not written, a run with steps > 0 writes no device timeline\n", d->trace);
     double tk = 0.0;
     int restart = 0;
+    long long ntiles = 0;
+    int nlevels = 0;
+    o->count(o->ctx, m, &ntiles, &nlevels);
+    /* every process reads the step of the same file: the same answer everywhere */
     const long long k0 = restart_step(d, &restart, &tk, err, sizeof err);
-    if (k0 < 0) return mesh_free(m), die(err);
-    if (m->nlevels - 1 > d->p.max_level) { /* as engine_refine says for a first build */
+    if (o->agree(o->ctx, k0 >= 0, err, sizeof err) != 0) return fail(o, err);
+    if (nlevels - 1 > d->p.max_level) { /* as engine_refine says for a first build */
         snprintf(err, sizeof err, "mesh_file = %.1000s has levels up to %d but max_level = %d: no tile may lie beyond "
-                 "max_level", d->mesh_file, m->nlevels - 1, d->p.max_level);
-        return mesh_free(m), die(err);
+                 "max_level", d->mesh_file, nlevels - 1, d->p.max_level);
+        return fail(o, err);
     }
     series_t s;
     memset(&s, 0, sizeof s);
     if (steps_series_name(d->output, s.series, sizeof s.series) != 0)
-        return mesh_free(m), die("output pattern: the series name is too long");
+        return fail(o, "output pattern: the series name is too long");
     const long long nmax = d->steps / d->output_every + 2;
     s.step = malloc((size_t)nmax * sizeof *s.step);
     s.time = malloc((size_t)nmax * sizeof *s.time);
     double *regrid_ms = malloc((size_t)(d->steps + 1) * sizeof *regrid_ms);
-    if (!s.step || !s.time || !regrid_ms) {
-        free(s.step), free(s.time), free(regrid_ms), mesh_free(m);
-        return die("out of memory for the step tables");
+    snprintf(err, sizeof err, "out of memory for the step tables");
+    if (o->agree(o->ctx, s.step && s.time && regrid_ms, err, sizeof err) != 0) {
+        free(s.step), free(s.time), free(regrid_ms);
+        return fail(o, err);
     }
     int rc = 0;
     engine_regrids_t eng; /* the GPU variants' device-resident mesh: released at done */
     memset(&eng, 0, sizeof eng);
     const long long from = restart ? k0 + 1 : 0;
-    const long long replacing = check_outputs(d, from, s.series, err, sizeof err);
-    char first[8300];
-    steps_file_name(d->output, from + (d->output_every - from % d->output_every) % d->output_every, first, sizeof first);
-    if (replacing < 0 || run_check_output("output", first, h5io_raw_bytes(m, m->ntiles), err, sizeof err) != 0) {
-        rc = die(err);
+    long long replacing = 0;
+    if (root) { /* the file checks on one process: the files are the same for all */
+        replacing = check_outputs(d, from, s.series, err, sizeof err);
+        char first[8300];
+        steps_file_name(d->output, from + (d->output_every - from % d->output_every) % d->output_every, first,
+                        sizeof first);
+        if (replacing >= 0 && run_check_output("output", first, h5io_raw_bytes(m, ntiles), err, sizeof err) != 0)
+            replacing = -1;
+    }
+    if (o->agree(o->ctx, replacing >= 0, err, sizeof err) != 0) {
+        rc = fail(o, err);
         goto done;
     }
-    if (d->p.fill == DP_FILL_MODEL) run_warn_model(d);
+    if (root && d->p.fill == DP_FILL_MODEL) run_warn_model(d);
     /* a continued series lists the earlier steps' files that are there, as the run that wrote them did */
     if (restart)
         for (long long k = 0; k <= k0; k += d->output_every) {
@@ -310,11 +386,11 @@ int steps_run(deck_t *d, mesh_t *m, double t0)
                 s.time[s.nout++] = (double)k * d->dt;
             }
         }
-    if (say) {
+    if (root && say) {
         char label[128];
         printf("dpamr run %s: variant=%s, %dD, tile %d^%d, %lld tiles on levels 0..%d, max_level %d, fill %s\n", d->path,
-               deck_engine_label(d, variant, label, sizeof label), d->p.dim, d->p.B, d->p.dim, (long long)m->ntiles,
-               m->nlevels - 1, d->p.max_level,
+               deck_engine_label(d, variant, label, sizeof label), d->p.dim, d->p.B, d->p.dim, ntiles, nlevels - 1,
+               d->p.max_level,
                d->p.fill == DP_FILL_PROLONG ? "prolong" : "model");
         printf("steps %lld..%lld, dt %g, regrid every %d, output every %d: reads %s, writes %s and %s\n", from,
                d->steps, d->dt, d->regrid_every, d->output_every, d->mesh_file, d->output, s.series);
@@ -328,25 +404,26 @@ int steps_run(deck_t *d, mesh_t *m, double t0)
     long long nregrid = 0;
     if (!restart) {
         refine_report_t r;
-        if (engine_refine(variant, d, m, &r, err, sizeof err) != 0) {
-            rc = die(err);
+        const int ok = o->build(o->ctx, variant, d, m, &r, err, sizeof err) == 0;
+        if (o->agree(o->ctx, ok, err, sizeof err) != 0) {
+            rc = fail(o, err);
             goto done;
         }
         first_ms = r.refine_ms;
-        if (say)
-            printf("step 0 t=0: built %lld tiles on %d levels in %.3f ms\n", (long long)m->ntiles, m->nlevels,
-                   r.refine_ms);
-        run_warn_depth(d, m->nlevels);
-        if ((rc = output_step(d, variant, m, 0, 0.0, r.refine_ms, 0.0, &s, say, &write_ms)) != 0) goto done;
+        o->count(o->ctx, m, &ntiles, &nlevels);
+        if (root && say) printf("step 0 t=0: built %lld tiles on %d levels in %.3f ms\n", ntiles, nlevels, r.refine_ms);
+        if (root) run_warn_depth(d, nlevels);
+        if ((rc = output_step(d, variant, m, 0, 0.0, r.refine_ms, 0.0, &s, say, &write_ms, o)) != 0) goto done;
     }
     { /* the mesh goes to the device once (GPU variants) */
         double up = 0.0;
-        if (engine_regrid_begin(&eng, variant, d, m, &up, err, sizeof err) != 0) {
-            rc = die(err);
+        const int ok = engine_regrid_begin(&eng, variant, d, m, &up, err, sizeof err) == 0;
+        if (o->agree(o->ctx, ok, err, sizeof err) != 0) {
+            rc = fail(o, err);
             goto done;
         }
         xfer_ms += up;
-        if (say && variant != DP_VARIANT_CPU)
+        if (root && say && variant != DP_VARIANT_CPU)
             printf("the mesh stays on the device between steps: upload %.3f ms (downloads at output steps only)\n", up);
     }
     for (long long k = from > 0 ? from : 1; k <= d->steps; ++k) {
@@ -354,16 +431,18 @@ int steps_run(deck_t *d, mesh_t *m, double t0)
         double work = 0.0;
         if (k % d->regrid_every == 0) {
             regrid_report_t r;
-            if (engine_regrid_next(&eng, m, t, &r, err, sizeof err) != 0) {
-                snprintf(err + strlen(err), sizeof err - strlen(err), " (step %lld)", k);
-                rc = die(err);
+            const int ok = engine_regrid_next(&eng, m, t, &r, err, sizeof err) == 0;
+            if (!ok) snprintf(err + strlen(err), sizeof err - strlen(err), " (step %lld)", k);
+            if (o->agree(o->ctx, ok, err, sizeof err) != 0) {
+                rc = fail(o, err);
                 goto done;
             }
+            o->regridded(o->ctx, &d->p, &r);
             work = r.regrid_ms;
             xfer_ms += r.transfer_ms;
             regrid_ms[nregrid++] = r.regrid_ms;
             if (r.conservation_rel > cons) cons = r.conservation_rel;
-            if (say) {
+            if (root && say) {
                 printf("step %lld t=%g: %lld tiles on %d levels, +%lld -%lld, changed %.2f%%, regrid %.3f ms "
                        "(sample %.3f, restrict %.3f, rebuild %.3f)", k, t, r.tiles_after, r.nlevels, r.added, r.removed,
                        100.0 * r.changed_fraction, r.regrid_ms, r.sample_ms, r.restrict_ms, r.rebuild_ms);
@@ -375,17 +454,18 @@ int steps_run(deck_t *d, mesh_t *m, double t0)
         }
         if (k % d->output_every == 0) {
             double down = 0.0;
-            if (engine_regrid_sync(&eng, m, &down, err, sizeof err) != 0) {
-                snprintf(err + strlen(err), sizeof err - strlen(err), " (step %lld)", k);
-                rc = die(err);
+            const int ok = engine_regrid_sync(&eng, m, &down, err, sizeof err) == 0;
+            if (!ok) snprintf(err + strlen(err), sizeof err - strlen(err), " (step %lld)", k);
+            if (o->agree(o->ctx, ok, err, sizeof err) != 0) {
+                rc = fail(o, err);
                 goto done;
             }
             xfer_ms += down;
-            if ((rc = output_step(d, variant, m, k, t, work, cons, &s, say, &write_ms)) != 0) goto done;
+            if ((rc = output_step(d, variant, m, k, t, work, cons, &s, say, &write_ms, o)) != 0) goto done;
             cons = 0.0;
         }
     }
-    if (say) {
+    if (root && say) {
         double med = 0.0, mx = 0.0;
         if (nregrid > 0) {
             qsort(regrid_ms, (size_t)nregrid, sizeof *regrid_ms, cmp_double);
@@ -402,6 +482,5 @@ done:
     free(s.step);
     free(s.time);
     free(regrid_ms);
-    mesh_free(m);
     return rc;
 }
