@@ -649,7 +649,6 @@ extern "C" int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, ch
     const long long nA = g->ntiles, nroots = g->nroots;
     long long ls[DP_MAX_LEVELS + 2];
     unsigned long long st[RS_COUNT];
-    double abs_before[DP_MAX_FIELDS], abs_after[DP_MAX_FIELDS];
     float ms[5] = { 0, 0, 0, 0, 0 };
     double xfer = 0.0;
     long long bal_kept = 0, bal_added = 0; /* balance: added tiles the old store had, the others */
@@ -796,11 +795,11 @@ extern "C" int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, ch
         CK(cudaEventSynchronize(g->ev[5]));
         CK(cudaEventElapsedTime(&ms[3], g->ev[4], g->ev[5]));
         const double tx = timer_ms();
-        if (rg_totals(g, g->d_sums[0], nA, g->ls, g->nlevels, r->total_before, abs_before, err, errlen) != 0 ||
-            rg_totals(g, g->d_sums[1], nN, ls, nl, r->total_after, abs_after, err, errlen) != 0)
+        if (rg_totals(g, g->d_sums[0], nA, g->ls, g->nlevels, r->total_before, r->abs_before, err, errlen) != 0 ||
+            rg_totals(g, g->d_sums[1], nN, ls, nl, r->total_after, r->abs_after, err, errlen) != 0)
             return -1;
         xfer += timer_ms() - tx;
-        regrid_conservation(&pt, r->total_before, abs_before, r->total_after, abs_after, &r->conservation_rel);
+        regrid_conservation(&pt, r->total_before, r->abs_before, r->total_after, r->abs_after, &r->conservation_rel);
     }
     /* the new store is the current one */
     {

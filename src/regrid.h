@@ -21,8 +21,8 @@ typedef struct {
     double total_before[DP_MAX_FIELDS], total_after[DP_MAX_FIELDS]; /* sum of value x cell volume over
                                           the cells without a child (the composite), per field */
     double abs_before[DP_MAX_FIELDS], abs_after[DP_MAX_FIELDS]; /* the sums of |value| x cell volume
-                                          (the denominators of conservation_rel); filled by the cpu regrid,
-                                          which an MPI run folds over its ranks (src/dist.c) */
+                                          (conservation_rel's denominators): an MPI run sums the totals of
+                                          its ranks and takes the conservation from the sums (src/dist.c) */
     double conservation_rel;           /* max over fields |after - before| / sum of |value| x volume */
     /* the GPU regrids (device/regrid_gpu.cu; 0 on cpu): regrid_ms and the phases are CUDA event times
      * on the engine's stream; transfer_ms is the host wall time of what the regrid moved between

@@ -11,6 +11,10 @@
  * Every variant regrids: cpu on the host mesh; hostlaunch and cdp on the device (device/regrid_gpu.cu),
  * where the mesh stays between steps and comes back only at output steps (engine_regrid_sync).
  *
+ * The loop (steps_loop) is written once for one process and for the ranks of an MPI run: what differs
+ * goes through the hooks of steps_ops_t, the serial ones here, the distributed ones in src/dist.c (the
+ * only MPI file). Rank 0 (the one process) prints and writes the series.
+ *
  * Every output is written to a temporary name and renamed; before any work every file the run will
  * write is checked as `dpamr run` checks its output (run_refuse_overwrite): dpamr never writes over
  * a file it did not write. */
