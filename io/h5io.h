@@ -97,26 +97,38 @@ int h5io_write_dist(const char *path, const mesh_t *part, const h5io_dist_t *dis
  *  be opened as a dpamr file) or H5IO_BAD_CONTENT. */
 int h5io_read(const char *path, mesh_t *m, char **deck_text, char *err, size_t errlen);
 
-/** h5io_read in three steps, for a caller that works on the cells as they arrive (`dpamr check`).
+/** h5io_read in steps, for a caller that works on the cells as they arrive (`dpamr check`).
  *  h5io_read_open does all that h5io_read does but read the cells: the header, the tile tree and
  *  the boxes with every check of them, and the deck; m is allocated with its tiles set and its
- *  fields not yet filled. h5io_read_cells then reads the cells level by level in pieces of about
- *  64 MiB, checks every value finite, and after each piece calls ready(ctx, tiles) (when ready is
- *  not NULL): the cells of tiles [0, tiles) are in m, for good; it may run on another thread than
- *  the open, but no other HDF5 call may run meanwhile (the library is not thread-safe). Both return
- *  0, -1 or H5IO_BAD_CONTENT (as h5io_read) with err set; after a failed open m is freed and there
- *  is nothing to close, after a failed h5io_read_cells the caller frees m. h5io_read_close closes
- *  the file (any time after a successful open). */
+ *  fields not yet filled. h5io_read_plan (optional) looks up where each level's cells lie and checks
+ *  their shapes; it returns 1 when h5io_read_cells will make no HDF5 call (the cells stored as dpamr
+ *  writes them, in a file on disk: read straight from the file), 0 when it will, or
+ *  H5IO_BAD_CONTENT. h5io_read_cells then reads the cells level by level in pieces of about 64 MiB,
+ *  checks every value finite, and calls ready(ctx, tiles) (when ready is not NULL) from its reading
+ *  threads, one call at a time with a growing count: the cells of tiles [0, tiles) are in m, for
+ *  good. It may run on another thread than the open; no other HDF5 call may run meanwhile (the
+ *  library is not thread-safe) unless h5io_read_plan returned 1. They return 0, -1 or
+ *  H5IO_BAD_CONTENT (as h5io_read) with err set; after a failed open m is freed and there is nothing
+ *  to close, after a failed h5io_read_plan or h5io_read_cells the caller frees m. h5io_read_close
+ *  closes the file (any time after a successful open). */
 typedef struct h5io_reader h5io_reader_t;
 typedef void (*h5io_ready_fn)(void *ctx, dp_tidx tiles);
 int h5io_read_open(const char *path, mesh_t *m, char **deck_text, h5io_reader_t **rd, char *err, size_t errlen);
+int h5io_read_plan(h5io_reader_t *rd);
 int h5io_read_cells(h5io_reader_t *rd, h5io_ready_fn ready, void *ctx);
 void h5io_read_close(h5io_reader_t *rd);
-/** After h5io_read_cells, on the same thread: /VTKHDF against the tiles read, as h5io_verify
- *  compares it (on the reader's open file). 0, or H5IO_BAD_CONTENT with the first difference. */
-int h5io_read_vtkhdf(h5io_reader_t *rd);
-/** Where h5io_read_cells spent its time: in HDF5's reads, and checking the values (ms). */
-void h5io_read_times(const h5io_reader_t *rd, double *read_ms, double *scan_ms);
+/** /VTKHDF against the tiles read, as h5io_verify compares it (on the reader's open file), with its
+ *  own message buffer: after h5io_read_open, on any one thread while no other HDF5 call runs (while
+ *  h5io_read_cells runs when h5io_read_plan returned 1; it needs no cell of a version-2 file). 0, or
+ *  H5IO_BAD_CONTENT with the first difference in err. */
+int h5io_read_vtkhdf(h5io_reader_t *rd, char *err, size_t errlen);
+/** How h5io_read_cells read the cells: its wall time, and the reading threads' time in reads and
+ *  value tests (summed over them) and their number (0 when the cells were read through HDF5). */
+typedef struct {
+    double ms, read_ms;
+    int threads;
+} h5io_read_stats_t;
+void h5io_read_stats(const h5io_reader_t *rd, h5io_read_stats_t *s);
 
 /** Everything else the file claims, against m as h5io_read gave it and v as valid_check computed
  *  it from m: /dpamr/validation (every recorded value, bit for bit: passed, nfail, first_failure,

@@ -131,7 +131,7 @@ void w_ghost(const mesh_t *m, dp_tidx s, dp_tidx e, const uint8_t *oct, uint8_t 
 }
 
 /** Octant of every cell of a tile (x fastest). */
-static void w_octants(const mesh_t *m, uint8_t *oct)
+void w_octants(const mesh_t *m, uint8_t *oct)
 {
     const int B = m->B, nz = m->dim == 3 ? B : 1;
     for (int z = 0; z < nz; ++z)

@@ -92,6 +92,8 @@ void w_lrange(const mesh_t *m, int L, dp_tidx *s, dp_tidx *e);
 int w_boxes(const mesh_t *m, dp_tidx s, dp_tidx e, int32_t *box);
 /** Fill vtkGhostType for tiles [s,e): 32 on cells whose octant has a child (oct: w_buf_alloc's). */
 void w_ghost(const mesh_t *m, dp_tidx s, dp_tidx e, const uint8_t *oct, uint8_t *g);
+/** Each cell's octant within its tile (mesh_cells(m) bytes): what w_ghost compares childmask with. */
+void w_octants(const mesh_t *m, uint8_t *oct);
 /** Tiles in the largest level (sizes the scratch buffers). */
 dp_tidx w_max_level_tiles(const mesh_t *m);
 /** Levels written to /VTKHDF (c->nlevels without its trailing empty levels; at least 1). */

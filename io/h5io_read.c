@@ -4,6 +4,9 @@
 #include "io/h5io_internal.h"
 #include "src/timer.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -25,12 +28,16 @@
 #define OMP_PRAGMA(x)
 #endif
 
-/* Reading the cells (r_cells): pieces of about READ_PIECE_BYTES over all fields, READ_AHEAD pieces
- * asked from the disk ahead of the one being read, each copied into the mesh and checked by
- * READ_THREADS threads. */
+/* Reading the cells (r_stream): pieces of about READ_PIECE_BYTES over all fields (the tiles
+ * announced together), read through the page cache by READ_THREADS threads in reads of
+ * READ_UNIT_BYTES, each thread asking the kernel for the read READ_AHEAD places ahead of its own.
+ * Measured on the H200 machine (docs/results.md, "Checking a file"): 8 threads of 8 MiB reads
+ * through the cache read the 18.8 GB scale file at 1.65 GB/s where reads with O_DIRECT into
+ * aligned buffers reached 1.17 to 1.44 GB/s for 4 to 16 threads of 4 to 16 MiB. */
 #define READ_PIECE_BYTES ((hsize_t)64 << 20)
-#define READ_AHEAD 2
-#define READ_THREADS 4
+#define READ_THREADS 8
+#define READ_UNIT_BYTES ((size_t)8 << 20)
+#define READ_AHEAD (2 * READ_THREADS)
 
 /* HDF5 1.12 renamed a call (the old name is deprecated there) and moved the object header's
  * version to the "native" object information. */
@@ -62,8 +69,7 @@ typedef struct {
     const char *gname; /* its HDF5 path, for messages */
     hid_t file;        /* the open file (its /VTKHDF levels hold the cells of version 2) */
     int version;       /* /dpamr@format_version: FORMAT_VERSION, or FORMAT_VERSION_V1 (cells in /dpamr) */
-    double read_ms;    /* r_cells: time in HDF5's reads of the cells */
-    double scan_ms;    /* and in r_check_values */
+    int no_h5;         /* 1: no HDF5 call (r_stream, while another thread may use the library) */
 } rctx;
 
 /** "PATH: message". Always returns -1; with c NULL only that (no message, no HDF5 call: the
@@ -77,7 +83,7 @@ static int rfail(rctx *c, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     h5i_seterr(c->err, c->errlen, "%s: %s", c->path, msg);
-    H5Eclear2(H5E_DEFAULT);
+    if (!c->no_h5) H5Eclear2(H5E_DEFAULT);
     return -1;
 }
 
@@ -678,58 +684,174 @@ static int r_check_values(rctx *c, const mesh_t *m, dp_tidx t0, dp_tidx t1)
                  cl % B, cl / B % B, cl / (B * B), isnan(v) ? "NaN" : "Inf");
 }
 
-/** Bytes [off, off + len) of a contiguous dataset of floats at file address at into dst, read
- *  straight from the file (fd) in parts of 4 MiB by READ_THREADS threads, each part's values tested
- *  for a non-finite one right after its read, while they are in cache (r_check_values then names the
- *  first). One reading thread copies from the page cache and faults in the fresh pages at 1.2 to 1.8
- *  GB/s (measured on the H200 machine), below the disk. 0, 1 when a value is not finite, or -1 when
- *  the file ends early or a read fails. */
-static int r_pread(int fd, haddr_t at, hsize_t off, size_t len, void *dst)
+/* ---- the cells straight from the disk (r_stream) ------------------------------------------ */
+
+/** Where the cells of version 2 lie (r_plan): per level and field the file address of its values,
+ *  and whether every one of them is stored as dpamr writes it (contiguous native floats, in a file
+ *  on disk), so that r_stream reads them with no HDF5 call. */
+typedef struct {
+    int done; /* r_plan ran */
+    int raw;  /* every level's every field readable straight from the file */
+    haddr_t at[DP_MAX_LEVELS][DP_MAX_FIELDS];
+} rplan;
+
+/** How the cells were read: the wall time, the reading threads' time in reads and value tests
+ *  (summed over them) and their number (r_stream; 0 through HDF5). */
+typedef struct {
+    double ms, read_ms;
+    int threads;
+} rstats;
+
+/** One read of r_stream: len bytes of field f of level L at file offset at into dst, part of the
+ *  piece (tiles announced together) piece. */
+typedef struct {
+    off_t at;
+    size_t len;
+    float *dst;
+    int64_t piece;
+    int L, f;
+} runit;
+
+/** 1 when a float among the whole floats of bytes [lo, hi) of p is not finite (exponent all ones;
+ *  the loop vectorizes). */
+static uint32_t r_nonfinite_bytes(const char *p, size_t lo, size_t hi)
 {
-    const size_t sub = (size_t)4 << 20, nsub = (len + sub - 1) / sub;
-    int bad = 0;
-    uint32_t nonfinite = 0;
-    OMP_PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(READ_THREADS) reduction(| : bad, nonfinite) \
-               if (nsub > 1))
-    for (size_t k = 0; k < nsub; ++k) {
-        char *p = (char *)dst + k * sub;
-        const size_t part = len - k * sub < sub ? len - k * sub : sub;
-        size_t l = part;
-        off_t o = (off_t)(at + off + k * sub);
-        while (l > 0) {
-            const ssize_t r = pread(fd, p, l, o);
-            if (r < 0 && errno == EINTR) continue;
-            if (r <= 0) {
-                bad = 1;
-                break;
-            }
-            p += r, o += r, l -= (size_t)r;
-        }
-        const uint32_t *u = (const uint32_t *)(const void *)((char *)dst + k * sub);
-        uint32_t nf = 0;
-        for (size_t i = 0; i < part / sizeof(float); ++i) nf |= (uint32_t)((u[i] & 0x7f800000u) == 0x7f800000u);
-        nonfinite |= nf;
+    const size_t a = (lo + 3) / 4, b = hi / 4;
+    const uint32_t *u = (const uint32_t *)(const void *)p;
+    uint32_t bad = 0;
+    for (size_t i = a; i < b; ++i) bad |= (uint32_t)((u[i] & 0x7f800000u) == 0x7f800000u);
+    return bad;
+}
+
+/** Bytes [o, o + len) of the file fd into dst through the page cache, each read's floats tested
+ *  for finiteness. 0, 1 when a value is not finite, or -1 when the file ends early or a read fails. */
+static int r_unit_read(int fd, off_t o, size_t len, char *dst)
+{
+    size_t done = 0;
+    uint32_t bad = 0;
+    int whole = 0; /* a read ended inside a float: test the whole range at the end */
+    while (done < len) {
+        const ssize_t r = pread(fd, dst + done, len - done, o + (off_t)done);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        bad |= r_nonfinite_bytes(dst, done, done + (size_t)r);
+        whole |= (done % 4 != 0 || r % 4 != 0);
+        done += (size_t)r;
     }
-    return bad ? -1 : nonfinite ? 1 : 0;
+    if (whole) bad = r_nonfinite_bytes(dst, 0, len);
+    return bad ? 1 : 0;
 }
 
-/** Ask the kernel to read bytes [off, off + len) of a contiguous dataset at file address at (of n
- *  bytes) into the page cache, without waiting (posix_fadvise WILLNEED): HDF5's read of a piece then
- *  copies it from memory while the disk works on the next. Advice only: nothing to fail. */
-static void r_prefetch(int fd, haddr_t at, hsize_t off, hsize_t len, hsize_t n)
+/** Version 2, r_plan's raw case: every level's cells into m, with no HDF5 call (h5io_read_vtkhdf
+ *  may run on another thread meanwhile). The levels are cut into pieces of about READ_PIECE_BYTES
+ *  over all fields, each field's part of a piece into reads of READ_UNIT_BYTES; READ_THREADS threads
+ *  take the reads in file order (r_unit_read), so that about READ_THREADS x READ_UNIT_BYTES are
+ *  asked from the disk at any time, with no pause between pieces or levels. A piece whose reads are
+ *  all done and whose values are all finite is announced once every piece before it is:
+ *  ready(ctx, tiles whose cells are all in m). A value not finite: the reads of later pieces stop
+ *  and r_check_values names the first one; a read that fails or ends early: the first such read is
+ *  named. 0 or -1. */
+static int r_stream(rctx *c, mesh_t *m, const int64_t *ls, const rplan *p, h5io_ready_fn ready, void *ctx,
+                    rstats *st)
 {
-    if (fd < 0 || at == HADDR_UNDEF || off >= n) return;
-    if (len > n - off) len = n - off;
-    (void)posix_fadvise(fd, (off_t)(at + off), (off_t)len, POSIX_FADV_WILLNEED);
+    const size_t cells = (size_t)mesh_cells(m), tb = cells * sizeof(float);
+    const dp_tidx per = (dp_tidx)(READ_PIECE_BYTES / (tb * (size_t)m->nf) > 0 ? READ_PIECE_BYTES / (tb * (size_t)m->nf) : 1);
+    const int nv = r_vtk_levels(m, ls);
+    int64_t np = 0, nu = 0;
+    for (int L = 0; L < nv; ++L)
+        for (dp_tidx a = 0; a < ls[L + 1] - ls[L]; a += per, ++np) {
+            const dp_tidx b = ls[L + 1] - ls[L] - a < per ? ls[L + 1] - ls[L] : a + per;
+            nu += (int64_t)m->nf * (int64_t)(((size_t)(b - a) * tb + READ_UNIT_BYTES - 1) / READ_UNIT_BYTES);
+        }
+    runit *u = malloc((size_t)(nu > 0 ? nu : 1) * sizeof *u);
+    dp_tidx *pend = malloc((size_t)(np > 0 ? np : 1) * sizeof *pend); /* a piece's end (global tile) */
+    _Atomic int64_t *left = malloc((size_t)(np > 0 ? np : 1) * sizeof *left); /* its reads not done */
+    _Atomic int *bad = calloc((size_t)(np > 0 ? np : 1), sizeof *bad);         /* a value not finite */
+    if (!u || !pend || !left || !bad) {
+        free(u), free(pend), free((void *)left), free((void *)bad);
+        return rfail(c, "out of memory reading the cells");
+    }
+    int64_t k = 0, q = 0;
+    for (int L = 0; L < nv; ++L)
+        for (dp_tidx a = 0; a < ls[L + 1] - ls[L]; a += per, ++q) {
+            const dp_tidx b = ls[L + 1] - ls[L] - a < per ? ls[L + 1] - ls[L] : a + per;
+            const size_t bytes = (size_t)(b - a) * tb;
+            const int64_t k0 = k;
+            for (int f = 0; f < m->nf; ++f)
+                for (size_t o = 0; o < bytes; o += READ_UNIT_BYTES, ++k)
+                    u[k] = (runit){ .at = (off_t)(p->at[L][f] + (haddr_t)((size_t)a * tb + o)),
+                                    .len = bytes - o < READ_UNIT_BYTES ? bytes - o : READ_UNIT_BYTES,
+                                    .dst = m->field[f] + ((size_t)ls[L] + (size_t)a) * cells + o / sizeof(float),
+                                    .piece = q, .L = L, .f = f };
+            atomic_init(&left[q], k - k0);
+            pend[q] = (dp_tidx)ls[L] + b;
+        }
+    const int fd = open(c->path, O_RDONLY);
+    if (fd < 0) {
+        free(u), free(pend), free((void *)left), free((void *)bad);
+        return rfail(c, "cannot open it again to read the cells: %s", strerror(errno));
+    }
+    _Atomic int64_t next = 0, stop = np, fail = nu; /* the next read; pieces after stop are skipped; the first failed read */
+    int64_t announced = 0;
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    const double t0 = timer_ms();
+    st->threads = READ_THREADS;
+    OMP_PRAGMA(omp parallel num_threads(READ_THREADS))
+    {
+        double my_ms = 0.0;
+        for (int64_t i; (i = atomic_fetch_add(&next, 1)) < nu;) {
+            const runit *x = &u[i];
+            if (x->piece > atomic_load(&stop)) continue;
+            if (i + READ_AHEAD < nu) /* ask for what comes after the reads now under way */
+                (void)posix_fadvise(fd, u[i + READ_AHEAD].at, (off_t)u[i + READ_AHEAD].len, POSIX_FADV_WILLNEED);
+            const double c0 = timer_ms();
+            const int r = r_unit_read(fd, x->at, x->len, (char *)x->dst);
+            my_ms += timer_ms() - c0;
+            if (r < 0) {
+                int64_t f = atomic_load(&fail);
+                while (i < f && !atomic_compare_exchange_weak(&fail, &f, i)) continue;
+                atomic_store(&stop, -1);
+                continue;
+            }
+            if (r > 0) {
+                atomic_store(&bad[x->piece], 1);
+                int64_t s = atomic_load(&stop);
+                while (x->piece < s && !atomic_compare_exchange_weak(&stop, &s, x->piece)) continue;
+            }
+            if (atomic_fetch_sub(&left[x->piece], 1) == 1 && !r && ready) {
+                pthread_mutex_lock(&mu); /* announce the pieces done, in order */
+                const int64_t was = announced;
+                while (announced < np && atomic_load(&left[announced]) == 0 && !atomic_load(&bad[announced])) ++announced;
+                if (announced > was) ready(ctx, pend[announced - 1]);
+                pthread_mutex_unlock(&mu);
+            }
+        }
+        OMP_PRAGMA(omp atomic)
+        st->read_ms += my_ms;
+    }
+    st->ms = timer_ms() - t0;
+    close(fd);
+    int rc = 0;
+    const int64_t fi = atomic_load(&fail);
+    if (fi < nu)
+        rc = rfail(c, "cannot read /VTKHDF/Level%d/CellData/%s: the file ends before its values or a read failed "
+                      "(truncated or damaged file?)", u[fi].L, m->field_name[u[fi].f]);
+    else if (atomic_load(&stop) < np) { /* the first piece with a value not finite: its first one */
+        const int64_t b = atomic_load(&stop);
+        rc = r_check_values(c, m, b > 0 ? pend[b - 1] : 0, pend[b]);
+        if (rc == 0) rc = rfail(c, "a value of tiles %lld to %lld read as not finite, then as finite (the file changed "
+                                   "while being read?)", (long long)(b > 0 ? pend[b - 1] : 0), (long long)pend[b] - 1);
+    }
+    free(u), free(pend), free((void *)left), free((void *)bad);
+    return rc;
 }
 
-/** Version 2, the cells of level L: every field of /VTKHDF/LevelL/CellData into m's fields at tile
- *  ls[L], in pieces of about READ_PIECE_BYTES, each piece's values checked finite (by r_pread as they
- *  come, r_check_values naming the first bad one) and then announced: ready(ctx, tiles whose cells are all in m). A field stored as dpamr writes it
- *  (contiguous native floats) is read straight from the file at its address (H5Dget_offset; fd, the
- *  file on disk, and r_pread); any other storage, or a file image, through HDF5 (a hyperslab per
- *  piece). 0 or -1. */
-static int r_vtk_cells(rctx *c, mesh_t *m, const int64_t *ls, int L, int fd, h5io_ready_fn ready, void *ctx)
+/** Version 2, the cells of level L through HDF5 (a file image, or cells not stored as dpamr writes
+ *  them: r_plan): every field of /VTKHDF/LevelL/CellData into m's fields at tile ls[L], in pieces of
+ *  about READ_PIECE_BYTES (a hyperslab each), each piece's values checked finite (r_check_values
+ *  names the first that is not) and then announced: ready(ctx, tiles whose cells are all in m).
+ *  0 or -1. */
+static int r_vtk_cells(rctx *c, mesh_t *m, const int64_t *ls, int L, h5io_ready_fn ready, void *ctx)
 {
     const hsize_t cells = (hsize_t)mesh_cells(m), nt = (hsize_t)(ls[L + 1] - ls[L]);
     const hid_t g = c->g;
@@ -745,34 +867,10 @@ static int r_vtk_cells(rctx *c, mesh_t *m, const int64_t *ls, int L, int fd, h5i
     }
     const hsize_t tile_bytes = cells * sizeof(float) * (hsize_t)m->nf;
     const hsize_t per = READ_PIECE_BYTES / tile_bytes > 0 ? READ_PIECE_BYTES / tile_bytes : 1;
-    haddr_t at[DP_MAX_FIELDS]; /* where a contiguous field's values lie in the file (r_prefetch) */
-    int raw[DP_MAX_FIELDS];    /* and whether they are native floats, read straight from there (r_pread) */
-    for (int f = 0; f < m->nf; ++f) {
-        at[f] = rc == 0 && fd >= 0 ? H5Dget_offset(ds[f]) : HADDR_UNDEF;
-        const hid_t ft = at[f] != HADDR_UNDEF ? H5Dget_type(ds[f]) : -1;
-        raw[f] = ft >= 0 && H5Tequal(ft, H5T_NATIVE_FLOAT) > 0 && H5Dget_storage_size(ds[f]) >= nt * cells * sizeof(float);
-        h5i_close(ft);
-    }
-    H5Eclear2(H5E_DEFAULT);
     for (hsize_t a = 0; rc == 0 && a < nt; a += per) {
         const hsize_t b = nt - a < per ? nt : a + per, off = a * cells, cnt = (b - a) * cells;
-        for (int f = 0; f < m->nf; ++f) /* the pieces after this one on their way from the disk */
-            for (hsize_t k = a == 0 ? 0 : READ_AHEAD; k <= READ_AHEAD; ++k)
-                r_prefetch(fd, at[f], (a + k * per) * cells * sizeof(float), per * cells * sizeof(float),
-                           nt * cells * sizeof(float));
-        const double t0 = timer_ms();
-        int scan = 0; /* a value not finite, or a field read through HDF5: r_check_values on the piece */
         for (int f = 0; rc == 0 && f < m->nf; ++f) {
             float *dst = m->field[f] + ((size_t)ls[L] + a) * cells;
-            if (raw[f]) {
-                const int got = r_pread(fd, at[f], off * sizeof(float), (size_t)cnt * sizeof(float), dst);
-                if (got < 0)
-                    rc = rfail(c, "cannot read %s/%s: the file ends before its values or a read failed (truncated or "
-                                  "damaged file?)", path, m->field_name[f]);
-                scan |= got > 0;
-                continue;
-            }
-            scan = 1;
             const hid_t fs = H5Dget_space(ds[f]), ms = H5Screate_simple(1, &cnt, NULL);
             if (fs < 0 || ms < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, &off, NULL, &cnt, NULL) < 0 ||
                 H5Dread(ds[f], rtype_mem(T_F32), ms, fs, H5P_DEFAULT, dst) < 0)
@@ -780,10 +878,7 @@ static int r_vtk_cells(rctx *c, mesh_t *m, const int64_t *ls, int L, int fd, h5i
             h5i_close(ms);
             h5i_close(fs);
         }
-        const double t1 = timer_ms();
-        if (rc == 0 && scan) rc = r_check_values(c, m, ls[L] + (dp_tidx)a, ls[L] + (dp_tidx)b);
-        c->read_ms += t1 - t0;
-        c->scan_ms += timer_ms() - t1;
+        if (rc == 0) rc = r_check_values(c, m, ls[L] + (dp_tidx)a, ls[L] + (dp_tidx)b);
         if (rc == 0 && ready) ready(ctx, ls[L] + (dp_tidx)b);
     }
     for (int f = 0; f < m->nf; ++f) h5i_close(ds[f]);
@@ -792,18 +887,65 @@ static int r_vtk_cells(rctx *c, mesh_t *m, const int64_t *ls, int L, int fd, h5i
     return rc ? -1 : 0;
 }
 
+/** Version 2: where every level's cells lie (p): each field of /VTKHDF/LevelL/CellData opened and
+ *  its shape and type checked (r_dset), its file address taken (H5Dget_offset) when it is stored as
+ *  dpamr writes it: contiguous native floats, all of its values written, in a file on disk (not an
+ *  image). p->raw: every one is, and r_stream reads them. 0 or -1. */
+static int r_plan(rctx *c, const mesh_t *m, const int64_t *ls, int on_disk, rplan *p)
+{
+    p->done = 1;
+    p->raw = on_disk && c->version != FORMAT_VERSION_V1;
+    if (c->version == FORMAT_VERSION_V1) return 0;
+    const hid_t g = c->g;
+    const char *gname = c->gname;
+    const hsize_t cells = (hsize_t)mesh_cells(m);
+    int rc = 0;
+    for (int L = 0; rc == 0 && L < r_vtk_levels(m, ls); ++L) {
+        char path[64];
+        const hid_t cd = r_vtk_group(c, L, "CellData", path, sizeof path);
+        c->g = cd, c->gname = path;
+        if (cd < 0) rc = -1;
+        for (int f = 0; rc == 0 && f < m->nf; ++f) {
+            hsize_t d = (hsize_t)(ls[L + 1] - ls[L]) * cells;
+            const hid_t ds = r_dset(c, m->field_name[f], T_F32, 1, &d);
+            if (ds < 0) {
+                rc = -1;
+                break;
+            }
+            p->at[L][f] = p->raw ? H5Dget_offset(ds) : HADDR_UNDEF;
+            const hid_t ft = p->at[L][f] != HADDR_UNDEF ? H5Dget_type(ds) : -1;
+            if (!(ft >= 0 && H5Tequal(ft, H5T_NATIVE_FLOAT) > 0 && H5Dget_storage_size(ds) >= d * sizeof(float)))
+                p->raw = 0;
+            h5i_close(ft);
+            H5Dclose(ds);
+        }
+        h5i_close(cd);
+    }
+    H5Eclear2(H5E_DEFAULT);
+    c->g = g, c->gname = gname;
+    return rc;
+}
+
 /** The cells of every level (version 1: read with the tree; their values are checked here), then
- *  ready(ctx, every tile). The file on disk (not an image) is opened a second time, read-only, for
- *  r_prefetch's advice. 0 or -1. */
-static int r_cells(rctx *c, mesh_t *m, const int64_t *ls, int on_disk, h5io_ready_fn ready, void *ctx)
+ *  ready(ctx, every tile): r_stream when r_plan finds them stored as dpamr writes them, else through
+ *  HDF5 (r_vtk_cells). 0 or -1. */
+static int r_cells(rctx *c, mesh_t *m, const int64_t *ls, int on_disk, rplan *p, h5io_ready_fn ready, void *ctx,
+                   rstats *st)
 {
     int rc = 0;
     if (c->version == FORMAT_VERSION_V1) {
         rc = r_check_values(c, m, 0, m->ntiles);
     } else {
-        const int fd = on_disk ? open(c->path, O_RDONLY) : -1;
-        for (int L = 0; rc == 0 && L < r_vtk_levels(m, ls); ++L) rc = r_vtk_cells(c, m, ls, L, fd, ready, ctx);
-        if (fd >= 0) close(fd);
+        if (!p->done) rc = r_plan(c, m, ls, on_disk, p);
+        if (rc == 0 && p->raw) {
+            c->no_h5 = 1; /* no HDF5 call from here, not even in a message (h5io_read_plan) */
+            rc = r_stream(c, m, ls, p, ready, ctx, st);
+            c->no_h5 = 0;
+        } else {
+            const double t0 = timer_ms();
+            for (int L = 0; rc == 0 && L < r_vtk_levels(m, ls); ++L) rc = r_vtk_cells(c, m, ls, L, ready, ctx);
+            st->ms = timer_ms() - t0;
+        }
     }
     if (rc == 0 && ready) ready(ctx, m->ntiles);
     return rc ? -1 : 0;
@@ -1107,6 +1249,8 @@ struct h5io_reader {
     hid_t f;
     mesh_t *m;
     int on_disk; /* not a file image */
+    rplan plan;  /* where the cells lie (h5io_read_plan) */
+    rstats st;   /* how they were read */
 };
 
 /** Open path, or the file image (image, n) named path, and read all but the cells of version 2
@@ -1123,7 +1267,7 @@ static int r_open_file(const char *path, const void *image, size_t n, mesh_t *m,
         h5i_seterr(err, errlen, "%s: out of memory", path);
         return -1;
     }
-    *rd = (h5io_reader_t){ .c = { path, err, errlen, -1, "/dpamr", -1, FORMAT_VERSION, 0.0, 0.0 }, .f = -1, .m = m, .on_disk = !image };
+    *rd = (h5io_reader_t){ .c = { path, err, errlen, -1, "/dpamr", -1, FORMAT_VERSION, 0 }, .f = -1, .m = m, .on_disk = !image };
     rctx *c = &rd->c;
     hid_t f = r_open(c, image, n);
     if (f < 0) {
@@ -1165,15 +1309,21 @@ int h5io_read_open(const char *path, mesh_t *m, char **deck_text, h5io_reader_t 
     return r_open_file(path, NULL, 0, m, deck_text, rd, err, errlen);
 }
 
-int h5io_read_cells(h5io_reader_t *rd, h5io_ready_fn ready, void *ctx)
+int h5io_read_plan(h5io_reader_t *rd)
 {
-    return r_cells(&rd->c, rd->m, rd->m->level_start, rd->on_disk, ready, ctx) == 0 ? 0 : H5IO_BAD_CONTENT;
+    if (rd->plan.done) return rd->plan.raw;
+    return r_plan(&rd->c, rd->m, rd->m->level_start, rd->on_disk, &rd->plan) == 0 ? rd->plan.raw : H5IO_BAD_CONTENT;
 }
 
-void h5io_read_times(const h5io_reader_t *rd, double *read_ms, double *scan_ms)
+int h5io_read_cells(h5io_reader_t *rd, h5io_ready_fn ready, void *ctx)
 {
-    *read_ms = rd->c.read_ms;
-    *scan_ms = rd->c.scan_ms;
+    return r_cells(&rd->c, rd->m, rd->m->level_start, rd->on_disk, &rd->plan, ready, ctx, &rd->st) == 0 ? 0
+                                                                                                      : H5IO_BAD_CONTENT;
+}
+
+void h5io_read_stats(const h5io_reader_t *rd, h5io_read_stats_t *s)
+{
+    *s = (h5io_read_stats_t){ .ms = rd->st.ms, .read_ms = rd->st.read_ms, .threads = rd->st.threads };
 }
 
 void h5io_read_close(h5io_reader_t *rd)
@@ -1564,14 +1714,18 @@ static int v_vtkhdf(rctx *c, hid_t file, const mesh_t *m)
     wctx w = { .nlevels = m->nlevels, .level_start = m->level_start };
     const dp_tidx mx = w_max_level_tiles(m);
     const size_t cells = (size_t)mesh_cells(m);
-    wbuf b = { 0 };
-    /* version 1: the second copies of the boxes and cells are read into buf */
-    void *buf = malloc(c->version == FORMAT_VERSION_V1 ? (size_t)(mx > 0 ? mx : 1) * (cells * 4 > 24 ? cells * 4 : 24) : 1);
+    const int v1 = c->version == FORMAT_VERSION_V1;
+    /* version 1: the second copies of the boxes and cells are read into buf, the boxes derived into
+     * box (version 2's boxes were read and checked with the tree) */
+    void *buf = malloc(v1 ? (size_t)(mx > 0 ? mx : 1) * (cells * 4 > 24 ? cells * 4 : 24) : 1);
+    int32_t *box = v1 ? malloc((size_t)(mx > 0 ? mx : 1) * 6 * sizeof *box) : NULL;
+    uint8_t *oct = malloc(cells); /* each cell's octant (vtkGhostType) */
     char why[64];
-    if (!buf || w_buf_alloc(&w, m, &b) != 0) {
+    if (!buf || !oct || (v1 && !box)) {
         rfail(c, "out of memory checking /VTKHDF");
         goto done;
     }
+    w_octants(m, oct);
     if (v_attr(c, vtk, "/VTKHDF", "Version", 0, 2, ver64) || !(type = r_attr_str(c, vtk, "/VTKHDF", "Type"))) goto done;
     if (strcmp(type, "OverlappingAMR") != 0) {
         rfail(c, "/VTKHDF@Type is '%.64s', expected 'OverlappingAMR'", type);
@@ -1594,7 +1748,7 @@ static int v_vtkhdf(rctx *c, hid_t file, const mesh_t *m)
         c->gname = path;
         /* version 2: the tiles were read from these boxes, each checked to be exactly a tile's cells
          * (r_box): what w_boxes derives from them again; version 1: a second copy, compared */
-        if (c->version == FORMAT_VERSION_V1 && (w_boxes(m, s, e, b.box), v_same(c, m, L, "AMRBox", T_I32, nt, 6, b.box, buf)))
+        if (v1 && (w_boxes(m, s, e, box), v_same(c, m, L, "AMRBox", T_I32, nt, 6, box, buf)))
             goto done;
         for (int k = 0; k < 2; ++k) {
             if ((sub = v_group(c, lev, path, k ? "FieldData" : "PointData")) < 0) goto done;
@@ -1607,9 +1761,9 @@ static int v_vtkhdf(rctx *c, hid_t file, const mesh_t *m)
         c->gname = path;
         /* version 1: the second copy of the cells equals /dpamr/fields (in version 2 they were read
          * from here, and the recorded checksums have been compared with them) */
-        for (int f = 0; c->version == FORMAT_VERSION_V1 && f < m->nf; ++f)
+        for (int f = 0; v1 && f < m->nf; ++f)
             if (v_same(c, m, L, m->field_name[f], T_F32, nt * cells, 1, m->field[f] + (size_t)s * cells, buf)) goto done;
-        if (v_ghost(c, m, L, s, (dp_tidx)nt, b.oct)) goto done;
+        if (v_ghost(c, m, L, s, (dp_tidx)nt, oct)) goto done;
         h5i_close(cd);
         h5i_close(lev);
         cd = lev = -1;
@@ -1625,7 +1779,8 @@ static int v_vtkhdf(rctx *c, hid_t file, const mesh_t *m)
 done:
     free(type);
     free(buf);
-    w_buf_free(&b);
+    free(box);
+    free(oct);
     h5i_close(sub);
     h5i_close(cd);
     h5i_close(lev);
@@ -1653,7 +1808,7 @@ static int v_verify_file(const char *path, const void *image, size_t n, const me
                          int what, char *err, size_t errlen)
 {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    rctx c = { path, err, errlen, -1, "/dpamr", -1, FORMAT_VERSION, 0.0, 0.0 };
+    rctx c = { path, err, errlen, -1, "/dpamr", -1, FORMAT_VERSION, 0 };
     hid_t f = r_open(&c, image, n);
     if (f < 0) return -1;
     c.file = f;
@@ -1675,14 +1830,11 @@ int h5io_verify_records(const char *path, const mesh_t *m, const valid_report_t 
     return v_verify_file(path, NULL, 0, m, v, VERIFY_RECORDS, err, errlen);
 }
 
-int h5io_read_vtkhdf(h5io_reader_t *rd)
+int h5io_read_vtkhdf(h5io_reader_t *rd, char *err, size_t errlen)
 {
-    rctx *c = &rd->c;
-    const hid_t g = c->g;
-    const char *gname = c->gname;
-    const int rc = v_vtkhdf(c, rd->f, rd->m);
-    c->g = g, c->gname = gname;
-    return rc == 0 ? 0 : H5IO_BAD_CONTENT;
+    rctx c = rd->c; /* its own messages and groups: the cells may still be coming on another thread */
+    c.err = err, c.errlen = errlen, c.no_h5 = 0;
+    return v_vtkhdf(&c, rd->f, rd->m) == 0 ? 0 : H5IO_BAD_CONTENT;
 }
 
 /* ---- ownership: did dpamr write this file? ------------------------------------------------- */
@@ -1691,7 +1843,7 @@ int h5io_is_dpamr_output(const char *path, char *what, size_t n)
 {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     char err[1200] = "";
-    rctx c = { path, err, sizeof err, -1, "/dpamr", -1, FORMAT_VERSION, 0.0, 0.0 };
+    rctx c = { path, err, sizeof err, -1, "/dpamr", -1, FORMAT_VERSION, 0 };
     const int sb = r_sb_version(path, NULL, 0);
     hid_t f = sb >= 2 ? r_open(&c, NULL, 0) : -1; /* an old-format file (superblock 0 or 1) is not opened */
     if (f < 0) {
@@ -1739,7 +1891,7 @@ int h5io_verify_image(const void *image, size_t n, const char *name, const mesh_
 int h5io_read_step(const char *path, long long *step, double *time, char *err, size_t errlen)
 {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    rctx c = { path, err, errlen, -1, "/dpamr", -1, FORMAT_VERSION, 0.0, 0.0 };
+    rctx c = { path, err, errlen, -1, "/dpamr", -1, FORMAT_VERSION, 0 };
     hid_t f = r_open(&c, NULL, 0), g = -1;
     if (f < 0) return -1;
     int rc = r_has(&c, f, "dpamr");

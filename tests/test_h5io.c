@@ -542,7 +542,8 @@ static int temp_files_left(void)
 static const char *DECK = "# test deck\ndim = 2\ntile_size = 8\nfields = rho u\n";
 
 /** Write, read back, compare; write the read-back mesh again and compare datasets and bytes. */
-/* h5io_read_cells' announcements: how many, and whether they only grew. */
+/* h5io_read_cells' announcements: how many, and whether they only grew (several pieces done at
+ * once by the reading threads are announced in one call, so there can be fewer calls than levels). */
 typedef struct {
     dp_tidx last;
     int calls, shrank;
@@ -589,7 +590,7 @@ static void test_roundtrip(const mesh_t *m, const char *tag, const char *deck)
         CHECK(h5io_read_cells(rd, log_ready, &log) == 0);
         h5io_read_close(rd);
         CHECK_NO_OPEN();
-        CHECK(log.calls >= m->nlevels && !log.shrank && log.last == m->ntiles);
+        CHECK(log.calls >= 1 && !log.shrank && log.last == m->ntiles);
         compare_meshes(m, &s3);
         free(t3);
         mesh_free(&s3);
