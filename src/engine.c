@@ -51,11 +51,6 @@ int engine_regrid_begin(engine_regrids_t *e, int variant, const deck_t *d, const
         return -1;
     }
     if (variant == DP_VARIANT_CPU) return 0;
-    if (d->p.balance != DP_BALANCE_NONE) { /* run_variant says so first; callers of the engine alone */
-        snprintf(err, errlen, "balance = 2:1 in a regrid runs on variant cpu in this version; variant %s balances a "
-                 "build but not yet a regrid (set variant=cpu, or balance=none)", deck_variant_name(variant));
-        return -1;
-    }
     if (variant != DP_VARIANT_CDP && variant != DP_VARIANT_HOSTLAUNCH) {
         snprintf(err, errlen, "engine_regrid: variant %s has no regrid (cpu, hostlaunch or cdp)",
                  deck_variant_name(variant));

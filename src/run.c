@@ -164,16 +164,6 @@ int run_variant(const deck_t *d, int local, int *device, char *why, size_t whyle
     *device = -1;
     if (whylen) why[0] = '\0';
     if (d->variant == DP_VARIANT_CPU) return DP_VARIANT_CPU;
-    if (d->p.balance != DP_BALANCE_NONE && d->steps > 0) { /* the GPU regrid does not balance yet */
-        if (d->variant == DP_VARIANT_AUTO) {
-            if (whylen) snprintf(why, whylen, "balance = 2:1 with time steps runs on variant cpu in this version");
-            return DP_VARIANT_CPU;
-        }
-        snprintf(err, n, "%.1000s: balance = 2:1 with time steps (steps > 0) runs on variant cpu in this version; "
-                 "variant = %s balances a build but not yet a regrid: set variant=cpu (or auto), balance=none or "
-                 "steps=0", d->path, deck_variant_name(d->variant));
-        return -1;
-    }
     const int dev = local >= 0 ? gpu_select(local, why, whylen) : 0;
     if (dev >= 0 && gpu_available(why, whylen)) {
         *device = dev;
@@ -187,8 +177,8 @@ int run_variant(const deck_t *d, int local, int *device, char *why, size_t whyle
 
 void run_say_auto_cpu(const deck_t *d, const char *why)
 {
-    if (d->p.balance != DP_BALANCE_NONE && d->steps > 0) printf("variant=auto: %s\n", why); /* why says balance */
-    else printf("variant=auto: no usable GPU (%s); falling back to variant=cpu\n", why);
+    (void)d;
+    printf("variant=auto: no usable GPU (%s); falling back to variant=cpu\n", why);
 }
 
 #ifndef DPAMR_COMMIT

@@ -1,10 +1,12 @@
 #!/bin/bash
 # gpu_steps.sh DPAMR SRC WORKDIR - time steps on the GPU (issue 15): the moving decks regridded by
 # hostlaunch and cdp, pdl off and on, against cpu at EVERY output step, byte for byte (h5compare:
-# every dataset; the stored deck differs by its variant override), the series files identical; a
+# every dataset; the stored deck differs by its variant override), the series files identical; the
+# same with balance = 2:1 (the GPU's balance after every regrid); a
 # restart on the GPU from a cpu step file; the same overflow message as cpu for a max_tiles below a
 # step's need; `dpamr bench` on a moving deck timing every variant.
-# Exit 77 (CTest: skipped) when no CUDA device is usable.
+# Exit 77 (CTest: skipped) when no CUDA device is usable. GPU_STEPS_PARTS (default: all) runs some of
+# its parts: compare (the moving decks; restart and overflow need it), balance, restart, overflow, bench.
 set -uo pipefail
 dpamr=$1 src=$2 work=$3
 source "$(dirname "$0")/lib.sh"
@@ -12,6 +14,8 @@ skip_without_gpu "$dpamr"
 fresh_dir "$work"
 d2=$src/inputs/moving2d.inp
 d3=$src/inputs/moving3d.inp
+parts=" ${GPU_STEPS_PARTS:-compare balance restart overflow bench} "
+want() { [[ $parts == *" $1 "* ]]; }
 variants=("hostlaunch pdl=off" "hostlaunch pdl=on" "cdp pdl=off" "cdp pdl=on" "hostlaunch pdl=on pdl_trigger=early")
 
 # run NAME DECK ARGS...: `dpamr run DECK ARGS` in $work/NAME (fresh), output s_%05d.hdf
@@ -40,7 +44,7 @@ same() {
     echo "ok   $name: $n step files byte-identical to $ref (datasets), the same series"
 }
 
-for deck in "$d2" "$d3"; do
+want compare && for deck in "$d2" "$d3"; do
     base=$(basename "$deck" .inp)
     if [ "$base" = moving2d ]; then
         args=(steps=30 output_every=1)   # 31 files, every one compared
@@ -59,11 +63,22 @@ for deck in "$d2" "$d3"; do
     done
 done
 
-# balance = 2:1 in time steps: the GPU regrid's balance (device/regrid_gpu.cu, dbal_close) has not run
-# on a GPU yet, so the GPU variants refuse it (tests/balance.sh); bring back the comparison of every
-# variant against cpu at every step of the balanced moving decks once it has
-echo "== restart on the GPU from a cpu step file"
-for v in hostlaunch cdp; do
+want balance && echo "== balance = 2:1: the moving decks balanced after every regrid, every variant against cpu at every step"
+want balance && for deck in "$d2" "$d3"; do
+    base=$(basename "$deck" .inp)-bal
+    if [ "$base" = moving2d-bal ]; then args=(steps=30 output_every=1); else args=(output_every=2); fi
+    run "$base-cpu" "$deck" variant=cpu balance=2:1 "${args[@]}" || continue
+    for v in "${variants[@]}"; do
+        name=$base-$(echo "$v" | tr ' =' '__')
+        # shellcheck disable=SC2086
+        run "$name" "$deck" variant=$v balance=2:1 "${args[@]}" || continue
+        same "$base-cpu" "$name"
+        "$dpamr" check "$work/$name/s_00010.hdf" >/dev/null || fail "$name: dpamr check s_00010.hdf"
+    done
+done
+
+want restart && echo "== restart on the GPU from a cpu step file"
+want restart && for v in hostlaunch cdp; do
     fresh_dir "$work/restart-$v"
     cp "$work/moving2d-cpu"/s_000{00..10}.hdf "$work/restart-$v/"
     if (cd "$work/restart-$v" && "$dpamr" run "$d2" variant=$v steps=30 output_every=1 output=s_%05d.hdf \
@@ -74,37 +89,41 @@ for v in hostlaunch cdp; do
     fi
 done
 
-echo "== a step past max_tiles: the cpu's message"
-# max_tiles = the first build's tiles: the first step that needs more overflows on every variant alike
-t0=$(grep -Eo "^step 0 t=0: built [0-9]+ tiles" "$work/moving2d-cpu/run.log" | grep -Eo "[0-9]+ tiles" | grep -Eo "[0-9]+")
-msg=()
-for v in cpu hostlaunch cdp; do
-    fresh_dir "$work/over-$v"
-    if (cd "$work/over-$v" && "$dpamr" run "$d2" variant=$v steps=30 max_tiles="$t0" output=s_%05d.hdf \
-            >run.log 2>err.log); then
-        fail "over-$v: max_tiles=$t0 did not overflow"
-        continue
-    fi
-    [ "$(grep -c 'dpamr: error' "$work/over-$v/err.log")" -eq 1 ] || fail "over-$v: not one message"
-    m=$(grep -o "tile store overflow regridding level.*" "$work/over-$v/err.log")
-    [ -n "$m" ] || { fail "over-$v: no overflow message"; cat "$work/over-$v/err.log"; }
-    msg+=("$m")
-    echo "ok   over-$v: $m"
-done
-[ "${#msg[@]}" -eq 3 ] && [ "${msg[0]}" = "${msg[1]}" ] && [ "${msg[0]}" = "${msg[2]}" ] ||
-    fail "the overflow messages differ between variants"
-
-echo "== dpamr bench on a moving deck: every variant"
-fresh_dir "$work/bench"
-if (cd "$work/bench" && "$dpamr" bench "$d2" steps=6 bench_repeats=2 bench_warmup=1 bench_out=sb >bench.log 2>&1); then
-    for v in "cpu" "hostlaunch pdl=off" "hostlaunch pdl=on" "cdp pdl=off" "cdp pdl=on"; do
-        grep -q "^regrid per step ($v): median" "$work/bench/bench.log" || fail "bench: no summary for $v"
+if want overflow; then
+    echo "== a step past max_tiles: the cpu's message"
+    # max_tiles = the first build's tiles: the first step that needs more overflows on every variant alike
+    t0=$(grep -Eo "^step 0 t=0: built [0-9]+ tiles" "$work/moving2d-cpu/run.log" | grep -Eo "[0-9]+ tiles" | grep -Eo "[0-9]+")
+    msg=()
+    for v in cpu hostlaunch cdp; do
+        fresh_dir "$work/over-$v"
+        if (cd "$work/over-$v" && "$dpamr" run "$d2" variant=$v steps=30 max_tiles="$t0" output=s_%05d.hdf \
+                >run.log 2>err.log); then
+            fail "over-$v: max_tiles=$t0 did not overflow"
+            continue
+        fi
+        [ "$(grep -c 'dpamr: error' "$work/over-$v/err.log")" -eq 1 ] || fail "over-$v: not one message"
+        m=$(grep -o "tile store overflow regridding level.*" "$work/over-$v/err.log")
+        [ -n "$m" ] || { fail "over-$v: no overflow message"; cat "$work/over-$v/err.log"; }
+        msg+=("$m")
+        echo "ok   over-$v: $m"
     done
-    grep -Eq "^gate: [0-9]+ run\(s\) of 6 steps, the last step's mesh byte-identical" "$work/bench/bench.log" ||
-        fail "bench gate"
-    [ "$(tail -n +2 "$work/bench/sb.csv" | wc -l)" -eq 30 ] || fail "bench CSV: not 6 rows x 5 variants"
-    sed -n '/^  step/,$p' "$work/bench/bench.log"
-else
-    fail "bench"; cat "$work/bench/bench.log"
+    [ "${#msg[@]}" -eq 3 ] && [ "${msg[0]}" = "${msg[1]}" ] && [ "${msg[0]}" = "${msg[2]}" ] ||
+        fail "the overflow messages differ between variants"
+fi
+
+if want bench; then
+    echo "== dpamr bench on a moving deck: every variant"
+    fresh_dir "$work/bench"
+    if (cd "$work/bench" && "$dpamr" bench "$d2" steps=6 bench_repeats=2 bench_warmup=1 bench_out=sb >bench.log 2>&1); then
+        for v in "cpu" "hostlaunch pdl=off" "hostlaunch pdl=on" "cdp pdl=off" "cdp pdl=on"; do
+            grep -q "^regrid per step ($v): median" "$work/bench/bench.log" || fail "bench: no summary for $v"
+        done
+        grep -Eq "^gate: [0-9]+ run\(s\) of 6 steps, the last step's mesh byte-identical" "$work/bench/bench.log" ||
+            fail "bench gate"
+        [ "$(tail -n +2 "$work/bench/sb.csv" | wc -l)" -eq 30 ] || fail "bench CSV: not 6 rows x 5 variants"
+        sed -n '/^  step/,$p' "$work/bench/bench.log"
+    else
+        fail "bench"; cat "$work/bench/bench.log"
+    fi
 fi
 finish gpu_steps
