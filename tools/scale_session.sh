@@ -17,7 +17,8 @@
 # Settings (environment): VARIANT (hostlaunch), DD_GB (8), BUDGET_S (540: the scale run is skipped,
 # saying why, when what is left cannot hold it), SCALE_DECK (inputs/scale2d.inp), SCALE_ARGS (extra
 # key=value for the scale run), DECKS (bench2d bench3d), COMPARE (1), BUILD (1; 0: use build-scale/
-# as it is), BIN (the dpamr to run; default build-scale/dpamr). A dry run on a machine without a GPU:
+# as it is), BIN (the dpamr to run; default build-scale/dpamr), KEEP (0; 1: the scale deck's file and
+# $SCRATCH are left for what runs next, not removed). A dry run on a machine without a GPU:
 # VARIANT=cpu DD_GB=1 SCALE_ARGS=max_level=6 BUILD=0 BIN=build/dpamr_serial bash tools/scale_session.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -40,7 +41,7 @@ elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'; }
 left() { awk -v a="$t_start" -v b="$(now)" -v t="$budget" 'BEGIN { printf "%d", t - (b - a) }'; }
 say() { echo "[$(awk -v a="$t_start" -v b="$(now)" 'BEGIN { printf "%6.1f", b - a }') s] $*" | tee -a "$out/session.log"; }
 calc() { awk "BEGIN { printf \"%.4g\", $1 }"; }
-cleanup() { rm -rf "$scratch"; }
+cleanup() { [ "${KEEP:-0}" = 1 ] || rm -rf "$scratch"; }
 trap cleanup EXIT
 trap 'say "interrupted"; exit 130' INT TERM
 
@@ -192,7 +193,7 @@ one_deck() {
             rm -f "$scratch/${name}_$v.hdf"
         done
     fi
-    rm -f "$o"
+    [ "${KEEP:-0}" = 1 ] && [ "$name" = scale ] || rm -f "$o"
 }
 
 for name in $decks; do one_deck "$name" "inputs/$name.inp"; done
