@@ -116,18 +116,33 @@ int w_boxes(const mesh_t *m, dp_tidx s, dp_tidx e, int32_t *box)
 }
 
 /** Fill vtkGhostType for tiles [s,e): 32 on cells whose octant has a child. */
-void w_ghost(const mesh_t *m, dp_tidx s, dp_tidx e, const uint8_t *oct, uint8_t *g)
+void w_ghost_cells(const mesh_t *m, dp_tidx s, size_t c0, size_t c1, const uint8_t *oct, uint8_t *g)
 {
     const size_t cells = (size_t)mesh_cells(m);
-    for (dp_tidx t = s; t < e; ++t) {
-        uint8_t *q = g + (size_t)(t - s) * cells;
-        const unsigned cm = m->childmask[t];
-        if (cm == 0) {
-            memset(q, 0, cells);
-            continue;
-        }
-        for (size_t i = 0; i < cells; ++i) q[i] = (cm >> oct[i] & 1u) ? GHOST_HIDDEN : 0;
+    for (size_t i = c0; i < c1;) {
+        const size_t a = i % cells, b = cells - a < c1 - i ? cells : a + (c1 - i); /* cells [a, b) of tile t */
+        const unsigned cm = m->childmask[s + (dp_tidx)(i / cells)];
+        uint8_t *q = g + (i - c0);
+        if (cm == 0) memset(q, 0, b - a);
+        else
+            for (size_t k = a; k < b; ++k) q[k - a] = (cm >> oct[k] & 1u) ? GHOST_HIDDEN : 0;
+        i += b - a;
     }
+}
+
+void w_ghost(const mesh_t *m, dp_tidx s, dp_tidx e, const uint8_t *oct, uint8_t *g)
+{
+    w_ghost_cells(m, s, 0, (size_t)(e - s) * (size_t)mesh_cells(m), oct, g);
+}
+
+int w_ghost_direct(const wctx *c)
+{
+#ifdef DPAMR_HAVE_ZLIB
+    return !c->par && !c->verify;
+#else
+    (void)c;
+    return 0;
+#endif
 }
 
 /** Octant of every cell of a tile (x fastest). */
@@ -173,7 +188,9 @@ int w_buf_alloc(wctx *c, const mesh_t *m, wbuf *b)
     const size_t cells = (size_t)mesh_cells(m);
     const dp_tidx mx = w_max_level_tiles(m);
     b->box = malloc((size_t)(mx > 0 ? mx : 1) * 6 * sizeof *b->box);
-    b->ghost = malloc((size_t)(mx > 0 ? mx : 1) * cells);
+    /* w_ghost_direct: only the contiguous (small) vtkGhostType datasets pass through this buffer */
+    const size_t gmax = (size_t)(mx > 0 ? mx : 1) * cells;
+    b->ghost = malloc(w_ghost_direct(c) && gmax > GHOST_CONTIG_MAX ? GHOST_CONTIG_MAX : gmax);
     b->oct = malloc(cells);
     if (!b->box || !b->ghost || !b->oct) {
         w_buf_free(b);

@@ -92,6 +92,11 @@ void w_lrange(const mesh_t *m, int L, dp_tidx *s, dp_tidx *e);
 int w_boxes(const mesh_t *m, dp_tidx s, dp_tidx e, int32_t *box);
 /** Fill vtkGhostType for tiles [s,e): 32 on cells whose octant has a child (oct: w_buf_alloc's). */
 void w_ghost(const mesh_t *m, dp_tidx s, dp_tidx e, const uint8_t *oct, uint8_t *g);
+/** The same for cells [c0, c1) of the tiles from s on (cell 0 is tile s's first) into g[0, c1 - c0). */
+void w_ghost_cells(const mesh_t *m, dp_tidx s, size_t c0, size_t c1, const uint8_t *oct, uint8_t *g);
+/** 1 when the writer makes and deflates a chunked vtkGhostType itself, chunk by chunk in parallel
+ *  (a serial write, not a read-back, with zlib), so that no level-sized buffer is needed. */
+int w_ghost_direct(const wctx *c);
 /** Each cell's octant within its tile (mesh_cells(m) bytes): what w_ghost compares childmask with. */
 void w_octants(const mesh_t *m, uint8_t *oct);
 /** Tiles in the largest level (sizes the scratch buffers). */

@@ -13,6 +13,18 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
+#ifdef DPAMR_HAVE_ZLIB
+#include <zlib.h>
+#endif
+
+#ifdef _OPENMP
+#define OMP_PRAGMA(x) _Pragma(#x)
+#else
+#define OMP_PRAGMA(x)
+#endif
+
+/* vtkGhostType chunks made and deflated together by w_ghost_chunks (64 x 256 KiB, twice) */
+#define GHOST_BATCH 64
 
 /** Record an HDF5 failure on object loc/name, right after the failing call (see h5i_reason).
  *  Always returns -1. */
@@ -384,6 +396,69 @@ static int w_dset_str(wctx *c, hid_t loc, const char *name, const char *s)
     return rc;
 }
 
+#ifdef DPAMR_HAVE_ZLIB
+/** Level L's vtkGhostType (the n cells of its tiles from s) in a serial write (w_ghost_direct): made
+ *  and deflated GHOST_BATCH chunks at a time by the OpenMP threads, each written with
+ *  H5Dwrite_chunk in chunk order. The stored bytes are what HDF5's deflate filter stores through
+ *  H5Dwrite (the dataset as w_layout makes it; compress2 at GHOST_DEFLATE into a buffer the chunk's
+ *  size; the edge chunk padded with the fill value 0; a chunk that does not shrink stored as it is
+ *  with the filter's mask bit, as HDF5 does when an optional filter fails), at the threads' pace
+ *  instead of one thread's, and with no level-sized buffer. 0 or -1. */
+static int w_ghost_chunks(wctx *c, hid_t cd, const mesh_t *m, dp_tidx s, hsize_t n, const uint8_t *oct)
+{
+    static const char name[] = "vtkGhostType";
+    const hsize_t cs = GHOST_CHUNK < n ? GHOST_CHUNK : n;
+    const int64_t nch = (int64_t)((n + cs - 1) / cs);
+    hid_t fs = H5Screate_simple(1, &n, NULL), dcpl = w_ocpl(H5P_DATASET_CREATE), d = -1;
+    uint8_t *raw = malloc((size_t)GHOST_BATCH * cs), *out = malloc((size_t)GHOST_BATCH * cs);
+    int rc = 0;
+    if (!raw || !out) {
+        h5i_seterr(c->err, c->errlen, "cannot write %s: out of memory", c->path);
+        rc = -1;
+    } else if (fs < 0 || dcpl < 0 || w_layout(dcpl, fs, GHOST_CHUNK) != 0 || H5Pset_dset_no_attrs_hint(dcpl, 1) < 0) {
+        rc = w_fail(c, cd, name, "preparing dataset");
+    } else if ((d = H5Dcreate2(cd, name, H5T_STD_U8LE, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT)) < 0) {
+        rc = w_fail(c, cd, name, "creating dataset");
+    } else if (w_injected(c, "create", name)) {
+        rc = -1;
+    }
+    uLongf len[GHOST_BATCH];
+    int zs[GHOST_BATCH];
+    for (int64_t k0 = 0; rc == 0 && k0 < nch; k0 += GHOST_BATCH) {
+        const int nb = nch - k0 < GHOST_BATCH ? (int)(nch - k0) : GHOST_BATCH;
+        OMP_PRAGMA(omp parallel for schedule(dynamic, 1) if (nb > 1))
+        for (int j = 0; j < nb; ++j) {
+            const size_t c0 = (size_t)(k0 + j) * cs, c1 = c0 + cs < n ? c0 + cs : (size_t)n;
+            uint8_t *r = raw + (size_t)j * cs;
+            w_ghost_cells(m, s, c0, c1, oct, r);
+            memset(r + (c1 - c0), 0, cs - (c1 - c0));
+            len[j] = (uLongf)cs;
+            zs[j] = compress2(out + (size_t)j * cs, &len[j], r, (uLong)cs, GHOST_DEFLATE);
+        }
+        for (int j = 0; rc == 0 && j < nb; ++j) {
+            const hsize_t at = (hsize_t)(k0 + j) * cs;
+            herr_t e = -1;
+            if (zs[j] == Z_OK) e = H5Dwrite_chunk(d, H5P_DEFAULT, 0u, &at, (size_t)len[j], out + (size_t)j * cs);
+            else if (zs[j] == Z_BUF_ERROR) e = H5Dwrite_chunk(d, H5P_DEFAULT, 1u, &at, (size_t)cs, raw + (size_t)j * cs);
+            else {
+                h5i_seterr(c->err, c->errlen, "cannot write %s: deflating a chunk of %s failed (zlib %d)", c->path,
+                           name, zs[j]);
+                rc = -1;
+                break;
+            }
+            if (e < 0) rc = w_fail(c, cd, name, "writing dataset");
+        }
+    }
+    if (rc == 0 && w_injected(c, "write", name)) rc = -1;
+    free(raw);
+    free(out);
+    h5i_close(d);
+    h5i_close(dcpl);
+    h5i_close(fs);
+    return rc;
+}
+#endif
+
 /** CellData of one level: every field, then vtkGhostType. */
 static int w_celldata(wctx *c, hid_t lev, const mesh_t *m, int L, uint8_t *ghost, const uint8_t *oct)
 {
@@ -403,6 +478,11 @@ static int w_celldata(wctx *c, hid_t lev, const mesh_t *m, int L, uint8_t *ghost
                     c->src ? NULL : m->field[f] + (size_t)s * cells, 0);
         c->src_f = -1;
     }
+#ifdef DPAMR_HAVE_ZLIB
+    if (rc == 0 && w_ghost_direct(c) && n > GHOST_CONTIG_MAX) {
+        rc = w_ghost_chunks(c, cd, m, s, n, oct);
+    } else
+#endif
     if (rc == 0) {
         w_ghost(m, s, e, oct, ghost);
         rc = w_rows(c, cd, "vtkGhostType", H5T_STD_U8LE, H5T_NATIVE_UINT8, 1, &n, 1, &fofs, &cnt, ghost, GHOST_CHUNK);
