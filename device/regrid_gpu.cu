@@ -49,6 +49,13 @@
 #define RG_GROUPS_PER_BLOCK 8
 /* Most tiles one regridStep block copies or fills per pass (its shared flag masks). */
 #define RG_MAX_PASS 64
+/* regridStep's blocks per SM: measured on the H200 (docs/results.md, "Why cdp's rebuild is slower"),
+ * movingbench2d: host-launched grids at 4 per SM (64 registers) rebuilt in 2.06 ms against 2.43 ms
+ * at 3 and 3.10 ms at 2 (111 registers); device-launched grids never had more than one block per SM
+ * resident (132 of 264 to 528), whatever the bound, so cdp keeps 2 (no spills: 3.84 ms against 4.11
+ * at 4). */
+#define RG_MINB_HOST 4
+#define RG_MINB_CDP 2
 /* What a kernel may use without opting in. */
 #define RG_SMEM_DEFAULT ((size_t)48 << 10)
 
@@ -197,8 +204,10 @@ struct rg_smem {
 };
 
 /* Level `level` of the new store to its children (see the top of the file). Dynamic shared memory:
- * the model tables (fill = model, R.tp of them), then R.tp tiles of criterion cells. */
-__global__ void __launch_bounds__(RG_THREADS, 2) regridStep(const __grid_constant__ rg_t R, int level)
+ * the model tables (fill = model, R.tp of them), then R.tp tiles of criterion cells. MINB: the
+ * blocks per SM it is compiled for (RG_MINB_HOST, RG_MINB_CDP). */
+template <int MINB>
+__global__ void __launch_bounds__(RG_THREADS, MINB) regridStep(const __grid_constant__ rg_t R, int level)
 {
     __shared__ rg_smem Sh;
     extern __shared__ double tab[];
@@ -248,7 +257,7 @@ __global__ void __launch_bounds__(RG_THREADS, 2) regridStep(const __grid_constan
             R.ls[level + 2] = fits ? e + c1 : e; /* an overflow leaves the later levels empty */
             if (R.cdp && fits && c1 > 0 && flag) {
                 /* the next level after this grid, sized to its tiles (flag: it can have children) */
-                regridStep<<<(unsigned)rg_cdp_grid(c1, R.wave), RG_THREADS, R.smem, cudaStreamTailLaunch>>>(R, level + 1);
+                regridStep<MINB><<<(unsigned)rg_cdp_grid(c1, R.wave), RG_THREADS, R.smem, cudaStreamTailLaunch>>>(R, level + 1);
                 rg_count_launch(R.st, cudaGetLastError());
             }
         }
@@ -335,6 +344,7 @@ __global__ void __launch_bounds__(RG_THREADS, 2) regridStep(const __grid_constan
 
 struct gpu_regrid {
     int variant, pdl, early, progress;
+    const void *step;       /* regridStep<RG_MINB_HOST> or, for cdp, <RG_MINB_CDP> */
     dp_params p;            /* the deck's (time 0) */
     long long max_tiles;
     cudaStream_t s;
@@ -479,9 +489,10 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
     CK(cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, dev));
     /* shared memory: regridStep's tables and criterion cells, fewer tiles per pass past the default
      * limit, an opt-in when one tile's cells need more (3D, tile_size 32); sampleLevel's tables */
+    g->step = variant == DP_VARIANT_CDP ? (const void *)regridStep<RG_MINB_CDP> : (const void *)regridStep<RG_MINB_HOST>;
     {
         cudaFuncAttributes fa; /* the default limit holds static and dynamic shared memory together */
-        CK(cudaFuncGetAttributes(&fa, regridStep));
+        CK(cudaFuncGetAttributes(&fa, g->step));
         rg_static = fa.sharedSizeBytes;
     }
     g->tp = rg_pass_tiles(p);
@@ -491,14 +502,14 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
         int optin = 0;
         cudaFuncAttributes fa;
         CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-        CK(cudaFuncGetAttributes(&fa, regridStep));
+        CK(cudaFuncGetAttributes(&fa, g->step));
         if (g->smem + fa.sharedSizeBytes > (size_t)optin) {
             snprintf(err, errlen, "%s regrid: a tile of %d^%d cells needs %zu bytes of shared memory per block, the "
                      "device allows %d: use a smaller tile_size", deck_variant_name(variant), p->B, p->dim,
                      g->smem + fa.sharedSizeBytes, optin);
             goto fail;
         }
-        CK(cudaFuncSetAttribute(regridStep, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem));
+        CK(cudaFuncSetAttribute(g->step, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem));
     }
     g->tps = 4 * RG_THREADS / (int)cells;
     g->tps = g->tps < 1 ? 1 : (g->tps > RG_MAX_PASS ? RG_MAX_PASS : g->tps);
@@ -510,7 +521,7 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
                  "fewer model objects", deck_variant_name(variant), g->smem_sample, RG_SMEM_DEFAULT);
         goto fail;
     }
-    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, regridStep, RG_THREADS, g->smem));
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, g->step, RG_THREADS, g->smem));
     g->wave = (long long)g->sms * (occ > 0 ? occ : 1);
     /* the capacity: max_tiles, else as many tiles as the device holds with the regrid's scratch (two
      * stores), at most every tile of the domain up to max_level */
@@ -720,13 +731,13 @@ extern "C" int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, ch
             if (g->nlev > 0) {
                 int L0 = 0;
                 void *sa[] = { &R, &L0 };
-                CK(launch_pdl_smem((const void *)regridStep, dim3((unsigned)rg_cdp_grid(nroots, g->wave)),
+                CK(launch_pdl_smem(g->step, dim3((unsigned)rg_cdp_grid(nroots, g->wave)),
                                    dim3(RG_THREADS), g->smem, g->s, pdl, sa));
             }
         } else {
             for (int L = 0; L < g->nlev; ++L) {
                 void *sa[] = { &R, &L };
-                CK(launch_pdl_smem((const void *)regridStep, dim3((unsigned)g->wave), dim3(RG_THREADS), g->smem, g->s,
+                CK(launch_pdl_smem(g->step, dim3((unsigned)g->wave), dim3(RG_THREADS), g->smem, g->s,
                                    pdl, sa));
             }
         }
