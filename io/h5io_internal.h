@@ -19,6 +19,15 @@
 #include "src/xfer.h" /* progress_t: the write's progress line */
 #ifdef H5_HAVE_PARALLEL
 #include "src/agree.h" /* dp_agree: the one agreement helper, shared with src/dist.c */
+#ifdef DPAMR_HAVE_ZLIB
+#include <zlib.h> /* vtkGhostType's chunks: deflated by the writer, inflated by the check */
+#endif
+
+#ifdef _OPENMP
+#define OMP_PRAGMA(x) _Pragma(#x)
+#else
+#define OMP_PRAGMA(x)
+#endif
 #endif
 
 #define FORMAT_NAME "dpamr-mesh"

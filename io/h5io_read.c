@@ -18,15 +18,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#ifdef DPAMR_HAVE_ZLIB
-#include <zlib.h>
-#endif
-
-#ifdef _OPENMP
-#define OMP_PRAGMA(x) _Pragma(#x)
-#else
-#define OMP_PRAGMA(x)
-#endif
 
 /* Reading the cells (r_stream): pieces of about READ_PIECE_BYTES over all fields (the tiles
  * announced together), read through the page cache by READ_THREADS threads in reads of

@@ -13,15 +13,6 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
-#ifdef DPAMR_HAVE_ZLIB
-#include <zlib.h>
-#endif
-
-#ifdef _OPENMP
-#define OMP_PRAGMA(x) _Pragma(#x)
-#else
-#define OMP_PRAGMA(x)
-#endif
 
 /* vtkGhostType chunks made and deflated together by w_ghost_chunks (64 x 256 KiB, twice) */
 #define GHOST_BATCH 64
