@@ -19,6 +19,7 @@
 #include "src/xfer.h" /* progress_t: the write's progress line */
 #ifdef H5_HAVE_PARALLEL
 #include "src/agree.h" /* dp_agree: the one agreement helper, shared with src/dist.c */
+#endif
 #ifdef DPAMR_HAVE_ZLIB
 #include <zlib.h> /* vtkGhostType's chunks: deflated by the writer, inflated by the check */
 #endif
@@ -27,7 +28,6 @@
 #define OMP_PRAGMA(x) _Pragma(#x)
 #else
 #define OMP_PRAGMA(x)
-#endif
 #endif
 
 #define FORMAT_NAME "dpamr-mesh"
