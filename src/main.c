@@ -189,7 +189,7 @@ static int cmd_run(int argc, char **argv)
     if (variant < 0) return run_die(err);
     if (device >= 0) run_info_device(why);
     if (say && d.variant == DP_VARIANT_AUTO && variant == DP_VARIANT_CPU)
-        run_say_auto_cpu(&d, why);
+        run_say_auto_cpu(why);
     if (say && d.trace[0] && variant == DP_VARIANT_CPU)
         printf("trace=%s: not written, the cpu variant has no device timeline\n", d.trace);
 

@@ -175,9 +175,8 @@ int run_variant(const deck_t *d, int local, int *device, char *why, size_t whyle
     return -1;
 }
 
-void run_say_auto_cpu(const deck_t *d, const char *why)
+void run_say_auto_cpu(const char *why)
 {
-    (void)d;
     printf("variant=auto: no usable GPU (%s); falling back to variant=cpu\n", why);
 }
 

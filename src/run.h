@@ -89,7 +89,7 @@ void run_stream_abort(run_stream_t *rs);
  *  with its node-local rank. *device: the device used, -1 on the cpu. */
 int run_variant(const deck_t *d, int local, int *device, char *why, size_t whylen, char *err, size_t n);
 /** The line of a `variant = auto` run that run_variant resolved to cpu, with its why. */
-void run_say_auto_cpu(const deck_t *d, const char *why);
+void run_say_auto_cpu(const char *why);
 
 /** What a refinement run measured, for /dpamr/provenance. A serial run fills it from its engine's
  *  report (run_stats_from_report); an MPI run then combines the ranks' (slowest refinement and

@@ -321,7 +321,7 @@ int steps_run(deck_t *d, mesh_t *m, double t0)
     if (variant < 0) return mesh_free(m), die(err);
     if (device >= 0) run_info_device(why);
     if (d->verbosity != DP_VERBOSITY_QUIET && d->variant == DP_VARIANT_AUTO && variant == DP_VARIANT_CPU)
-        run_say_auto_cpu(d, why);
+        run_say_auto_cpu(why);
     const steps_ops_t o = { .ctx = NULL, .root = 1, .agree = serial_agree, .count = serial_count,
                             .build = serial_build, .regridded = serial_regridded, .validate = serial_validate,
                             .write = serial_write };
