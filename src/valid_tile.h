@@ -63,22 +63,45 @@ typedef struct {
     uint64_t tree;                /* FNV-1a 64 over the chunk's tile tree hashes (8 bytes each) */
 } dp_vchunk;
 
+/** One cell of a tile's checksums: its value added to the running sum s, its float bits (4
+ *  little-endian bytes) to the running FNV-1a 64 hash h. */
+static inline DP_HD void dp_vtile_cell(double *s, uint64_t *h, float v)
+{
+    *s += (double)v;
+    const uint32_t bits = dp_float_bits(v);
+    uint64_t x = dp_fnv_byte(*h, bits);
+    x = dp_fnv_byte(x, bits >> 8);
+    x = dp_fnv_byte(x, bits >> 16);
+    *h = dp_fnv_byte(x, bits >> 24);
+}
+
 /** One field of one tile: the plain double sum of its cells in cell order and FNV-1a 64 (from the
- *  offset basis) over their float bits, 4 little-endian bytes each. */
+ *  offset basis) over their float bits, 4 little-endian bytes each (dp_vtile_cell, cell by cell). */
 static inline DP_HD void dp_vtile_field(const float *u, int cells, double *sum, uint64_t *hash)
 {
     double s = 0.0;
     uint64_t h = DP_FNV_OFFSET;
-    for (int i = 0; i < cells; ++i) {
-        s += (double)u[i];
-        const uint32_t bits = dp_float_bits(u[i]);
-        h = dp_fnv_byte(h, bits);
-        h = dp_fnv_byte(h, bits >> 8);
-        h = dp_fnv_byte(h, bits >> 16);
-        h = dp_fnv_byte(h, bits >> 24);
-    }
+    for (int i = 0; i < cells; ++i) dp_vtile_cell(&s, &h, u[i]);
     *sum = s;
     *hash = h;
+}
+
+/* Tiles per dp_vtile_field4 call. */
+#define DP_VTILE_GROUP 4
+
+/** dp_vtile_field of DP_VTILE_GROUP tiles whose cells follow each other from u (tile k at
+ *  u + k * cells): tile k's sum and hash into sum[k * stride] and hash[k * stride]. The same values
+ *  as one call per tile; the tiles' chains (a multiply per byte, each waiting for the one before)
+ *  are interleaved, so that a CPU core works on four at once instead of waiting on one (the CPU
+ *  validator: about 3x the cells per second). */
+static inline DP_HD void dp_vtile_field4(const float *u, int cells, double *sum, uint64_t *hash, size_t stride)
+{
+    double s[DP_VTILE_GROUP];
+    uint64_t h[DP_VTILE_GROUP];
+    for (int k = 0; k < DP_VTILE_GROUP; ++k) s[k] = 0.0, h[k] = DP_FNV_OFFSET;
+    for (int i = 0; i < cells; ++i)
+        for (int k = 0; k < DP_VTILE_GROUP; ++k) dp_vtile_cell(&s[k], &h[k], u[(size_t)k * (size_t)cells + (size_t)i]);
+    for (int k = 0; k < DP_VTILE_GROUP; ++k) sum[(size_t)k * stride] = s[k], hash[(size_t)k * stride] = h[k];
 }
 
 /** The tree hash of one tile: FNV-1a 64 over level, i, j, k (4 bytes each) and the parent's global

@@ -627,9 +627,39 @@ static void test_subnormal(void)
     CHECK(!dp_vconserve_cell(2, 4, uc, up, 0, 0, &u, &avg, &rel), "a normal parent over subnormal children fails");
 }
 
+/* dp_vtile_field4 (the CPU validator's four tiles at once) gives each tile the sum and hash of
+ * dp_vtile_field, written at the given stride, for any bits: zeros of both signs, subnormals,
+ * infinities, NaNs and a deterministic spread of normal values. */
+static void test_tile_group(void)
+{
+    enum { CELLS = 37, NF = 3 };
+    float u[DP_VTILE_GROUP * CELLS];
+    uint32_t x = 12345u;
+    for (int i = 0; i < DP_VTILE_GROUP * CELLS; ++i) {
+        x = x * 1664525u + 1013904223u;
+        u[i] = (float)(x >> 8) * 0x1p-12f - 2000.0f;
+    }
+    u[0] = -0.0f, u[1] = 0x1p-149f, u[CELLS] = INFINITY, u[2 * CELLS + 5] = NAN, u[3 * CELLS + 7] = -0x1p-140f;
+    double s4[DP_VTILE_GROUP * NF];
+    uint64_t h4[DP_VTILE_GROUP * NF];
+    for (int i = 0; i < DP_VTILE_GROUP * NF; ++i) s4[i] = -1.0, h4[i] = 0;
+    dp_vtile_field4(u, CELLS, &s4[1], &h4[1], NF);
+    for (int k = 0; k < DP_VTILE_GROUP; ++k) {
+        double s;
+        uint64_t h;
+        dp_vtile_field(u + k * CELLS, CELLS, &s, &h);
+        CHECK(memcmp(&s, &s4[k * NF + 1], sizeof s) == 0 && h == h4[k * NF + 1],
+              "tile %d of a group: sum %.17g hash %016llx, one by one %.17g %016llx", k, s4[k * NF + 1],
+              (unsigned long long)h4[k * NF + 1], s, (unsigned long long)h);
+        CHECK(s4[k * NF] == -1.0 && h4[k * NF] == 0 && s4[k * NF + 2] == -1.0 && h4[k * NF + 2] == 0,
+              "tile %d of a group: written outside its stride", k);
+    }
+}
+
 int main(void)
 {
     test_subnormal();
+    test_tile_group();
     test_dim(2, 8, 3);
     test_dim(3, 4, 2);
     return TEST_DONE();

@@ -527,23 +527,35 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
                                                (raw[q] >> dp_tile_octant(m->coord + 3 * t) & 1));
                 flags[t] = (uint8_t)((made[t] ? raw[t] : 0) | need[t]);
             }
-        VALID_PRAGMA(omp parallel for schedule(dynamic, 64) reduction(+ : nfail2, nfail3) \
+        /* C over groups of DP_VTILE_GROUP tiles: each tile's checks, then the group's sums and
+         * hashes (pass D's part per tile) at once, while its cells are in cache */
+        const dp_tidx ngroups = (e - b + DP_VTILE_GROUP - 1) / DP_VTILE_GROUP;
+        VALID_PRAGMA(omp parallel for schedule(dynamic, 16) reduction(+ : nfail2, nfail3) \
                      reduction(min : first2, first3) reduction(max : maxrel))
-        for (dp_tidx t = b; t < e; ++t) {
-            dp_vfail f2 = { 0 }, f3 = { 0 };
-            double mr = 0.0;
-            const int k2 = check_tile_self(&c, t, &f2, &mr), k3 = check_tile_children(&c, t, &f3);
-            for (int f = 0; f < m->nf; ++f) /* pass D's part per tile, while its cells are in cache */
-                dp_vtile_field(m->field[f] + (size_t)t * (size_t)c.cells, c.cells, &ts[(size_t)t * (size_t)m->nf + (size_t)f],
-                               &th[(size_t)t * (size_t)m->nf + (size_t)f]);
-            if (mr > maxrel) maxrel = mr;
-            if (k2) {
-                nfail2 += k2;
-                if (t < first2) first2 = t;
+        for (dp_tidx g = 0; g < ngroups; ++g) {
+            const dp_tidx g0 = b + g * DP_VTILE_GROUP, g1 = e - g0 < DP_VTILE_GROUP ? e : g0 + DP_VTILE_GROUP;
+            for (dp_tidx t = g0; t < g1; ++t) {
+                dp_vfail f2 = { 0 }, f3 = { 0 };
+                double mr = 0.0;
+                const int k2 = check_tile_self(&c, t, &f2, &mr), k3 = check_tile_children(&c, t, &f3);
+                if (mr > maxrel) maxrel = mr;
+                if (k2) {
+                    nfail2 += k2;
+                    if (t < first2) first2 = t;
+                }
+                if (k3) {
+                    nfail3 += k3;
+                    if (t < first3) first3 = t;
+                }
             }
-            if (k3) {
-                nfail3 += k3;
-                if (t < first3) first3 = t;
+            const size_t nf = (size_t)m->nf, cells = (size_t)c.cells;
+            for (size_t f = 0; f < nf; ++f) {
+                if (g1 - g0 == DP_VTILE_GROUP) {
+                    dp_vtile_field4(m->field[f] + (size_t)g0 * cells, c.cells, &ts[(size_t)g0 * nf + f], &th[(size_t)g0 * nf + f], nf);
+                    continue;
+                }
+                for (dp_tidx t = g0; t < g1; ++t)
+                    dp_vtile_field(m->field[f] + (size_t)t * cells, c.cells, &ts[(size_t)t * nf + f], &th[(size_t)t * nf + f]);
             }
         }
         /* D: the tasks whose chunks end by e (all of them once every tile is in; with a damaged
