@@ -21,15 +21,18 @@
 
 /* Reading the cells (r_stream): pieces of about READ_PIECE_BYTES over all fields (the tiles
  * announced together), read through the page cache by READ_THREADS threads in reads of
- * READ_UNIT_BYTES, each thread asking the kernel for the read READ_AHEAD places ahead of its own.
- * Measured on the H200 machine (docs/results.md, "Checking a file"), the 18.8 GB scale file cold:
- * 16 threads of 8 MiB reads, 32 ahead, read it in 9.46 s (dd bs=8M: 9.48 s); 8 threads took 12.6 s
- * with 16 ahead and 10.6 s with 64, 16 threads of 4 MiB 10.5 s, 4 of 16 MiB 13.0 s, 2 of 32 MiB
- * 14.7 s; reads with O_DIRECT into aligned buffers were slower still (1.17-1.44 GB/s). */
+ * READ_UNIT_BYTES taken in file order, while one more thread (r_prefetch) asks the kernel for the
+ * reads ahead of them, in file order, READ_AHEAD beyond the next one to be taken: the disk sees one
+ * sequential stream, as from dd, and the threads copy what has come in. Measured on the H200 machine
+ * (docs/results.md, "Session 13"), each file cold, against the same 16 threads of 8 MiB each asking
+ * for the read 32 ahead of its own (the earlier reader, session 12): bench2d 1.40-1.48 GB/s against
+ * 1.08-1.36, bench3d 1.43-1.56 against 1.39-1.41 (dd of the files 1.66 and 1.89 GB/s). The per-thread requests arrived out of order: the first
+ * piece, which the validator waits for, often came last (200-500 ms). Reads with O_DIRECT into
+ * aligned buffers were slower still (session 11: 1.17-1.44 GB/s against 1.65). */
 #define READ_PIECE_BYTES ((hsize_t)64 << 20)
-#define READ_THREADS 16
+#define READ_THREADS 8
 #define READ_UNIT_BYTES ((size_t)8 << 20)
-#define READ_AHEAD (2 * READ_THREADS)
+#define READ_AHEAD 16
 
 /* HDF5 1.12 renamed a call (the old name is deprecated there) and moved the object header's
  * version to the "native" object information. */
@@ -734,11 +737,38 @@ static int r_unit_read(int fd, off_t o, size_t len, char *dst)
     return bad ? 1 : 0;
 }
 
+/** r_stream's look-ahead: the file's reads u[0, nu) asked from the kernel in order
+ *  (posix_fadvise WILLNEED), never more than READ_AHEAD beyond the next read a thread takes. */
+typedef struct {
+    int fd;
+    const runit *u;
+    int64_t nu;
+    _Atomic int64_t *next; /* the next read to be taken */
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* a read taken, or quit */
+    int quit;
+} rprefetch;
+
+static void *r_prefetch(void *arg)
+{
+    rprefetch *pf = arg;
+    pthread_mutex_lock(&pf->mu);
+    for (int64_t i = 0; i < pf->nu && !pf->quit; ++i) {
+        while (!pf->quit && i >= atomic_load(pf->next) + READ_AHEAD) pthread_cond_wait(&pf->cv, &pf->mu);
+        if (pf->quit) break;
+        pthread_mutex_unlock(&pf->mu);
+        (void)posix_fadvise(pf->fd, pf->u[i].at, (off_t)pf->u[i].len, POSIX_FADV_WILLNEED);
+        pthread_mutex_lock(&pf->mu);
+    }
+    pthread_mutex_unlock(&pf->mu);
+    return NULL;
+}
+
 /** Version 2, r_plan's raw case: every level's cells into m, with no HDF5 call (h5io_read_vtkhdf
  *  may run on another thread meanwhile). The levels are cut into pieces of about READ_PIECE_BYTES
  *  over all fields, each field's part of a piece into reads of READ_UNIT_BYTES; READ_THREADS threads
- *  take the reads in file order (r_unit_read), so that about READ_THREADS x READ_UNIT_BYTES are
- *  asked from the disk at any time, with no pause between pieces or levels. A piece whose reads are
+ *  take the reads in file order (r_unit_read) while r_prefetch asks for the READ_AHEAD reads after
+ *  them, in order, so that the disk streams with no pause between pieces or levels. A piece whose reads are
  *  all done and whose values are all finite is announced once every piece before it is:
  *  ready(ctx, tiles whose cells are all in m). A value not finite: the reads of later pieces stop
  *  and r_check_values names the first one; a read that fails or ends early: the first such read is
@@ -788,14 +818,22 @@ static int r_stream(rctx *c, mesh_t *m, const int64_t *ls, const rplan *p, h5io_
     pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
     const double t0 = timer_ms();
     st->threads = READ_THREADS;
+    rprefetch pf = { .fd = fd, .u = u, .nu = nu, .next = &next, .quit = 0 };
+    pthread_mutex_init(&pf.mu, NULL);
+    pthread_cond_init(&pf.cv, NULL);
+    pthread_t pft;
+    const int prefetching = pthread_create(&pft, NULL, r_prefetch, &pf) == 0; /* else the kernel's own read-ahead */
     OMP_PRAGMA(omp parallel num_threads(READ_THREADS))
     {
         double my_ms = 0.0;
         for (int64_t i; (i = atomic_fetch_add(&next, 1)) < nu;) {
+            if (prefetching) { /* one more read may be asked for */
+                pthread_mutex_lock(&pf.mu);
+                pthread_cond_signal(&pf.cv);
+                pthread_mutex_unlock(&pf.mu);
+            }
             const runit *x = &u[i];
             if (x->piece > atomic_load(&stop)) continue;
-            if (i + READ_AHEAD < nu) /* ask for what comes after the reads now under way */
-                (void)posix_fadvise(fd, u[i + READ_AHEAD].at, (off_t)u[i + READ_AHEAD].len, POSIX_FADV_WILLNEED);
             const double c0 = timer_ms();
             const int r = r_unit_read(fd, x->at, x->len, (char *)x->dst);
             my_ms += timer_ms() - c0;
@@ -821,6 +859,15 @@ static int r_stream(rctx *c, mesh_t *m, const int64_t *ls, const rplan *p, h5io_
         OMP_PRAGMA(omp atomic)
         st->read_ms += my_ms;
     }
+    if (prefetching) {
+        pthread_mutex_lock(&pf.mu);
+        pf.quit = 1;
+        pthread_cond_signal(&pf.cv);
+        pthread_mutex_unlock(&pf.mu);
+        pthread_join(pft, NULL);
+    }
+    pthread_cond_destroy(&pf.cv);
+    pthread_mutex_destroy(&pf.mu);
     st->ms = timer_ms() - t0;
     close(fd);
     int rc = 0;
