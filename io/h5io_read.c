@@ -19,8 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Reading the cells (r_stream): pieces of about READ_PIECE_BYTES over all fields (the tiles
- * announced together), read through the page cache by READ_THREADS threads in reads of
+/* Reading the cells (r_stream): pieces of about STREAM_PIECE_BYTES per field (the tiles announced
+ * together: the validator of `dpamr check` follows at that grain), read through the page cache by READ_THREADS threads in reads of
  * READ_UNIT_BYTES taken in file order, while one more thread (r_prefetch) asks the kernel for the
  * reads ahead of them, in file order, READ_AHEAD beyond the next one to be taken: the disk sees one
  * sequential stream, as from dd, and the threads copy what has come in. Measured on the H200 machine
@@ -29,7 +29,8 @@
  * 1.08-1.36, bench3d 1.43-1.56 against 1.39-1.41 (dd of the files 1.66 and 1.89 GB/s). The per-thread requests arrived out of order: the first
  * piece, which the validator waits for, often came last (200-500 ms). Reads with O_DIRECT into
  * aligned buffers were slower still (session 11: 1.17-1.44 GB/s against 1.65). */
-#define READ_PIECE_BYTES ((hsize_t)64 << 20)
+#define READ_PIECE_BYTES ((hsize_t)64 << 20) /* the pieces read through HDF5 (a hyperslab each) */
+#define STREAM_PIECE_BYTES ((size_t)8 << 20)
 #define READ_THREADS 8
 #define READ_UNIT_BYTES ((size_t)8 << 20)
 #define READ_AHEAD 16
@@ -765,8 +766,8 @@ static void *r_prefetch(void *arg)
 }
 
 /** Version 2, r_plan's raw case: every level's cells into m, with no HDF5 call (h5io_read_vtkhdf
- *  may run on another thread meanwhile). The levels are cut into pieces of about READ_PIECE_BYTES
- *  over all fields, each field's part of a piece into reads of READ_UNIT_BYTES; READ_THREADS threads
+ *  may run on another thread meanwhile). The levels are cut into pieces of about STREAM_PIECE_BYTES
+ *  per field, each field's part of a piece into reads of READ_UNIT_BYTES; READ_THREADS threads
  *  take the reads in file order (r_unit_read) while r_prefetch asks for the READ_AHEAD reads after
  *  them, in order, so that the disk streams with no pause between pieces or levels. A piece whose reads are
  *  all done and whose values are all finite is announced once every piece before it is:
@@ -777,7 +778,7 @@ static int r_stream(rctx *c, mesh_t *m, const int64_t *ls, const rplan *p, h5io_
                     rstats *st)
 {
     const size_t cells = (size_t)mesh_cells(m), tb = cells * sizeof(float);
-    const dp_tidx per = (dp_tidx)(READ_PIECE_BYTES / (tb * (size_t)m->nf) > 0 ? READ_PIECE_BYTES / (tb * (size_t)m->nf) : 1);
+    const dp_tidx per = (dp_tidx)(STREAM_PIECE_BYTES / tb > 0 ? STREAM_PIECE_BYTES / tb : 1);
     const int nv = r_vtk_levels(m, ls);
     int64_t np = 0, nu = 0;
     for (int L = 0; L < nv; ++L)

@@ -509,11 +509,19 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
     double maxrel = 0.0;
     long long task_done = 0;
     int lost = 0; /* the cells never came (o->wait) */
-    for (dp_tidx b = 0; b < n && !lost; b += blk) {
-        const dp_tidx e = n - b < blk ? n : b + blk;
-        if (o->wait && o->wait(o->wait_ctx, e) < 0) {
-            lost = 1;
-            break;
+    /* While the cells come (o->wait), a block is the tiles in: at least blk_min, at most blk. The
+     * passes then follow the read closely (the last cells are validated soon after they are in)
+     * and take larger blocks when they fall behind. */
+    const dp_tidx blk_min = o->wait && sorted ? (blk / 16 > 0 ? blk / 16 : 1) : blk;
+    for (dp_tidx b = 0, e = 0; b < n && !lost; b = e) {
+        e = n - b < blk_min ? n : b + blk_min;
+        if (o->wait) {
+            const dp_tidx in = o->wait(o->wait_ctx, e), most = n - b < blk ? n : b + blk;
+            if (in < 0) {
+                lost = 1;
+                break;
+            }
+            if (in > e) e = in < most ? in : most;
         }
         VALID_PRAGMA(omp parallel for schedule(dynamic, 64))
         for (dp_tidx t = b; t < e; ++t)
