@@ -103,8 +103,8 @@ int h5io_read(const char *path, mesh_t *m, char **deck_text, char *err, size_t e
  *  fields not yet filled. h5io_read_plan (optional) looks up where each level's cells lie and checks
  *  their shapes; it returns 1 when h5io_read_cells will make no HDF5 call (the cells stored as dpamr
  *  writes them, in a file on disk: read straight from the file), 0 when it will, or
- *  H5IO_BAD_CONTENT. h5io_read_cells then reads the cells level by level in pieces (8 MiB per field, 64 MiB through HDF5),
- *  checks every value finite, and calls ready(ctx, tiles) (when ready is not NULL) from its reading
+ *  H5IO_BAD_CONTENT. h5io_read_cells then reads the cells level by level in pieces (8 MiB per field;
+ *  64 MiB through HDF5), checks every value finite, and calls ready(ctx, tiles) (when ready is not NULL) from its reading
  *  threads, one call at a time with a growing count: the cells of tiles [0, tiles) are in m, for
  *  good. It may run on another thread than the open; no other HDF5 call may run meanwhile (the
  *  library is not thread-safe) unless h5io_read_plan returned 1. They return 0, -1 or
