@@ -97,20 +97,19 @@ int h5io_write_dist(const char *path, const mesh_t *part, const h5io_dist_t *dis
  *  be opened as a dpamr file) or H5IO_BAD_CONTENT. */
 int h5io_read(const char *path, mesh_t *m, char **deck_text, char *err, size_t errlen);
 
-/** h5io_read in steps, for a caller that works on the cells as they arrive (`dpamr check`).
- *  h5io_read_open does all that h5io_read does but read the cells: the header, the tile tree and
- *  the boxes with every check of them, and the deck; m is allocated with its tiles set and its
- *  fields not yet filled. h5io_read_plan (optional) looks up where each level's cells lie and checks
- *  their shapes; it returns 1 when h5io_read_cells will make no HDF5 call (the cells stored as dpamr
- *  writes them, in a file on disk: read straight from the file), 0 when it will, or
- *  H5IO_BAD_CONTENT. h5io_read_cells then reads the cells level by level in pieces (8 MiB per field;
- *  64 MiB through HDF5), checks every value finite, and calls ready(ctx, tiles) (when ready is not NULL) from its reading
- *  threads, one call at a time with a growing count: the cells of tiles [0, tiles) are in m, for
- *  good. It may run on another thread than the open; no other HDF5 call may run meanwhile (the
- *  library is not thread-safe) unless h5io_read_plan returned 1. They return 0, -1 or
- *  H5IO_BAD_CONTENT (as h5io_read) with err set; after a failed open m is freed and there is nothing
- *  to close, after a failed h5io_read_plan or h5io_read_cells the caller frees m. h5io_read_close
- *  closes the file (any time after a successful open). */
+/** h5io_read in steps, for a caller that works on the cells as they arrive (`dpamr check`). h5io_read_open
+ *  does all that h5io_read does but read the cells: the header, the tile tree and the boxes with every
+ *  check of them, and the deck; m is allocated with its tiles set and its fields not yet filled.
+ *  h5io_read_plan (optional) looks up where each level's cells lie and checks their shapes; it returns 1
+ *  when h5io_read_cells will make no HDF5 call (the cells stored as dpamr writes them, in a file on disk:
+ *  read straight from the file), 0 when it will, or H5IO_BAD_CONTENT. h5io_read_cells then reads the cells
+ *  level by level in pieces (8 MiB per field; 64 MiB over all fields through HDF5), checks every value
+ *  finite, and calls ready(ctx, tiles) (when ready is not NULL) from its reading threads, one call at a
+ *  time with a growing count: the cells of tiles [0, tiles) are in m, for good. It may run on another
+ *  thread than the open; no other HDF5 call may run meanwhile (the library is not thread-safe) unless
+ *  h5io_read_plan returned 1. They return 0, -1 or H5IO_BAD_CONTENT (as h5io_read) with err set; after a
+ *  failed open m is freed and there is nothing to close, after a failed h5io_read_plan or h5io_read_cells
+ *  the caller frees m. h5io_read_close closes the file (any time after a successful open). */
 typedef struct h5io_reader h5io_reader_t;
 typedef void (*h5io_ready_fn)(void *ctx, dp_tidx tiles);
 int h5io_read_open(const char *path, mesh_t *m, char **deck_text, h5io_reader_t **rd, char *err, size_t errlen);

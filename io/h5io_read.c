@@ -20,14 +20,16 @@
 #include <unistd.h>
 
 /* Reading the cells (r_stream): pieces of about STREAM_PIECE_BYTES per field (the tiles announced
- * together: the validator of `dpamr check` follows at that grain), read through the page cache by READ_THREADS threads in reads of
- * READ_UNIT_BYTES taken in file order, while one more thread (r_prefetch) asks the kernel for the
- * reads ahead of them, in file order, READ_AHEAD beyond the next one to be taken: the disk sees one
- * sequential stream, as from dd, and the threads copy what has come in. Measured on the H200 machine
- * (docs/results.md, "Session 13"), each file cold, against the same 16 threads of 8 MiB each asking
- * for the read 32 ahead of its own (the earlier reader, session 12): bench2d 1.40-1.48 GB/s against
- * 1.08-1.36, bench3d 1.43-1.56 against 1.39-1.41 (dd of the files 1.66 and 1.89 GB/s). The per-thread requests arrived out of order: the first
- * piece, which the validator waits for, often came last (200-500 ms). Reads with O_DIRECT into
+ * together: the validator of `dpamr check` follows at that grain), read through the page cache by
+ * READ_THREADS threads in reads of READ_UNIT_BYTES taken in piece order, while one more thread
+ * (r_prefetch) asks the kernel for the reads ahead of them, in the same order, READ_AHEAD beyond the
+ * next one to be taken: the disk sees each field's dataset read front to back (one sequential
+ * stream with one field, as from dd; one per field, taken in turn, with more), and the threads copy
+ * what has come in. Measured on the H200 machine (docs/results.md, "Session 13"), each file cold,
+ * against 16 threads of 8 MiB each asking for the read 32 ahead of its own (the earlier reader,
+ * session 12): bench2d 1.40-1.48 GB/s against 1.08-1.36, bench3d 1.43-1.56 against 1.39-1.41 (dd of
+ * the files 1.66 and 1.89 GB/s). The per-thread requests had arrived out of order: the first piece,
+ * which the validator waits for, often came last (200-500 ms late). Reads with O_DIRECT into
  * aligned buffers were slower still (session 11: 1.17-1.44 GB/s against 1.65). */
 #define READ_PIECE_BYTES ((hsize_t)64 << 20) /* the pieces read through HDF5 (a hyperslab each) */
 #define STREAM_PIECE_BYTES ((size_t)8 << 20)
@@ -739,12 +741,14 @@ static int r_unit_read(int fd, off_t o, size_t len, char *dst)
 }
 
 /** r_stream's look-ahead: the file's reads u[0, nu) asked from the kernel in order
- *  (posix_fadvise WILLNEED), never more than READ_AHEAD beyond the next read a thread takes. */
+ *  (posix_fadvise WILLNEED), never more than READ_AHEAD beyond the next read a thread takes, and
+ *  none of a piece the readers skip (after a failure). */
 typedef struct {
     int fd;
     const runit *u;
     int64_t nu;
     _Atomic int64_t *next; /* the next read to be taken */
+    _Atomic int64_t *stop; /* reads of pieces after it are skipped (a failure): not asked for either */
     pthread_mutex_t mu;
     pthread_cond_t cv; /* a read taken, or quit */
     int quit;
@@ -756,7 +760,7 @@ static void *r_prefetch(void *arg)
     pthread_mutex_lock(&pf->mu);
     for (int64_t i = 0; i < pf->nu && !pf->quit; ++i) {
         while (!pf->quit && i >= atomic_load(pf->next) + READ_AHEAD) pthread_cond_wait(&pf->cv, &pf->mu);
-        if (pf->quit) break;
+        if (pf->quit || pf->u[i].piece > atomic_load(pf->stop)) break; /* pieces come in order: so do the later ones */
         pthread_mutex_unlock(&pf->mu);
         (void)posix_fadvise(pf->fd, pf->u[i].at, (off_t)pf->u[i].len, POSIX_FADV_WILLNEED);
         pthread_mutex_lock(&pf->mu);
@@ -765,15 +769,14 @@ static void *r_prefetch(void *arg)
     return NULL;
 }
 
-/** Version 2, r_plan's raw case: every level's cells into m, with no HDF5 call (h5io_read_vtkhdf
- *  may run on another thread meanwhile). The levels are cut into pieces of about STREAM_PIECE_BYTES
- *  per field, each field's part of a piece into reads of READ_UNIT_BYTES; READ_THREADS threads
- *  take the reads in file order (r_unit_read) while r_prefetch asks for the READ_AHEAD reads after
- *  them, in order, so that the disk streams with no pause between pieces or levels. A piece whose reads are
- *  all done and whose values are all finite is announced once every piece before it is:
- *  ready(ctx, tiles whose cells are all in m). A value not finite: the reads of later pieces stop
- *  and r_check_values names the first one; a read that fails or ends early: the first such read is
- *  named. 0 or -1. */
+/** Version 2, r_plan's raw case: every level's cells into m, with no HDF5 call (h5io_read_vtkhdf may run on
+ *  another thread meanwhile). The levels are cut into pieces of about STREAM_PIECE_BYTES per field, each
+ *  field's part of a piece into reads of READ_UNIT_BYTES; READ_THREADS threads take the reads in piece
+ *  order (r_unit_read) while r_prefetch asks for the READ_AHEAD reads after them, in order, so that the
+ *  disk streams with no pause between pieces or levels. A piece whose reads are all done and whose values
+ *  are all finite is announced once every piece before it is: ready(ctx, tiles whose cells are all in m). A
+ *  value not finite: the reads of later pieces stop and r_check_values names the first one; a read that
+ *  fails or ends early: the first such read is named. 0 or -1. */
 static int r_stream(rctx *c, mesh_t *m, const int64_t *ls, const rplan *p, h5io_ready_fn ready, void *ctx,
                     rstats *st)
 {
@@ -819,7 +822,7 @@ static int r_stream(rctx *c, mesh_t *m, const int64_t *ls, const rplan *p, h5io_
     pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
     const double t0 = timer_ms();
     st->threads = READ_THREADS;
-    rprefetch pf = { .fd = fd, .u = u, .nu = nu, .next = &next, .quit = 0 };
+    rprefetch pf = { .fd = fd, .u = u, .nu = nu, .next = &next, .stop = &stop, .quit = 0 };
     pthread_mutex_init(&pf.mu, NULL);
     pthread_cond_init(&pf.cv, NULL);
     pthread_t pft;

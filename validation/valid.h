@@ -55,11 +55,13 @@ typedef struct {
                               the tree hash and messages (NULL: the part is the whole mesh) */
     int progress;          /* 1: a progress line (src/xfer.h) over the passes through the cells */
     /* NULL: every cell is in m. Else the cells are still arriving (`dpamr check` validates while it
-     * reads): wait(wait_ctx, k) returns once the cells of tiles [0, k) are in m (a count >= k), or -1
-     * when they never will be (the report then says so; the caller has the reason). */
+     * reads): wait(wait_ctx, k) returns once the cells of tiles [0, k) are in m, with the number of
+     * tiles whose cells are all in (>= k: the passes take them all, up to a block), or -1 when they
+     * never will be (the report then says so; the caller has the reason). */
     dp_tidx (*wait)(void *wait_ctx, dp_tidx tiles);
     void *wait_ctx;
-    dp_tidx block; /* tiles per block of the passes (0: n / 64, at least 65536) */
+    dp_tidx block; /* tiles per block of the passes (0: n / 64, at least 65536); with wait and a
+                      level-sorted array the most per block, the least block / 16 */
 } valid_opts_t;
 
 /** valid_check_part and valid_fold of a whole mesh with options o (valid_check_mode with a progress
