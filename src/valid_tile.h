@@ -93,7 +93,7 @@ static inline DP_HD void dp_vtile_field(const float *u, int cells, double *sum, 
  *  u + k * cells): tile k's sum and hash into sum[k * stride] and hash[k * stride]. The same values
  *  as one call per tile; the tiles' chains (a multiply per byte, each waiting for the one before)
  *  are interleaved, so that a CPU core works on four at once instead of waiting on one (the CPU
- *  validator: about 3x the cells per second). */
+ *  validator, one thread: 2.2x the cells per second; docs/results.md, "Session 13"). */
 static inline DP_HD void dp_vtile_field4(const float *u, int cells, double *sum, uint64_t *hash, size_t stride)
 {
     double s[DP_VTILE_GROUP];
