@@ -4,7 +4,8 @@
  * The phases of the cpu regrid (src/regrid_cpu.c, docs/design.md "Time steps"), each a kernel over
  * the device tile store calling the same per-tile and per-cell functions:
  *   1. sampleLevel    every tile's cells from the model moved to time t (block_fill_model: the
- *                     tables and arithmetic of tile_fill with parent -1), one launch per level;
+ *                     tables and arithmetic of tile_fill with parent -1), one launch per level; with
+ *                     fill = model and no balance only the roots (the rebuild samples the others);
  *   2. restrictLevel  fill = prolong: one thread per parent cell of each child (dp_restrict_into),
  *                     one launch per level from the finest up; then leafSums, the per-tile composite
  *                     sums (dp_leaf_sum) of the store before the rebuild;
@@ -17,7 +18,9 @@
  *                     dp_child_index; a new one's by dp_write_child), copies the kept children's cells
  *                     from the old store and fills the runs of new ones (block_fill_tiles: prolonged
  *                     from the parent's new cells, or sampled), and flags them while their criterion
- *                     cells are in shared memory. Dropped children and their subtrees are never read.
+ *                     cells are in shared memory. With fill = model and no balance every child, kept
+ *                     or new, is sampled there: the values a sample of the old store would have
+ *                     copied, with one write per cell instead of a write, a read and a write. Dropped children and their subtrees are never read.
  *                     Parents in canonical order, children octant by octant: canonical order, no sort.
  *                     Then leafSums of the new store; the stores swap.
  * The per-tile sums are folded on the host in canonical order (regrid_fold, as regrid_totals), so the
@@ -43,34 +46,36 @@
 #include "src/tile.h"
 #include "src/timer.h"
 
-/* Threads per block of every regrid kernel; a regridStep group holds at most this many parents. */
+/* Threads per block of every regrid kernel but cdp's regridStep (RG_THREADS_CDP); a regridStep group
+ * holds at most as many parents as its block has threads. */
 #define RG_THREADS 256
 /* regridStep groups per block on a large level (as hostlaunch's refineStep). */
 #define RG_GROUPS_PER_BLOCK 8
 /* Most tiles one regridStep block copies or fills per pass (its shared flag masks). */
 #define RG_MAX_PASS 64
-/* regridStep's blocks per SM: measured on the H200 (docs/results.md, "Why cdp's rebuild is slower"),
- * movingbench2d: host-launched grids at 4 per SM (64 registers) rebuilt in 2.06 ms against 2.43 ms
- * at 3 and 3.10 ms at 2 (111 registers); device-launched grids never had more than one block per SM
- * resident (132 of 264 to 528), whatever the bound, so cdp keeps 2 (no spills: 3.84 ms against 4.11
- * at 4). */
+/* regridStep's block size and blocks per SM, measured on the H200 (docs/results.md, "Why cdp's
+ * rebuild is slower" and "Session 14"), movingbench2d: host-launched grids at 256 threads x 4 per SM
+ * (64 registers) rebuilt in 2.06 ms against 2.43 ms at 3 and 3.10 ms at 2 (111 registers), and
+ * regridded in 3.49 ms per step against 3.83 at 512 x 2 and 4.33 at 1024 x 1. Device-launched grids
+ * never had more than one block per SM resident, whatever the bound, so cdp's blocks hold 1024
+ * threads (64 registers): 4.51-4.56 ms per step against 5.25 at 512 and 8.16 at 256 threads. */
 #define RG_MINB_HOST 4
-#define RG_MINB_CDP 2
+#define RG_THREADS_CDP 1024
+#define RG_MINB_CDP 1
+static_assert(RG_THREADS_CDP >= RG_THREADS, "rg_layout sizes the scan regions for groups of RG_THREADS parents or more");
 /* What a kernel may use without opting in. */
 #define RG_SMEM_DEFAULT ((size_t)48 << 10)
 
 /* The regrid's counters after ST_COUNT (gpu_common.cuh: launches, failures, overflow) */
 enum { RS_KEPT = ST_COUNT, RS_ADDED, RS_OVF_LEVEL, RS_COUNT };
 
-typedef cub::BlockScan<long long, RG_THREADS, cub::BLOCK_SCAN_WARP_SCANS> rg_scan_t;
-
-/* Parents per group of a level of n tiles in a grid of nblocks: the fewest (a power of two, at most
- * RG_THREADS) that leave at most RG_GROUPS_PER_BLOCK groups per block. A level then has at most
- * max(RG_GROUPS_PER_BLOCK * nblocks, ceil(n / RG_THREADS)) groups, and at most n (rg_layout). */
-static __host__ __device__ __forceinline__ int rg_group(long long n, long long nblocks)
+/* Parents per group of a level of n tiles in a grid of nblocks of T threads: the fewest (a power of
+ * two, at most T) that leave at most RG_GROUPS_PER_BLOCK groups per block. A level then has at most
+ * max(RG_GROUPS_PER_BLOCK * nblocks, ceil(n / T)) groups, and at most n (rg_layout, T >= RG_THREADS). */
+static __host__ __device__ __forceinline__ int rg_group(long long n, long long nblocks, int T)
 {
     int P = 1;
-    while (P < RG_THREADS && (n + P - 1) / P > RG_GROUPS_PER_BLOCK * nblocks) P <<= 1;
+    while (P < T && (n + P - 1) / P > RG_GROUPS_PER_BLOCK * nblocks) P <<= 1;
     return P;
 }
 
@@ -96,6 +101,7 @@ typedef struct {
     unsigned smem;          /* regridStep's dynamic shared memory */
     int cdp;                /* 1: the next level is launched from the device */
     int early;              /* PDL: trigger right after the wait (1) or after the work (0) */
+    int resample;           /* 1: kept children sampled from the model like new ones, not copied */
 } rg_t;
 
 static __device__ void rg_count_launch(unsigned long long *st, cudaError_t e)
@@ -196,20 +202,22 @@ __global__ void __launch_bounds__(RG_THREADS) flagRoots(const __grid_constant__ 
     if (!R.early) cudaTriggerProgrammaticLaunchCompletion();
 }
 
-struct rg_smem {
-    typename rg_scan_t::TempStorage scan;
+template <int T> struct rg_smem {
+    typename cub::BlockScan<long long, T, cub::BLOCK_SCAN_WARP_SCANS>::TempStorage scan;
     typename prefix_op_t::TempStorage prefix;
     long long v, c0, c1; /* the group's ticket; its children's range [c0, c1) counted from the level's end */
     unsigned smask[RG_MAX_PASS];
 };
 
 /* Level `level` of the new store to its children (see the top of the file). Dynamic shared memory:
- * the model tables (fill = model, R.tp of them), then R.tp tiles of criterion cells. MINB: the
- * blocks per SM it is compiled for (RG_MINB_HOST, RG_MINB_CDP). */
-template <int MINB>
-__global__ void __launch_bounds__(RG_THREADS, MINB) regridStep(const __grid_constant__ rg_t R, int level)
+ * the model tables (fill = model, R.tp of them), then R.tp tiles of criterion cells. T: its threads
+ * per block; MINB: the blocks per SM it is compiled for (hostlaunch: RG_THREADS, RG_MINB_HOST; cdp:
+ * RG_THREADS_CDP, RG_MINB_CDP). */
+template <int T, int MINB>
+__global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg_t R, int level)
 {
-    __shared__ rg_smem Sh;
+    typedef cub::BlockScan<long long, T, cub::BLOCK_SCAN_WARP_SCANS> rg_scan_t;
+    __shared__ rg_smem<T> Sh;
     extern __shared__ double tab[];
     const dp_params *p = &c_params;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nwarps = blockDim.x >> 5, ns = 1 << p->dim;
@@ -223,7 +231,7 @@ __global__ void __launch_bounds__(RG_THREADS, MINB) regridStep(const __grid_cons
     cudaGridDependencySynchronize(); /* the level's tiles, their flags and d_ls, the scans' reset */
     if (R.early) cudaTriggerProgrammaticLaunchCompletion();
     const long long s = R.ls[level], e = R.ls[level + 1], n = e - s;
-    const int P = rg_group(n, gridDim.x);
+    const int P = rg_group(n, gridDim.x, T);
     const long long ng = (n + P - 1) / P; /* groups of the level */
     if (n == 0 && blockIdx.x == 0 && tid == 0) R.ls[level + 2] = e;
     for (;;) {
@@ -257,7 +265,7 @@ __global__ void __launch_bounds__(RG_THREADS, MINB) regridStep(const __grid_cons
             R.ls[level + 2] = fits ? e + c1 : e; /* an overflow leaves the later levels empty */
             if (R.cdp && fits && c1 > 0 && flag) {
                 /* the next level after this grid, sized to its tiles (flag: it can have children) */
-                regridStep<MINB><<<(unsigned)rg_cdp_grid(c1, R.wave), RG_THREADS, R.smem, cudaStreamTailLaunch>>>(R, level + 1);
+                regridStep<T, MINB><<<(unsigned)rg_cdp_grid(c1, R.wave), T, R.smem, cudaStreamTailLaunch>>>(R, level + 1);
                 rg_count_launch(R.st, cudaGetLastError());
             }
         }
@@ -295,8 +303,8 @@ __global__ void __launch_bounds__(RG_THREADS, MINB) regridStep(const __grid_cons
             for (long long j0 = c0; j0 < c1; j0 += tp) {
                 const int g = (int)(c1 - j0 < tp ? c1 - j0 : tp);
                 const long long t0 = e + j0;
-                /* kept children: their cells from the old store */
-                for (int j = tid; j < (g << lc); j += blockDim.x) {
+                /* kept children: their cells from the old store (unless sampled, below) */
+                for (int j = tid; j < (g << lc) && !R.resample; j += blockDim.x) {
                     const int q = j >> lc, c = j & (cells - 1);
                     const long long oc = R.old[t0 + q];
                     if (oc < 0) continue;
@@ -310,12 +318,12 @@ __global__ void __launch_bounds__(RG_THREADS, MINB) regridStep(const __grid_cons
                 /* new children: each run of consecutive ones filled as a refinement fills them (the
                  * runs are the same for every thread: the block's barriers inside stay uniform) */
                 for (int q = 0; q < g;) {
-                    if (R.old[t0 + q] >= 0) {
+                    if (R.old[t0 + q] >= 0 && !R.resample) {
                         ++q;
                         continue;
                     }
                     int r = q + 1;
-                    while (r < g && R.old[t0 + r] < 0) ++r;
+                    while (r < g && (R.old[t0 + r] < 0 || R.resample)) ++r;
                     block_fill_tiles(R.N, t0 + q, r - q, level + 1, tab, tp, flag ? crit + (q << lc) : NULL);
                     q = r;
                 }
@@ -344,7 +352,8 @@ __global__ void __launch_bounds__(RG_THREADS, MINB) regridStep(const __grid_cons
 
 struct gpu_regrid {
     int variant, pdl, early, progress;
-    const void *step;       /* regridStep<RG_MINB_HOST> or, for cdp, <RG_MINB_CDP> */
+    const void *step;       /* regridStep<RG_THREADS, RG_MINB_HOST> or, for cdp, <RG_THREADS_CDP, RG_MINB_CDP> */
+    int step_threads;       /* its threads per block */
     dp_params p;            /* the deck's (time 0) */
     long long max_tiles;
     cudaStream_t s;
@@ -371,10 +380,10 @@ struct gpu_regrid {
 
 /* Tiles per regridStep pass: two bricks per thread with prolong, four cells with the model (as
  * hostlaunch's refineStep), in [1, RG_MAX_PASS]. */
-static int rg_pass_tiles(const dp_params *p)
+static int rg_pass_tiles(const dp_params *p, int threads)
 {
     const int cells = dp_cells(p->dim, p->B);
-    const int tp = p->fill == DP_FILL_PROLONG ? (RG_THREADS << (p->dim + 1)) / cells : 4 * RG_THREADS / cells;
+    const int tp = p->fill == DP_FILL_PROLONG ? (threads << (p->dim + 1)) / cells : 4 * threads / cells;
     return tp < 1 ? 1 : (tp > RG_MAX_PASS ? RG_MAX_PASS : tp);
 }
 static size_t rg_step_smem(const dp_params *p, int tp)
@@ -489,13 +498,19 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
     CK(cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, dev));
     /* shared memory: regridStep's tables and criterion cells, fewer tiles per pass past the default
      * limit, an opt-in when one tile's cells need more (3D, tile_size 32); sampleLevel's tables */
-    g->step = variant == DP_VARIANT_CDP ? (const void *)regridStep<RG_MINB_CDP> : (const void *)regridStep<RG_MINB_HOST>;
+    if (variant == DP_VARIANT_CDP) {
+        g->step = (const void *)regridStep<RG_THREADS_CDP, RG_MINB_CDP>;
+        g->step_threads = RG_THREADS_CDP;
+    } else {
+        g->step = (const void *)regridStep<RG_THREADS, RG_MINB_HOST>;
+        g->step_threads = RG_THREADS;
+    }
     {
         cudaFuncAttributes fa; /* the default limit holds static and dynamic shared memory together */
         CK(cudaFuncGetAttributes(&fa, g->step));
         rg_static = fa.sharedSizeBytes;
     }
-    g->tp = rg_pass_tiles(p);
+    g->tp = rg_pass_tiles(p, g->step_threads);
     while (g->tp > 1 && rg_step_smem(p, g->tp) + rg_static > RG_SMEM_DEFAULT) g->tp /= 2;
     g->smem = rg_step_smem(p, g->tp);
     if (g->smem + rg_static > RG_SMEM_DEFAULT) {
@@ -521,7 +536,7 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
                  "fewer model objects", deck_variant_name(variant), g->smem_sample, RG_SMEM_DEFAULT);
         goto fail;
     }
-    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, g->step, RG_THREADS, g->smem));
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, g->step, g->step_threads, g->smem));
     g->wave = (long long)g->sms * (occ > 0 ? occ : 1);
     /* the capacity: max_tiles, else as many tiles as the device holds with the regrid's scratch (two
      * stores), at most every tile of the domain up to max_level */
@@ -656,6 +671,9 @@ extern "C" int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, ch
     dp_params pt;
     dp_params_at(&g->p, t, &pt);
     const int prolong = pt.fill == DP_FILL_PROLONG, pdl = g->pdl, early = g->early;
+    /* fill = model without balance: the rebuild samples every child it writes, kept or new (the same
+     * values as sampling the old store and copying); only the roots are sampled before it */
+    const int resample = !prolong && pt.balance != DP_BALANCE_2TO1;
     const size_t cells = (size_t)dp_cells(pt.dim, pt.B);
     const long long nA = g->ntiles, nroots = g->nroots;
     long long ls[DP_MAX_LEVELS + 2];
@@ -671,8 +689,9 @@ extern "C" int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, ch
     nvtxRangePushA("regrid: enqueue");
     CK(upload_params(&pt, g->s));
     CK(cudaEventRecord(g->ev[0], g->s));
-    /* 1. sample every tile at time t */
-    for (int L = 0; L < g->nlevels; ++L) {
+    /* 1. sample the tiles at time t: every one, or only the roots (resample; with balance = 2:1 an
+     * added tile may take its cells from the old store, so that store is sampled whole) */
+    for (int L = 0; L < (resample ? 1 : g->nlevels); ++L) {
         long long s = g->ls[L], n = g->ls[L + 1] - s;
         int tps = g->tps;
         if (n == 0) continue;
@@ -713,6 +732,7 @@ extern "C" int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, ch
         R.smem = (unsigned)g->smem;
         R.cdp = g->variant == DP_VARIANT_CDP;
         R.early = early;
+        R.resample = resample;
         /* ls lives on this frame: the stream is synchronized before it returns */
         CK(cudaMemcpyAsync(g->d_ls, ls, sizeof ls, cudaMemcpyHostToDevice, g->s));
         CK(cudaMemsetAsync(g->st, 0, RS_COUNT * sizeof(unsigned long long), g->s));
@@ -732,12 +752,12 @@ extern "C" int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, ch
                 int L0 = 0;
                 void *sa[] = { &R, &L0 };
                 CK(launch_pdl_smem(g->step, dim3((unsigned)rg_cdp_grid(nroots, g->wave)),
-                                   dim3(RG_THREADS), g->smem, g->s, pdl, sa));
+                                   dim3((unsigned)g->step_threads), g->smem, g->s, pdl, sa));
             }
         } else {
             for (int L = 0; L < g->nlev; ++L) {
                 void *sa[] = { &R, &L };
-                CK(launch_pdl_smem(g->step, dim3((unsigned)g->wave), dim3(RG_THREADS), g->smem, g->s,
+                CK(launch_pdl_smem(g->step, dim3((unsigned)g->wave), dim3((unsigned)g->step_threads), g->smem, g->s,
                                    pdl, sa));
             }
         }
