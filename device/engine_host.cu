@@ -73,19 +73,6 @@ __global__ void flagTiles(dmesh_t M, int level, const long long *ls, int slot, i
     stamp_end(M.stamps, slot);
 }
 
-/* Most tiles one refineStep block fills per pass (its shared flag masks). */
-#define FILL_MAX_TILES 64
-
-/* Tiles one refineStep block fills per pass: two bricks (2^dim cells each) per thread with prolong,
- * four cells per thread with the model (its tables and barriers once per pass); at most
- * FILL_MAX_TILES, at least one. */
-static int fill_pass_tiles(const dp_params *p, int threads)
-{
-    const int cells = dp_cells(p->dim, p->B);
-    const int tp = p->fill == DP_FILL_PROLONG ? (threads << (p->dim + 1)) / cells : 4 * threads / cells;
-    return tp < 1 ? 1 : (tp > FILL_MAX_TILES ? FILL_MAX_TILES : tp);
-}
-
 struct step_smem {
     typename block_scan_t::TempStorage scan;
     typename prefix_op_t::TempStorage prefix;

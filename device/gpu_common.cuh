@@ -190,6 +190,26 @@ static __device__ __forceinline__ void block_fill_tiles(const dmesh_t &M, long l
     else block_fill_model(M, t0, g, level, tab, tab_tiles, crit);
 }
 
+/* Most tiles a block fills per pass (the shared flag masks of refineStep and regridStep). */
+#define FILL_MAX_TILES 64
+
+/* Tiles a block of `threads` fills per pass (block_fill_tiles' g): FILL_PROLONG_BRICKS bricks (2^dim
+ * cells each) per thread with prolong, FILL_MODEL_CELLS cells per thread with the model (its tables
+ * and barriers once per pass, and the flags' barriers); at least one, at most FILL_MAX_TILES. The
+ * callers halve it while the pass's shared memory passes the default limit. Measured on the H200
+ * (docs/results.md, "Session 14"), hostlaunch, against 2 bricks and 4 cells: bench2d refine 0.887 ->
+ * 0.850 ms (8 bricks; 4: 0.862), bench3d 2.363 -> 2.102 ms (16 cells; 8: 2.217), movingbench2d
+ * regrid 3.48 -> 3.04 ms per step (16 cells; 8: 3.25). */
+#define FILL_PROLONG_BRICKS 8
+#define FILL_MODEL_CELLS 16
+static inline int fill_pass_tiles(const dp_params *p, int threads)
+{
+    const int cells = dp_cells(p->dim, p->B);
+    const int tp = p->fill == DP_FILL_PROLONG ? (threads << p->dim) * FILL_PROLONG_BRICKS / cells
+                                              : FILL_MODEL_CELLS * threads / cells;
+    return tp < 1 ? 1 : (tp > FILL_MAX_TILES ? FILL_MAX_TILES : tp);
+}
+
 /* Bytes of model tables block_fill_tiles needs for `tiles` tables (0 for fill = prolong). */
 static inline size_t fill_table_bytes(const dp_params *p, int tiles)
 {

@@ -51,8 +51,6 @@
 #define RG_THREADS 256
 /* regridStep groups per block on a large level (as hostlaunch's refineStep). */
 #define RG_GROUPS_PER_BLOCK 8
-/* Most tiles one regridStep block copies or fills per pass (its shared flag masks). */
-#define RG_MAX_PASS 64
 /* regridStep's block size and blocks per SM, measured on the H200 (docs/results.md, "Why cdp's
  * rebuild is slower" and "Session 14"), movingbench2d: host-launched grids at 256 threads x 4 per SM
  * (64 registers) rebuilt in 2.06 ms against 2.43 ms at 3 and 3.10 ms at 2 (111 registers), and
@@ -206,7 +204,7 @@ template <int T> struct rg_smem {
     typename cub::BlockScan<long long, T, cub::BLOCK_SCAN_WARP_SCANS>::TempStorage scan;
     typename prefix_op_t::TempStorage prefix;
     long long v, c0, c1; /* the group's ticket; its children's range [c0, c1) counted from the level's end */
-    unsigned smask[RG_MAX_PASS];
+    unsigned smask[FILL_MAX_TILES];
 };
 
 /* Level `level` of the new store to its children (see the top of the file). Dynamic shared memory:
@@ -378,14 +376,6 @@ struct gpu_regrid {
     size_t pool;            /* cdp: the pending-launch pool */
 };
 
-/* Tiles per regridStep pass: two bricks per thread with prolong, four cells with the model (as
- * hostlaunch's refineStep), in [1, RG_MAX_PASS]. */
-static int rg_pass_tiles(const dp_params *p, int threads)
-{
-    const int cells = dp_cells(p->dim, p->B);
-    const int tp = p->fill == DP_FILL_PROLONG ? (threads << (p->dim + 1)) / cells : 4 * threads / cells;
-    return tp < 1 ? 1 : (tp > RG_MAX_PASS ? RG_MAX_PASS : tp);
-}
 static size_t rg_step_smem(const dp_params *p, int tp)
 {
     return fill_table_bytes(p, tp) + (size_t)tp * dp_cells(p->dim, p->B) * sizeof(float);
@@ -510,7 +500,7 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
         CK(cudaFuncGetAttributes(&fa, g->step));
         rg_static = fa.sharedSizeBytes;
     }
-    g->tp = rg_pass_tiles(p, g->step_threads);
+    g->tp = fill_pass_tiles(p, g->step_threads); /* as hostlaunch's refineStep */
     while (g->tp > 1 && rg_step_smem(p, g->tp) + rg_static > RG_SMEM_DEFAULT) g->tp /= 2;
     g->smem = rg_step_smem(p, g->tp);
     if (g->smem + rg_static > RG_SMEM_DEFAULT) {
@@ -526,8 +516,8 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
         }
         CK(cudaFuncSetAttribute(g->step, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem));
     }
-    g->tps = 4 * RG_THREADS / (int)cells;
-    g->tps = g->tps < 1 ? 1 : (g->tps > RG_MAX_PASS ? RG_MAX_PASS : g->tps);
+    g->tps = 4 * RG_THREADS / (int)cells; /* four cells per thread (FILL_MODEL_CELLS not measured here) */
+    g->tps = g->tps < 1 ? 1 : (g->tps > FILL_MAX_TILES ? FILL_MAX_TILES : g->tps);
     /* (the sample is the model whatever the fill: fill_table_bytes is 0 for prolong) */
     while (g->tps > 1 && (size_t)g->tps * dp_model_table_size(p) * sizeof(double) > RG_SMEM_DEFAULT) g->tps /= 2;
     g->smem_sample = (size_t)g->tps * dp_model_table_size(p) * sizeof(double);
