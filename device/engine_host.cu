@@ -90,7 +90,7 @@ __global__ void __launch_bounds__(HOST_THREADS, FILL == DP_FILL_PROLONG ? 4 : 3)
     extern __shared__ double tab[];
     stamp_start(M.stamps, slot);
     const dp_params *p = &c_params;
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nwarps = blockDim.x >> 5, ns = 1 << p->dim;
+    const int tid = threadIdx.x, ns = 1 << p->dim;
     const int cells = dp_cells(p->dim, p->B);
     float *crit = (float *)(tab + (FILL == DP_FILL_PROLONG ? 0 : tp * dp_model_table_size(p)));
     for (int i = tid; i < tp; i += blockDim.x) Sh.smask[i] = 0;
@@ -111,18 +111,7 @@ __global__ void __launch_bounds__(HOST_THREADS, FILL == DP_FILL_PROLONG ? 4 : 3)
         /* 1. this parent's children: their offset from the level's end, by the level-wide scan */
         const long long i = v * P + tid;
         const unsigned mask = tid < P && i < n ? M.childmask[s + i] : 0u;
-        const long long cnt = __popc(mask);
-        long long off;
-        if (v > 0) {
-            prefix_op_t prefix(st, Sh.prefix, ::cuda::std::plus<long long>(), (int)v);
-            block_scan_t(Sh.scan).ExclusiveSum(cnt, off, prefix);
-        } else {
-            long long agg;
-            block_scan_t(Sh.scan).ExclusiveSum(cnt, off, agg);
-            if (tid == 0) st.SetInclusive(0, agg);
-        }
-        if (tid == 0) Sh.c0 = off;
-        if (tid == blockDim.x - 1) Sh.c1 = off + cnt;
+        const long long off = group_scan<block_scan_t>(st, Sh.scan, Sh.prefix, v, __popc(mask), &Sh.c0, &Sh.c1);
         __syncthreads();
         const long long c0 = Sh.c0, c1 = Sh.c1;
         const int fits = e + c1 <= M.cap;
@@ -140,17 +129,7 @@ __global__ void __launch_bounds__(HOST_THREADS, FILL == DP_FILL_PROLONG ? 4 : 3)
                 else block_fill_model(M, e + j0, g, level + 1, tab, tp, flag ? crit : NULL);
                 if (!flag) continue;
                 __syncthreads(); /* the criterion cells are in crit */
-                const int wpt = nwarps / g > 1 ? nwarps / g : 1; /* warps per tile, lanes striding over its cells */
-                for (int t = warp / wpt; t < g; t += nwarps / wpt) {
-                    unsigned mine = dp_tile_flags(p, crit + t * cells, h, lane + 32 * (warp % wpt), 32 * wpt, 0, NULL);
-                    for (int o = 16; o > 0; o >>= 1) mine |= __shfl_xor_sync(0xffffffffu, mine, o);
-                    if (lane == 0 && mine) atomicOr(&Sh.smask[t], mine);
-                }
-                __syncthreads();
-                for (int t = tid; t < g; t += blockDim.x) {
-                    M.childmask[e + j0 + t] = (uint8_t)Sh.smask[t];
-                    Sh.smask[t] = 0; /* for the next pass: only this thread touches entry t until a barrier */
-                }
+                block_flag_pass(crit, g, h, Sh.smask, M.childmask + e + j0);
             }
         }
         __syncthreads(); /* every thread has read this group's shared values */

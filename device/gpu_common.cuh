@@ -216,6 +216,28 @@ static inline size_t fill_table_bytes(const dp_params *p, int tiles)
     return p->fill == DP_FILL_PROLONG ? 0 : (size_t)tiles * (size_t)dp_model_table_size(p) * sizeof(double);
 }
 
+/* The octant flags of g tiles whose criterion cells the block has in crit (shared memory, one tile's
+ * cells after the other; the caller syncs after writing them), written to out[0..g) (childmask):
+ * warps per tile, lanes striding over its cells (dp_tile_flags), OR-reduced into smask[t] (zero on
+ * entry, zero again on return). The fill-and-flag pass of refineStep and regridStep. */
+static __device__ __forceinline__ void block_flag_pass(const float *crit, int g, double h, unsigned *smask, uint8_t *out)
+{
+    const dp_params *p = &c_params;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    const int cells = dp_cells(p->dim, p->B);
+    const int wpt = nwarps / g > 1 ? nwarps / g : 1; /* warps per tile */
+    for (int t = warp / wpt; t < g; t += nwarps / wpt) {
+        unsigned mine = dp_tile_flags(p, crit + t * cells, h, lane + 32 * (warp % wpt), 32 * wpt, 0, NULL);
+        for (int o = 16; o > 0; o >>= 1) mine |= __shfl_xor_sync(0xffffffffu, mine, o);
+        if (lane == 0 && mine) atomicOr(&smask[t], mine);
+    }
+    __syncthreads();
+    for (int t = threadIdx.x; t < g; t += blockDim.x) {
+        out[t] = (uint8_t)smask[t];
+        smask[t] = 0; /* for the next pass: only this thread touches entry t until a barrier */
+    }
+}
+
 /* Octant flags of tile t (reads only its cells), reduced over the block into *smask.
  * Ends with __syncthreads(); every thread may read *smask afterwards. */
 static __device__ __forceinline__ unsigned block_octant_flags(const dmesh_t &M, long long t, int level,

@@ -60,6 +60,30 @@ static inline double level_scans_layout(level_scans_t *S, const long long *nb, i
     return total;
 }
 
+/* The offsets of group v's counts (cnt: each thread's) from its level's start, through the level-wide
+ * single-pass scan st (group 0 publishes its total, a later one looks back): every thread gets its
+ * exclusive offset; the block's first thread sets *c0 and its last *c1 (shared memory: the group's
+ * children span [c0, c1) counted from the level's end). BS: cub::BlockScan of long long over the
+ * block's threads. The caller syncs before reading *c0 and *c1. */
+template <typename BS>
+static __device__ __forceinline__ long long group_scan(scan_state_t &st, typename BS::TempStorage &scan,
+                                                       typename prefix_op_t::TempStorage &pre, long long v,
+                                                       long long cnt, long long *c0, long long *c1)
+{
+    long long off;
+    if (v > 0) {
+        prefix_op_t prefix(st, pre, ::cuda::std::plus<long long>(), (int)v);
+        BS(scan).ExclusiveSum(cnt, off, prefix);
+    } else {
+        long long agg;
+        BS(scan).ExclusiveSum(cnt, off, agg);
+        if (threadIdx.x == 0) st.SetInclusive(0, agg);
+    }
+    if (threadIdx.x == 0) *c0 = off;
+    if (threadIdx.x == blockDim.x - 1) *c1 = off + cnt;
+    return off;
+}
+
 /* Reset step k's ticket and scan tile states (blockIdx.y = k; blockIdx.x * blockDim.x + threadIdx.x
  * = scan tile, as CUB's InitializeStatus): a grid of (ceil(maxnb / 256), nlev) blocks of 256. */
 __global__ void initLevelScans(level_scans_t S);

@@ -218,7 +218,7 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
     __shared__ rg_smem<T> Sh;
     extern __shared__ double tab[];
     const dp_params *p = &c_params;
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nwarps = blockDim.x >> 5, ns = 1 << p->dim;
+    const int tid = threadIdx.x, ns = 1 << p->dim;
     const int lc = p->dim * dp_log2(p->B), cells = 1 << lc, tp = R.tp;
     const int flag = level + 1 < p->max_level; /* the children are flagged; at max_level they get none */
     float *crit = (float *)(tab + (p->fill == DP_FILL_PROLONG ? 0 : tp * dp_model_table_size(p)));
@@ -240,18 +240,7 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
         /* 1. this parent's children: their offset from the level's end, by the level-wide scan */
         const long long i = v * P + tid, par = s + i;
         const unsigned mask = tid < P && i < n ? R.N.childmask[par] : 0u;
-        const long long cnt = __popc(mask);
-        long long off;
-        if (v > 0) {
-            prefix_op_t prefix(st, Sh.prefix, ::cuda::std::plus<long long>(), (int)v);
-            rg_scan_t(Sh.scan).ExclusiveSum(cnt, off, prefix);
-        } else {
-            long long agg;
-            rg_scan_t(Sh.scan).ExclusiveSum(cnt, off, agg);
-            if (tid == 0) st.SetInclusive(0, agg);
-        }
-        if (tid == 0) Sh.c0 = off;
-        if (tid == blockDim.x - 1) Sh.c1 = off + cnt;
+        const long long off = group_scan<rg_scan_t>(st, Sh.scan, Sh.prefix, v, __popc(mask), &Sh.c0, &Sh.c1);
         __syncthreads();
         const long long c0 = Sh.c0, c1 = Sh.c1;
         const int fits = e + c1 <= R.N.cap;
@@ -325,20 +314,9 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
                     block_fill_tiles(R.N, t0 + q, r - q, level + 1, tab, tp, flag ? crit + (q << lc) : NULL);
                     q = r;
                 }
+                if (!flag) continue; /* (their childmask is 0 from their metadata) */
                 __syncthreads(); /* the criterion cells are in crit */
-                if (flag) {
-                    const int wpt = nwarps / g > 1 ? nwarps / g : 1; /* warps per tile, lanes striding over its cells */
-                    for (int t = warp / wpt; t < g; t += nwarps / wpt) {
-                        unsigned mine = dp_tile_flags(p, crit + (t << lc), h, lane + 32 * (warp % wpt), 32 * wpt, 0, NULL);
-                        for (int o = 16; o > 0; o >>= 1) mine |= __shfl_xor_sync(0xffffffffu, mine, o);
-                        if (lane == 0 && mine) atomicOr(&Sh.smask[t], mine);
-                    }
-                    __syncthreads();
-                }
-                for (int t = tid; t < g; t += blockDim.x) {
-                    R.N.childmask[t0 + t] = (uint8_t)Sh.smask[t];
-                    Sh.smask[t] = 0; /* for the next pass: only this thread touches entry t until a barrier */
-                }
+                block_flag_pass(crit, g, h, Sh.smask, R.N.childmask + t0);
             }
         }
         __syncthreads(); /* every thread has read this group's shared values */
