@@ -458,14 +458,15 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
     g->nroots = m->level_start[1];
     for (int a = 0; a < 3; ++a) g->root[a] = m->root[a];
     int dev = 0, occ = 0;
-    size_t rg_static = 0;
+    size_t rg_static = 0, pass_limit = RG_SMEM_DEFAULT;
     const size_t cells = (size_t)mesh_cells(m);
     CK(cudaStreamCreateWithFlags(&g->s, cudaStreamNonBlocking));
     for (int i = 0; i < 6; ++i) CK(cudaEventCreate(&g->ev[i]));
     CK(cudaGetDevice(&dev));
     CK(cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, dev));
-    /* shared memory: regridStep's tables and criterion cells, fewer tiles per pass past the default
-     * limit, an opt-in when one tile's cells need more (3D, tile_size 32); sampleLevel's tables */
+    /* shared memory: regridStep's tables and criterion cells, fewer tiles per pass past the limit (the
+     * default one, or the opt-in for cdp), an opt-in past the default (cdp; one tile's cells needing
+     * more: 3D, tile_size 32); sampleLevel's tables */
     if (variant == DP_VARIANT_CDP) {
         g->step = (const void *)regridStep<RG_THREADS_CDP, RG_MINB_CDP>;
         g->step_threads = RG_THREADS_CDP;
@@ -478,8 +479,16 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
         CK(cudaFuncGetAttributes(&fa, g->step));
         rg_static = fa.sharedSizeBytes;
     }
-    g->tp = fill_pass_tiles(p, g->step_threads); /* as hostlaunch's refineStep */
-    while (g->tp > 1 && rg_step_smem(p, g->tp) + rg_static > RG_SMEM_DEFAULT) g->tp /= 2;
+    /* tiles per pass as hostlaunch's refineStep, within the default limit; cdp's one block per SM may
+     * take the device's whole opt-in limit (docs/results.md, "Session 14": 64 tiles per pass of 2D
+     * 16^2 tiles, 112 KB, 3.93 ms per step on movingbench2d against 4.41 at 16 tiles, 28 KB) */
+    if (variant == DP_VARIANT_CDP) {
+        int optin = 0;
+        CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+        pass_limit = (size_t)optin > RG_SMEM_DEFAULT ? (size_t)optin : RG_SMEM_DEFAULT;
+    }
+    g->tp = fill_pass_tiles(p, g->step_threads);
+    while (g->tp > 1 && rg_step_smem(p, g->tp) + rg_static > pass_limit) g->tp /= 2;
     g->smem = rg_step_smem(p, g->tp);
     if (g->smem + rg_static > RG_SMEM_DEFAULT) {
         int optin = 0;
