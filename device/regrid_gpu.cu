@@ -20,8 +20,9 @@
  *                     from the parent's new cells, or sampled), and flags them while their criterion
  *                     cells are in shared memory. With fill = model and no balance every child, kept
  *                     or new, is sampled there: the values a sample of the old store would have
- *                     copied, with one write per cell instead of a write, a read and a write. Dropped children and their subtrees are never read.
- *                     Parents in canonical order, children octant by octant: canonical order, no sort.
+ *                     copied, with one write per cell instead of a write, a read and a write.
+ *                     Dropped children and their subtrees are never read. Parents in canonical
+ *                     order, children octant by octant: canonical order, no sort.
  *                     Then leafSums of the new store; the stores swap.
  * The per-tile sums are folded on the host in canonical order (regrid_fold, as regrid_totals), so the
  * totals are the cpu's to the bit; kept and added are integer counters.
