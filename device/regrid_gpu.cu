@@ -56,8 +56,9 @@
  * rebuild is slower" and "Session 14"), movingbench2d: host-launched grids at 256 threads x 4 per SM
  * (64 registers) rebuilt in 2.06 ms against 2.43 ms at 3 and 3.10 ms at 2 (111 registers), and
  * regridded in 3.49 ms per step against 3.83 at 512 x 2 and 4.33 at 1024 x 1. Device-launched grids
- * never had more than one block per SM resident, whatever the bound, so cdp's blocks hold 1024
- * threads (64 registers): 4.51-4.56 ms per step against 5.25 at 512 and 8.16 at 256 threads. */
+ * never had more than one block per SM resident, whatever the bound (they get the smallest
+ * shared-memory carveout that holds one block: docs/gpu.md), so cdp's blocks hold 1024 threads (64
+ * registers): 4.51-4.56 ms per step against 5.25 at 512 and 8.16 at 256 threads. */
 #define RG_MINB_HOST 4
 #define RG_THREADS_CDP 1024
 #define RG_MINB_CDP 1
