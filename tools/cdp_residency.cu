@@ -71,8 +71,12 @@ __global__ void __launch_bounds__(256, 4) kStatic(counters *c, int spin)
 }
 /* plain, its carveout attribute set to 100 (max shared) */
 __global__ void __launch_bounds__(256, 4) kCarve(counters *c, int spin) { probe(c, spin); }
+/* plain, its maximum dynamic shared memory attribute set to 64 KB */
+__global__ void __launch_bounds__(256, 4) kMaxDyn(counters *c, int spin) { probe(c, spin); }
+/* plain, cache config prefer shared */
+__global__ void __launch_bounds__(256, 4) kPrefer(counters *c, int spin) { probe(c, spin); }
 
-enum { PLAIN, WIDE, BIG, SELF, PDL, STATIC, CARVE };
+enum { PLAIN, WIDE, BIG, SELF, PDL, STATIC, CARVE, MAXDYN, PREFER };
 
 /* the parent: its block 0 thread 0 launches the case's grid (tail or fire-and-forget) */
 __global__ void parent(int which, int tail, unsigned grid, unsigned smem, counters *c, int spin)
@@ -89,6 +93,8 @@ __global__ void parent(int which, int tail, unsigned grid, unsigned smem, counte
     case PDL: kPdl<<<grid, 256, smem, s>>>(c, spin); break;
     case STATIC: kStatic<<<grid, 256, smem, s>>>(c, spin); break;
     case CARVE: kCarve<<<grid, 256, smem, s>>>(c, spin); break;
+    case MAXDYN: kMaxDyn<<<grid, 256, smem, s>>>(c, spin); break;
+    case PREFER: kPrefer<<<grid, 256, smem, s>>>(c, spin); break;
     }
     if (cudaGetLastError() != cudaSuccess) printf("device launch failed\n");
 }
@@ -113,7 +119,9 @@ static const void *fn(int which)
     case SELF: return (const void *)kSelf;
     case PDL: return (const void *)kPdl;
     case STATIC: return (const void *)kStatic;
-    default: return (const void *)kCarve;
+    case CARVE: return (const void *)kCarve;
+    case MAXDYN: return (const void *)kMaxDyn;
+    default: return (const void *)kPrefer;
     }
 }
 
@@ -126,12 +134,14 @@ int main()
     cudaStream_t st;
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     const char *names[] = { "plain 256x4", "wide 1024x1", "grid_constant 648 B", "holds a self-launch", "PDL calls",
-                            "8 KB static smem", "carveout 100" };
+                            "8 KB static smem", "carveout 100", "max dynamic 64 KB", "prefer shared" };
     CK(cudaFuncSetAttribute((const void *)kCarve, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
+    CK(cudaFuncSetAttribute((const void *)kMaxDyn, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536));
+    CK(cudaFuncSetCacheConfig((const void *)kPrefer, cudaFuncCachePreferShared));
     const unsigned smems[] = { 0, 1024, 2048, 4096, 8192, 30000 };
     const int spin = 50;
     printf("%-22s %6s %-28s %6s %9s %9s %5s\n", "kernel", "smem", "launched", "grid", "max/SM", "mean/SM", "occ");
-    for (int which = PLAIN; which <= CARVE; ++which)
+    for (int which = PLAIN; which <= PREFER; ++which)
         for (int si = 0; si < 6; ++si) {
             const unsigned smem = smems[si];
             const int threads = which == WIDE ? 1024 : 256;
@@ -154,6 +164,8 @@ int main()
                     case PDL: kPdl<<<grid, 256, smem, st>>>(c, spin); break;
                     case STATIC: kStatic<<<grid, 256, smem, st>>>(c, spin); break;
                     case CARVE: kCarve<<<grid, 256, smem, st>>>(c, spin); break;
+                    case MAXDYN: kMaxDyn<<<grid, 256, smem, st>>>(c, spin); break;
+                    case PREFER: kPrefer<<<grid, 256, smem, st>>>(c, spin); break;
                     }
                 } else if (how == 1 || how == 2) {
                     hn = how == 1 ? "device, tail" : "device, fire-and-forget";
