@@ -3,15 +3,18 @@
  * Phases (docs/design.md, "Time steps"), each a loop over tiles that a GPU engine runs as one kernel
  * over a (compacted) tile list, calling the same DP_HD functions:
  *   1. sample: every tile's cells from the model moved to time t (tile_fill, parent -1:
- *      dp_fill_cell -> dp_model_cells with dp_params_at);
+ *      dp_fill_cell -> dp_model_cells with dp_params_at); with fill = model and no balance only the
+ *      roots: the rebuild samples every child it writes (below);
  *   2. restrict (fill = prolong): level by level from the finest, each child's means into its
  *      parent's octant (tile_restrict -> dp_restrict_cell), so a parent holds the mean of the finest
  *      data below it and a child about to be removed has been restricted into its parent first;
  *   3. rebuild, level by level from the roots (which always stay): flag each tile of the new level
  *      (tile_octant_flags), decide per octant keep / add / drop (dp_regrid_octants), exclusive-scan
  *      the child counts, then per parent copy kept children (their old index: dp_child_index) and
- *      write and fill new ones (dp_write_child, tile_fill: prolonged or sampled). Dropped children
- *      and their subtrees are never visited. Parents in canonical order, children octant by octant:
+ *      write and fill new ones (dp_write_child, tile_fill: prolonged or sampled). With fill = model
+ *      and no balance a kept child is written and sampled as a new one is (the metadata and cells
+ *      the copy of a sampled old tile would give, without sampling it first; the GPU regrids do the
+ *      same). Dropped children and their subtrees are never visited. Parents in canonical order, children octant by octant:
  *      the new levels are in canonical order as they are made, with no sort.
  */
 #include "src/regrid_cpu.h"
@@ -59,9 +62,13 @@ int regrid_cpu(const deck_t *d, mesh_t *m, double t, regrid_report_t *r, char *e
     const int dim = pt.dim;
     r->tiles_before = n;
 
-    /* 1. sample every tile at time t */
+    /* 1. sample the tiles at time t: every one, or only the roots when the rebuild samples the
+     * children it writes (fill = model; with balance = 2:1 a tile balance adds may take its cells
+     * from the old mesh, so that one is sampled whole) */
+    const int resample = pt.fill != DP_FILL_PROLONG && pt.balance != DP_BALANCE_2TO1;
+    const dp_tidx nsample = resample ? nroots : n;
 #pragma omp parallel for schedule(dynamic, 16)
-    for (dp_tidx i = 0; i < n; ++i) tile_fill(&pt, m, i, -1, 0);
+    for (dp_tidx i = 0; i < nsample; ++i) tile_fill(&pt, m, i, -1, 0);
     const double t1 = timer_ms();
     r->sample_ms = t1 - t0;
 
@@ -132,8 +139,13 @@ int regrid_cpu(const deck_t *d, mesh_t *m, double t, regrid_report_t *r, char *e
             for (int o = 0; o < (1 << dim); ch += (mask[i] >> o & 1), ++o) {
                 if (keep >> o & 1) {
                     const dp_tidx oc = dp_child_index(first[op], had, o);
-                    mesh_copy_tiles(&nm, ch, m, oc, 1);
-                    T.parent[ch] = par;
+                    if (resample) {
+                        dp_write_child(T, dim, ch, L + 1, par, o);
+                        tile_fill(&pt, &nm, ch, par, o);
+                    } else {
+                        mesh_copy_tiles(&nm, ch, m, oc, 1);
+                        T.parent[ch] = par;
+                    }
                     old[ch] = oc;
                     ++kk;
                 } else if (add >> o & 1) {
