@@ -14,8 +14,9 @@
  *      write and fill new ones (dp_write_child, tile_fill: prolonged or sampled). With fill = model
  *      and no balance a kept child is written and sampled as a new one is (the metadata and cells
  *      the copy of a sampled old tile would give, without sampling it first; the GPU regrids do the
- *      same). Dropped children and their subtrees are never visited. Parents in canonical order, children octant by octant:
- *      the new levels are in canonical order as they are made, with no sort.
+ *      same). Dropped children and their subtrees are never visited. Parents in canonical order,
+ *      children octant by octant: the new levels are in canonical order as they are made, with no
+ *      sort.
  */
 #include "src/regrid_cpu.h"
 
