@@ -18,7 +18,8 @@
 # Settings (environment): VARIANT (hostlaunch), DD_GB (8), BUDGET_S (540: the scale run is skipped,
 # saying why, when what is left cannot hold it), SCALE_DECK (inputs/scale2d.inp), SCALE_ARGS (extra
 # key=value for the scale run), DECKS (bench2d bench3d), COMPARE (1), BUILD (1; 0: use build-scale/
-# as it is), BIN (the dpamr to run; default build-scale/dpamr), KEEP (0; 1: the scale deck's file and
+# as it is), CMAKE_ARGS (extra CMake options, e.g. -DDPAMR_COMMIT=HASH), BIN (the dpamr to run;
+# default build-scale/dpamr), KEEP (0; 1: the scale deck's file and
 # $SCRATCH are left for what runs next, not removed). A dry run on a machine without a GPU:
 # VARIANT=cpu DD_GB=1 SCALE_ARGS=max_level=6 BUILD=0 BIN=build/dpamr_serial bash tools/scale_session.sh
 set -uo pipefail
@@ -69,7 +70,7 @@ say "machine: $(head -3 "$out/machine.txt" | tail -1); $(nproc) cores; scratch $
 if [ "${BUILD:-1}" = 1 ]; then
     if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH=/usr/local/cuda/bin:$PATH; fi
     say "build (build-scale/, Release, sm_90, no MPI)"
-    { cmake -S . -B build-scale -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DDPAMR_MPI=OFF &&
+    { cmake -S . -B build-scale -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DDPAMR_MPI=OFF ${CMAKE_ARGS:-} &&
         cmake --build build-scale -j "$(nproc)" --target dpamr; } >"$out/build.log" 2>&1 ||
         { tail -30 "$out/build.log"; say "build failed"; exit 1; }
 fi
