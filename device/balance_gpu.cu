@@ -181,7 +181,7 @@ __global__ void __launch_bounds__(BAL_THREADS) balFill(dmesh_t S, dmesh_t D, con
                 for (int c = threadIdx.x; c < cells; c += blockDim.x) v[c] = u[c];
             }
         } else
-            block_fill_tiles(D, t, 1, L, tab, 1, NULL);
+            block_fill_tiles(cta_team(), D, t, 1, L, tab, 1, NULL);
     }
 }
 

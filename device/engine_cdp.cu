@@ -27,6 +27,7 @@
  * PDL: the device runtime has no launch attributes, so device-side launches cannot use PDL. The
  * host-launched part uses launch_pdl: initLevelScans -> refineTile (level grain) and the sort's passes.
  */
+#include <cub/block/block_scan.cuh>
 #include <nvtx3/nvToolsExt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,7 +118,7 @@ static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chai
     const int g = (int)(n - v * G < G ? n - v * G : G);
 
     /* 1. cells of new tiles: the block together, by bricks or through model tables */
-    if (fill) block_fill_tiles(M, t0, g, level, tab, C.tab_tiles, NULL);
+    if (fill) block_fill_tiles(cta_team(), M, t0, g, level, tab, C.tab_tiles, NULL);
     if (level >= p->max_level) return; /* the depth cap */
     if (tid == 0) S.smask = 0;
     __syncthreads(); /* the criterion reads cells other threads wrote */

@@ -7,7 +7,7 @@
  *   flagTiles(Lp)    once: one warp per tile of the input's finest level: octant flags -> childmask
  *   refineStep(L)    blocks take groups of HOST_THREADS parents of level L in ticket order; a
  *                    single-pass scan over the level's child counts (CUB's decoupled look-back:
- *                    cub::ScanTileState, cub::TilePrefixCallbackOp in cub::BlockScan) gives each
+ *                    cub::ScanTileState, group_scan: device/level_scan.cuh) gives each
  *                    parent its children's slots after the level's end; the block writes their
  *                    metadata (dp_write_child), fills them (block_fill_prolong: by bricks, or
  *                    block_fill_model: through each tile's table of axis terms) and, below
@@ -53,8 +53,6 @@ static __host__ __device__ __forceinline__ int step_group(long long n, long long
     return P;
 }
 
-typedef cub::BlockScan<long long, HOST_THREADS, cub::BLOCK_SCAN_WARP_SCANS> block_scan_t;
-
 /* Octant flags of the input's finest level: one warp per tile, striding over the level. */
 __global__ void flagTiles(dmesh_t M, int level, const long long *ls, int slot, int early)
 {
@@ -74,8 +72,7 @@ __global__ void flagTiles(dmesh_t M, int level, const long long *ls, int slot, i
 }
 
 struct step_smem {
-    typename block_scan_t::TempStorage scan;
-    typename prefix_op_t::TempStorage prefix;
+    team_scan_smem<HOST_THREADS / 32> scan;
     long long v, c0, c1; /* the group's ticket; its children's range [c0, c1) counted from the level's end */
     unsigned smask[FILL_MAX_TILES];
 };
@@ -88,6 +85,7 @@ __global__ void __launch_bounds__(HOST_THREADS, FILL == DP_FILL_PROLONG ? 4 : 3)
 {
     __shared__ step_smem Sh;
     extern __shared__ double tab[];
+    const cta_team tm;
     stamp_start(M.stamps, slot);
     const dp_params *p = &c_params;
     const int tid = threadIdx.x, ns = 1 << p->dim;
@@ -111,7 +109,7 @@ __global__ void __launch_bounds__(HOST_THREADS, FILL == DP_FILL_PROLONG ? 4 : 3)
         /* 1. this parent's children: their offset from the level's end, by the level-wide scan */
         const long long i = v * P + tid;
         const unsigned mask = tid < P && i < n ? M.childmask[s + i] : 0u;
-        const long long off = group_scan<block_scan_t>(st, Sh.scan, Sh.prefix, v, __popc(mask), &Sh.c0, &Sh.c1);
+        const long long off = group_scan(tm, st, Sh.scan, v, __popc(mask), &Sh.c0, &Sh.c1);
         __syncthreads();
         const long long c0 = Sh.c0, c1 = Sh.c1;
         const int fits = e + c1 <= M.cap;
@@ -125,11 +123,11 @@ __global__ void __launch_bounds__(HOST_THREADS, FILL == DP_FILL_PROLONG ? 4 : 3)
             /* 3. their cells, tp tiles at a time, and their flags */
             for (long long j0 = c0; j0 < c1; j0 += tp) {
                 const int g = (int)(c1 - j0 < tp ? c1 - j0 : tp);
-                if (FILL == DP_FILL_PROLONG) block_fill_prolong(M, e + j0, g, flag ? crit : NULL);
-                else block_fill_model(M, e + j0, g, level + 1, tab, tp, flag ? crit : NULL);
+                if (FILL == DP_FILL_PROLONG) block_fill_prolong(tm, M, e + j0, g, flag ? crit : NULL);
+                else block_fill_model(tm, M, e + j0, g, level + 1, tab, tp, flag ? crit : NULL);
                 if (!flag) continue;
                 __syncthreads(); /* the criterion cells are in crit */
-                block_flag_pass(crit, g, h, Sh.smask, M.childmask + e + j0);
+                block_flag_pass(tm, crit, g, h, Sh.smask, M.childmask + e + j0);
             }
         }
         __syncthreads(); /* every thread has read this group's shared values */

@@ -4,6 +4,7 @@
 #ifndef DPAMR_GPU_COMMON_CUH
 #define DPAMR_GPU_COMMON_CUH
 
+#include <cuda/std/type_traits>
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <string.h>
@@ -70,6 +71,38 @@ static __device__ __forceinline__ void stamp_end(unsigned long long *stamps, int
     if (stamps && slot >= 0 && threadIdx.x == 0) atomicMax(&stamps[2 * slot + 1], globaltimer_ns());
 }
 
+/* ---- teams: the threads that fill, flag and scan together ------------------------------------- */
+
+/* cta_team: the whole block, synchronized by __syncthreads (team 0 of 1). */
+struct cta_team {
+    static constexpr int id = 0;
+    __device__ __forceinline__ int rank() const { return threadIdx.x; }
+    __device__ __forceinline__ int size() const { return blockDim.x; }
+    __device__ __forceinline__ void sync() const { __syncthreads(); }
+};
+
+/* sub_team<NT>: NT consecutive threads (a multiple of 32) of a block of k NT threads, synchronized by
+ * their own named barrier (__barrier_sync_count(id + 1, NT), the compiler's builtin for bar.sync with
+ * a count; barrier 0 is __syncthreads'), so the k teams of a block work as k independent blocks of
+ * NT threads: a team's barrier stalls its NT threads, not the block. This is NCCL's
+ * ncclCoopWarpSpan (nccl_device/coop.h), which also moved from inline `barrier.sync` to the builtin.
+ * cdp's regridStep runs 4 teams of 256 in its one block of 1024 per SM (device-launched grids hold
+ * one block per SM: docs/gpu.md); everything a team shares lives in its own slice of shared memory.
+ * Barrier and memory ordering as __syncthreads among the team's threads. A team's warps must not exit
+ * while another team of the block may still wait at its barrier (on the H200 that hung the block):
+ * a kernel of several teams ends with __syncthreads(). */
+template <int NT> struct sub_team {
+    static_assert(NT % 32 == 0 && NT >= 32 && NT <= 1024, "a team is whole warps");
+    int id;
+    __device__ __forceinline__ sub_team() : id((int)threadIdx.x / NT) {}
+    __device__ __forceinline__ int rank() const { return (int)threadIdx.x % NT; }
+    __device__ __forceinline__ int size() const { return NT; }
+    __device__ __forceinline__ void sync() const { __barrier_sync_count((unsigned)id + 1u, (unsigned)NT); }
+};
+
+/* The team type of blocks of T threads in teams of NT: the block itself when it is one team. */
+template <int T, int NT> using team_of = ::cuda::std::conditional_t<T == NT, cta_team, sub_team<NT>>;
+
 /* ---- block-cooperative tile operations ------------------------------------------------------- */
 
 /* The store's tile arrays as dp_tiles (src/mesh.h). Member by member from the X-macro, so M
@@ -109,12 +142,14 @@ static __device__ __forceinline__ float *dmesh_field(const dmesh_t &M, int f)
  * parent cell and its neighbours read once), stored as two (2D) or four (3D) 8-byte pairs. (Two
  * bricks per thread with all their loads issued first took 96 registers and was slower on the
  * H200: bench2d 1.14 against 0.94 ms.) No barrier. */
-static __device__ __forceinline__ void block_fill_prolong(const dmesh_t &M, long long t0, int g, float *crit)
+template <class Team>
+static __device__ __forceinline__ void block_fill_prolong(const Team &tm, const dmesh_t &M, long long t0, int g,
+                                                          float *crit)
 {
     const dp_params *p = &c_params;
     const int dim = p->dim, B = p->B, lb = dp_log2(B), cshift = dim * lb, cells = 1 << cshift, cf = p->crit_field;
     const int bshift = cshift - dim, hb = B >> 1; /* 2^bshift bricks per tile */
-    for (int j = threadIdx.x; j < (g << bshift); j += blockDim.x) {
+    for (int j = tm.rank(); j < (g << bshift); j += tm.size()) {
         const long long t = t0 + (j >> bshift);
         const int b = j & ((1 << bshift) - 1);
         const int X = b & (hb - 1), Y = (b >> (lb - 1)) & (hb - 1), Z = b >> (2 * (lb - 1));
@@ -150,8 +185,9 @@ static __device__ __forceinline__ void block_fill_prolong(const dmesh_t &M, long
 /* model: tab_tiles tiles at a time, each with its table of axis terms in shared memory tab
  * (dp_model_table_entry), then their cells, threads striding over them (dp_model_cells_tab): no
  * division per cell. Every thread of the block must call it (it has barriers); it ends without one. */
-static __device__ __forceinline__ void block_fill_model(const dmesh_t &M, long long t0, int g, int level, double *tab,
-                                                        int tab_tiles, float *crit)
+template <class Team>
+static __device__ __forceinline__ void block_fill_model(const Team &tm, const dmesh_t &M, long long t0, int g, int level,
+                                                        double *tab, int tab_tiles, float *crit)
 {
     const dp_params *p = &c_params;
     const int dim = p->dim, B = p->B, lb = dp_log2(B), cshift = dim * lb, cells = 1 << cshift, cf = p->crit_field;
@@ -159,14 +195,14 @@ static __device__ __forceinline__ void block_fill_model(const dmesh_t &M, long l
     const double h = dp_spacing(p, level);
     for (int i0 = 0; i0 < g; i0 += tp) {
         const int gi = min(tp, g - i0);
-        __syncthreads(); /* the previous pass has read its tables */
-        for (int e = threadIdx.x; e < gi * nt; e += blockDim.x) {
+        tm.sync(); /* the previous pass has read its tables */
+        for (int e = tm.rank(); e < gi * nt; e += tm.size()) {
             const long long t = t0 + i0 + e / nt;
             const int32_t c[3] = { M.coord[3 * t], M.coord[3 * t + 1], M.coord[3 * t + 2] };
             tab[e] = dp_model_table_entry(p, c, h, e % nt);
         }
-        __syncthreads();
-        for (int j = threadIdx.x; j < (gi << cshift); j += blockDim.x) {
+        tm.sync();
+        for (int j = tm.rank(); j < (gi << cshift); j += tm.size()) {
             const int i = j >> cshift, cell = j & (cells - 1);
             int x, y, z;
             dp_cell_xyz(cell, B, lb, &x, &y, &z);
@@ -183,11 +219,12 @@ static __device__ __forceinline__ void block_fill_model(const dmesh_t &M, long l
 }
 
 /* The fill of the deck's kind (block_fill_prolong or block_fill_model). */
-static __device__ __forceinline__ void block_fill_tiles(const dmesh_t &M, long long t0, int g, int level, double *tab,
-                                                        int tab_tiles, float *crit)
+template <class Team>
+static __device__ __forceinline__ void block_fill_tiles(const Team &tm, const dmesh_t &M, long long t0, int g, int level,
+                                                        double *tab, int tab_tiles, float *crit)
 {
-    if (c_params.fill == DP_FILL_PROLONG) block_fill_prolong(M, t0, g, crit);
-    else block_fill_model(M, t0, g, level, tab, tab_tiles, crit);
+    if (c_params.fill == DP_FILL_PROLONG) block_fill_prolong(tm, M, t0, g, crit);
+    else block_fill_model(tm, M, t0, g, level, tab, tab_tiles, crit);
 }
 
 /* Most tiles a block fills per pass (the shared flag masks of refineStep and regridStep). */
@@ -220,10 +257,12 @@ static inline size_t fill_table_bytes(const dp_params *p, int tiles)
  * cells after the other; the caller syncs after writing them), written to out[0..g) (childmask):
  * warps per tile, lanes striding over its cells (dp_tile_flags), OR-reduced into smask[t] (zero on
  * entry, zero again on return). The fill-and-flag pass of refineStep and regridStep. */
-static __device__ __forceinline__ void block_flag_pass(const float *crit, int g, double h, unsigned *smask, uint8_t *out)
+template <class Team>
+static __device__ __forceinline__ void block_flag_pass(const Team &tm, const float *crit, int g, double h,
+                                                       unsigned *smask, uint8_t *out)
 {
     const dp_params *p = &c_params;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    const int lane = tm.rank() & 31, warp = tm.rank() >> 5, nwarps = tm.size() >> 5;
     const int cells = dp_cells(p->dim, p->B);
     const int wpt = nwarps / g > 1 ? nwarps / g : 1; /* warps per tile */
     for (int t = warp / wpt; t < g; t += nwarps / wpt) {
@@ -231,8 +270,8 @@ static __device__ __forceinline__ void block_flag_pass(const float *crit, int g,
         for (int o = 16; o > 0; o >>= 1) mine |= __shfl_xor_sync(0xffffffffu, mine, o);
         if (lane == 0 && mine) atomicOr(&smask[t], mine);
     }
-    __syncthreads();
-    for (int t = threadIdx.x; t < g; t += blockDim.x) {
+    tm.sync();
+    for (int t = tm.rank(); t < g; t += tm.size()) {
         out[t] = (uint8_t)smask[t];
         smask[t] = 0; /* for the next pass: only this thread touches entry t until a barrier */
     }

@@ -1,6 +1,6 @@
 /* level_scan.cuh - the single-pass scans over a level's groups that both GPU engines run (cdp's
  * level grain in refineTile, hostlaunch in refineStep): a group's child count is scanned with CUB's
- * decoupled look-back (cub::ScanTileState, cub::TilePrefixCallbackOp inside cub::BlockScan), in
+ * decoupled look-back (cub::ScanTileState; team_lookback, CUB's TilePrefixCallbackOp for any team), in
  * ticket order, so the children land after the level's end in canonical order. One region of scan
  * tile states and one ticket counter per level step, reset once before the first level by
  * initLevelScans; the level's size bound U_k sizes the regions. */
@@ -8,7 +8,7 @@
 #define DPAMR_LEVEL_SCAN_CUH
 
 #include <cub/agent/single_pass_scan_operators.cuh>
-#include <cub/block/block_scan.cuh>
+#include <cub/warp/warp_scan.cuh>
 #include <cuda/std/functional>
 
 #include "device/gpu_common.cuh"
@@ -60,27 +60,74 @@ static inline double level_scans_layout(level_scans_t *S, const long long *nb, i
     return total;
 }
 
-/* The offsets of group v's counts (cnt: each thread's) from its level's start, through the level-wide
- * single-pass scan st (group 0 publishes its total, a later one looks back): every thread gets its
- * exclusive offset; the block's first thread sets *c0 and its last *c1 (shared memory: the group's
- * children span [c0, c1) counted from the level's end). BS: cub::BlockScan of long long over the
- * block's threads. The caller syncs before reading *c0 and *c1. */
-template <typename BS>
-static __device__ __forceinline__ long long group_scan(scan_state_t &st, typename BS::TempStorage &scan,
-                                                       typename prefix_op_t::TempStorage &pre, long long v,
-                                                       long long cnt, long long *c0, long long *c1)
+/* What group_scan shares within a team of at most NW warps (shared memory, one per team). */
+template <int NW> struct team_scan_smem {
+    long long wsum[NW]; /* each warp's total */
+    long long base;     /* the group's offset from the level's start */
+};
+
+/* The exclusive prefix of group v > 0, whose own total is `total`, by the decoupled look-back over
+ * st's tile states, for one whole warp (lane: its lane; every lane returns the prefix). It is CUB's
+ * TilePrefixCallbackOp::operator() with the lane in place of threadIdx.x, which that operator takes
+ * for the lane and so serves only a block's first warp, not a team's: publish the partial total;
+ * read a window of 32 predecessors (v - 1 - lane; CUB's padding makes those before group 0 out of
+ * bounds), waiting while any is invalid; add the window up to its nearest inclusive prefix; slide
+ * back while none is inclusive; publish the inclusive total. */
+static __device__ __forceinline__ long long team_lookback(scan_state_t &st, int v, long long total, int lane)
 {
-    long long off;
-    if (v > 0) {
-        prefix_op_t prefix(st, pre, ::cuda::std::plus<long long>(), (int)v);
-        BS(scan).ExclusiveSum(cnt, off, prefix);
-    } else {
-        long long agg;
-        BS(scan).ExclusiveSum(cnt, off, agg);
-        if (threadIdx.x == 0) st.SetInclusive(0, agg);
+    if (lane == 0) st.SetPartial(v, total);
+    long long excl = 0;
+    for (int pred = v - 1 - lane;; pred -= 32) {
+        scan_state_t::StatusWord status;
+        long long val;
+        st.WaitForValid(pred, status, val);
+        const unsigned incl = __ballot_sync(0xffffffffu, status == scan_state_t::StatusWord(cub::SCAN_TILE_INCLUSIVE));
+        const int last = incl ? __ffs(incl) - 1 : 31; /* lanes 0..last count */
+        long long x = lane <= last ? val : 0;
+        for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+        excl += x;
+        if (incl) break;
     }
-    if (threadIdx.x == 0) *c0 = off;
-    if (threadIdx.x == blockDim.x - 1) *c1 = off + cnt;
+    if (lane == 0) st.SetInclusive(v, excl + total);
+    return excl;
+}
+
+/* The offsets of group v's counts (cnt: each thread's) from its level's start, through the level-wide
+ * single-pass scan st (group 0 publishes its total, a later one looks back with its first warp:
+ * team_lookback): every thread of the team gets its exclusive offset; the team's first thread sets
+ * *c0 and its last *c1 (shared memory: the group's children span [c0, c1) counted from the level's
+ * end). A team (cta_team, sub_team: gpu_common.cuh) of at most NW warps; the scan is CUB's warp scan,
+ * the warps' totals in S (cub::BlockScan's BLOCK_SCAN_WARP_SCANS over a team instead of a block).
+ * Two team barriers inside; the caller syncs the team before reading *c0 and *c1. */
+template <int NW, class Team>
+static __device__ __forceinline__ long long group_scan(const Team &tm, scan_state_t &st, team_scan_smem<NW> &S,
+                                                       long long v, long long cnt, long long *c0, long long *c1)
+{
+    typedef cub::WarpScan<long long> warp_scan_t;
+    __shared__ typename warp_scan_t::TempStorage none; /* (the shuffle scan keeps nothing there) */
+    const int r = tm.rank(), lane = r & 31, w = r >> 5, nw = tm.size() >> 5;
+    long long incl, wagg;
+    warp_scan_t(none).InclusiveSum(cnt, incl, wagg);
+    if (lane == 0) S.wsum[w] = wagg;
+    tm.sync();
+    long long before = 0, total = 0; /* the warps' before this one, and the group's total */
+    for (int k = 0; k < nw; ++k) {
+        before += k < w ? S.wsum[k] : 0;
+        total += S.wsum[k];
+    }
+    if (w == 0) {
+        if (v > 0) {
+            const long long ex = team_lookback(st, (int)v, total, lane);
+            if (lane == 0) S.base = ex;
+        } else if (lane == 0) {
+            st.SetInclusive(0, total);
+            S.base = 0;
+        }
+    }
+    tm.sync();
+    const long long off = S.base + before + incl - cnt;
+    if (r == 0) *c0 = off;
+    if (r == tm.size() - 1) *c1 = off + cnt;
     return off;
 }
 

@@ -62,28 +62,28 @@
 #define RG_MINB_HOST 4
 #define RG_THREADS_CDP 1024
 #define RG_MINB_CDP 1
-static_assert(RG_THREADS_CDP >= RG_THREADS, "rg_layout sizes the scan regions for groups of RG_THREADS parents or more");
+static_assert(RG_THREADS_CDP % RG_THREADS == 0, "cdp's regridStep blocks are whole teams of RG_THREADS");
 /* What a kernel may use without opting in. */
 #define RG_SMEM_DEFAULT ((size_t)48 << 10)
 
 /* The regrid's counters after ST_COUNT (gpu_common.cuh: launches, failures, overflow) */
 enum { RS_KEPT = ST_COUNT, RS_ADDED, RS_OVF_LEVEL, RS_COUNT };
 
-/* Parents per group of a level of n tiles in a grid of nblocks of T threads: the fewest (a power of
- * two, at most T) that leave at most RG_GROUPS_PER_BLOCK groups per block. A level then has at most
- * max(RG_GROUPS_PER_BLOCK * nblocks, ceil(n / T)) groups, and at most n (rg_layout, T >= RG_THREADS). */
-static __host__ __device__ __forceinline__ int rg_group(long long n, long long nblocks, int T)
+/* Parents per group of a level of n tiles in a grid of nteams teams of T threads: the fewest (a power
+ * of two, at most T) that leave at most RG_GROUPS_PER_BLOCK groups per team. A level then has at most
+ * max(RG_GROUPS_PER_BLOCK * nteams, ceil(n / T)) groups, and at most n (rg_layout). */
+static __host__ __device__ __forceinline__ int rg_group(long long n, long long nteams, int T)
 {
     int P = 1;
-    while (P < T && (n + P - 1) / P > RG_GROUPS_PER_BLOCK * nblocks) P <<= 1;
+    while (P < T && (n + P - 1) / P > RG_GROUPS_PER_BLOCK * nteams) P <<= 1;
     return P;
 }
 
-/* cdp: the blocks of a level of n tiles' grid: one per 8 parents, at most a wave (so the level's
- * groups fit the scan region sized for a wave). */
-static __host__ __device__ __forceinline__ long long rg_cdp_grid(long long n, long long wave)
+/* cdp: the blocks (of `teams` teams) of a level of n tiles' grid: a team per 8 parents, at most a
+ * wave (so the level's groups fit the scan region sized for a wave). */
+static __host__ __device__ __forceinline__ long long rg_cdp_grid(long long n, long long wave, int teams)
 {
-    const long long b = (n + 7) / 8;
+    const long long b = (n + 8ll * teams - 1) / (8ll * teams);
     return b < 1 ? 1 : (b > wave ? wave : b);
 }
 
@@ -97,8 +97,9 @@ typedef struct {
     long long *first;       /* [cap] old tile -> its first child (tiles with children only) */
     unsigned long long *st; /* [RS_COUNT] */
     long long wave;         /* blocks of a hostlaunch grid; cdp grids have at most this many */
-    int tp;                 /* tiles per pass of regridStep */
-    unsigned smem;          /* regridStep's dynamic shared memory */
+    int tp;                 /* tiles per pass of a regridStep team */
+    unsigned smem;          /* regridStep's dynamic shared memory: a slice of team_smem per team */
+    unsigned team_smem;     /* a team's slice (a multiple of 16 bytes) */
     int cdp;                /* 1: the next level is launched from the device */
     int early;              /* PDL: trigger right after the wait (1) or after the work (0) */
     int resample;           /* 1: kept children sampled from the model like new ones, not copied */
@@ -123,7 +124,7 @@ __global__ void __launch_bounds__(RG_THREADS) sampleLevel(dmesh_t M, long long s
     cudaGridDependencySynchronize(); /* the previous kernel's writes (an earlier level's, a previous step's) */
     if (early) cudaTriggerProgrammaticLaunchCompletion();
     for (long long j0 = (long long)blockIdx.x * tp; j0 < n; j0 += (long long)gridDim.x * tp) /* uniform per block */
-        block_fill_model(M, s + j0, (int)(n - j0 < tp ? n - j0 : tp), level, tab, tp, NULL);
+        block_fill_model(cta_team(), M, s + j0, (int)(n - j0 < tp ? n - j0 : tp), level, tab, tp, NULL);
     if (!early) cudaTriggerProgrammaticLaunchCompletion();
 }
 
@@ -202,48 +203,55 @@ __global__ void __launch_bounds__(RG_THREADS) flagRoots(const __grid_constant__ 
     if (!R.early) cudaTriggerProgrammaticLaunchCompletion();
 }
 
-template <int T> struct rg_smem {
-    typename cub::BlockScan<long long, T, cub::BLOCK_SCAN_WARP_SCANS>::TempStorage scan;
-    typename prefix_op_t::TempStorage prefix;
+/* What a regridStep team of NW warps shares (static shared memory, one per team). */
+template <int NW> struct rg_smem {
+    team_scan_smem<NW> scan;
     long long v, c0, c1; /* the group's ticket; its children's range [c0, c1) counted from the level's end */
     unsigned smask[FILL_MAX_TILES];
 };
 
-/* Level `level` of the new store to its children (see the top of the file). Dynamic shared memory:
- * the model tables (fill = model, R.tp of them), then R.tp tiles of criterion cells. T: its threads
- * per block; MINB: the blocks per SM it is compiled for (hostlaunch: RG_THREADS, RG_MINB_HOST; cdp:
- * RG_THREADS_CDP, RG_MINB_CDP). */
-template <int T, int MINB>
+/* Level `level` of the new store to its children (see the top of the file), by teams of NT threads
+ * (team_of, gpu_common.cuh: the block itself, or sub_team), T / NT per block, each taking its own groups as a block of NT threads
+ * would. T: threads per block; MINB: the blocks per SM it is compiled for. hostlaunch: blocks of one
+ * team of RG_THREADS, RG_MINB_HOST per SM; cdp: blocks of RG_THREADS_CDP (one per SM: what
+ * device-launched grids get), of teams of RG_THREADS, or one team where four teams' passes do not
+ * fit in shared memory (rg_pick). Dynamic shared memory: one slice of R.team_smem bytes per team,
+ * each the model tables (fill = model, R.tp of them), then R.tp tiles of criterion cells. */
+template <int T, int MINB, int NT>
 __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg_t R, int level)
 {
-    typedef cub::BlockScan<long long, T, cub::BLOCK_SCAN_WARP_SCANS> rg_scan_t;
-    __shared__ rg_smem<T> Sh;
-    extern __shared__ double tab[];
+    static_assert(T % NT == 0 && NT >= RG_THREADS, "whole teams; rg_layout counts groups of RG_THREADS or more");
+    constexpr int TEAMS = T / NT;
+    __shared__ rg_smem<NT / 32> Shs[TEAMS];
+    extern __shared__ double dyn[];
+    const team_of<T, NT> tm;
+    rg_smem<NT / 32> &Sh = Shs[tm.id];
+    double *tab = dyn + (size_t)tm.id * (R.team_smem / sizeof(double));
     const dp_params *p = &c_params;
-    const int tid = threadIdx.x, ns = 1 << p->dim;
+    const int tid = tm.rank(), ns = 1 << p->dim;
     const int lc = p->dim * dp_log2(p->B), cells = 1 << lc, tp = R.tp;
     const int flag = level + 1 < p->max_level; /* the children are flagged; at max_level they get none */
     float *crit = (float *)(tab + (p->fill == DP_FILL_PROLONG ? 0 : tp * dp_model_table_size(p)));
-    for (int i = tid; i < tp; i += blockDim.x) Sh.smask[i] = 0;
+    for (int i = tid; i < tp; i += NT) Sh.smask[i] = 0;
     scan_state_t st;
     st.Init(R.S.nb[level], R.S.scan + R.S.off[level], 0);
     const double h = dp_spacing(p, level + 1);
     cudaGridDependencySynchronize(); /* the level's tiles, their flags and d_ls, the scans' reset */
     if (R.early) cudaTriggerProgrammaticLaunchCompletion();
     const long long s = R.ls[level], e = R.ls[level + 1], n = e - s;
-    const int P = rg_group(n, gridDim.x, T);
+    const int P = rg_group(n, (long long)gridDim.x * TEAMS, NT);
     const long long ng = (n + P - 1) / P; /* groups of the level */
-    if (n == 0 && blockIdx.x == 0 && tid == 0) R.ls[level + 2] = e;
+    if (n == 0 && blockIdx.x == 0 && threadIdx.x == 0) R.ls[level + 2] = e;
     for (;;) {
         if (tid == 0) Sh.v = (long long)atomicAdd(&R.S.tickets[level], 1ull);
-        __syncthreads();
+        tm.sync();
         const long long v = Sh.v;
-        if (v >= ng) break; /* the same for every thread of the block */
+        if (v >= ng) break; /* the same for every thread of the team */
         /* 1. this parent's children: their offset from the level's end, by the level-wide scan */
         const long long i = v * P + tid, par = s + i;
         const unsigned mask = tid < P && i < n ? R.N.childmask[par] : 0u;
-        const long long off = group_scan<rg_scan_t>(st, Sh.scan, Sh.prefix, v, __popc(mask), &Sh.c0, &Sh.c1);
-        __syncthreads();
+        const long long off = group_scan(tm, st, Sh.scan, v, __popc(mask), &Sh.c0, &Sh.c1);
+        tm.sync();
         const long long c0 = Sh.c0, c1 = Sh.c1;
         const int fits = e + c1 <= R.N.cap;
         if (!fits && tid == 0) {
@@ -254,7 +262,7 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
             R.ls[level + 2] = fits ? e + c1 : e; /* an overflow leaves the later levels empty */
             if (R.cdp && fits && c1 > 0 && flag) {
                 /* the next level after this grid, sized to its tiles (flag: it can have children) */
-                regridStep<T, MINB><<<(unsigned)rg_cdp_grid(c1, R.wave), T, R.smem, cudaStreamTailLaunch>>>(R, level + 1);
+                regridStep<T, MINB, NT><<<(unsigned)rg_cdp_grid(c1, R.wave, TEAMS), T, R.smem, cudaStreamTailLaunch>>>(R, level + 1);
                 rg_count_launch(R.st, cudaGetLastError());
             }
         }
@@ -287,13 +295,13 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
                 if (nk) atomicAdd(&R.st[RS_KEPT], nk);
                 if (na) atomicAdd(&R.st[RS_ADDED], na);
             }
-            __syncthreads(); /* the group's children's metadata and old indices */
+            tm.sync(); /* the group's children's metadata and old indices */
             /* 3. their cells, tp tiles at a time, and their flags */
             for (long long j0 = c0; j0 < c1; j0 += tp) {
                 const int g = (int)(c1 - j0 < tp ? c1 - j0 : tp);
                 const long long t0 = e + j0;
                 /* kept children: their cells from the old store (unless sampled, below) */
-                for (int j = tid; j < (g << lc) && !R.resample; j += blockDim.x) {
+                for (int j = tid; j < (g << lc) && !R.resample; j += NT) {
                     const int q = j >> lc, c = j & (cells - 1);
                     const long long oc = R.old[t0 + q];
                     if (oc < 0) continue;
@@ -305,7 +313,7 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
                     }
                 }
                 /* new children: each run of consecutive ones filled as a refinement fills them (the
-                 * runs are the same for every thread: the block's barriers inside stay uniform) */
+                 * runs are the same for every thread: the team's barriers inside stay uniform) */
                 for (int q = 0; q < g;) {
                     if (R.old[t0 + q] >= 0 && !R.resample) {
                         ++q;
@@ -313,16 +321,19 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
                     }
                     int r = q + 1;
                     while (r < g && (R.old[t0 + r] < 0 || R.resample)) ++r;
-                    block_fill_tiles(R.N, t0 + q, r - q, level + 1, tab, tp, flag ? crit + (q << lc) : NULL);
+                    block_fill_tiles(tm, R.N, t0 + q, r - q, level + 1, tab, tp, flag ? crit + (q << lc) : NULL);
                     q = r;
                 }
                 if (!flag) continue; /* (their childmask is 0 from their metadata) */
-                __syncthreads(); /* the criterion cells are in crit */
-                block_flag_pass(crit, g, h, Sh.smask, R.N.childmask + t0);
+                tm.sync(); /* the criterion cells are in crit */
+                block_flag_pass(tm, crit, g, h, Sh.smask, R.N.childmask + t0);
             }
         }
-        __syncthreads(); /* every thread has read this group's shared values */
+        tm.sync(); /* every thread of the team has read this group's shared values */
     }
+    /* no team's warps exit while another team of the block may still wait at its named barrier: on the
+     * H200 an early exit hung the others (movingbench2d, moving2d; session 15) */
+    if (TEAMS > 1) __syncthreads();
     if (!R.early) cudaTriggerProgrammaticLaunchCompletion();
 }
 
@@ -330,8 +341,9 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
 
 struct gpu_regrid {
     int variant, pdl, early, progress;
-    const void *step;       /* regridStep<RG_THREADS, RG_MINB_HOST> or, for cdp, <RG_THREADS_CDP, RG_MINB_CDP> */
+    const void *step;       /* the regridStep instance (rg_pick) */
     int step_threads;       /* its threads per block */
+    int teams;              /* its teams per block */
     dp_params p;            /* the deck's (time 0) */
     long long max_tiles;
     cudaStream_t s;
@@ -352,16 +364,17 @@ struct gpu_regrid {
     unsigned long long *st;
     long long wave;
     int tp, tps, sms;
-    size_t smem, smem_sample;
+    size_t smem, team_smem, smem_sample;
     size_t pool;            /* cdp: the pending-launch pool */
 };
 
-static size_t rg_step_smem(const dp_params *p, int tp)
+/* A regridStep team's slice of dynamic shared memory at tp tiles per pass (16-byte multiples). */
+static size_t rg_team_smem(const dp_params *p, int tp)
 {
-    return fill_table_bytes(p, tp) + (size_t)tp * dp_cells(p->dim, p->B) * sizeof(float);
+    return (fill_table_bytes(p, tp) + (size_t)tp * dp_cells(p->dim, p->B) * sizeof(float) + 15) & ~(size_t)15;
 }
 
-/* The scan regions of the levels 0..max_level-1 at capacity cap for grids of at most `wave` blocks:
+/* The scan regions of the levels 0..max_level-1 at capacity cap for grids of at most `wave` teams:
  * a level holds at most cap tiles, so at most max(RG_GROUPS_PER_BLOCK wave, ceil(cap / RG_THREADS))
  * groups, and no more than cap. Returns their bytes (S filled when not NULL), -1 past 2^31 groups. */
 static double rg_layout(level_scans_t *S, const dp_params *p, long long cap, long long wave, int *maxnb)
@@ -380,7 +393,7 @@ static double rg_layout(level_scans_t *S, const dp_params *p, long long cap, lon
 
 typedef struct {
     const dp_params *p;
-    long long wave;
+    long long wave; /* teams of a wave */
 } rg_need_t;
 
 /* Device bytes of a regrid at capacity cap: two stores, the old-index and first-child maps, the
@@ -466,32 +479,35 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
     for (int i = 0; i < 6; ++i) CK(cudaEventCreate(&g->ev[i]));
     CK(cudaGetDevice(&dev));
     CK(cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, dev));
-    /* shared memory: regridStep's tables and criterion cells, fewer tiles per pass past the limit (the
-     * default one, or the opt-in for cdp), an opt-in past the default (cdp; one tile's cells needing
-     * more: 3D, tile_size 32); sampleLevel's tables */
-    if (variant == DP_VARIANT_CDP) {
-        g->step = (const void *)regridStep<RG_THREADS_CDP, RG_MINB_CDP>;
-        g->step_threads = RG_THREADS_CDP;
-    } else {
-        g->step = (const void *)regridStep<RG_THREADS, RG_MINB_HOST>;
-        g->step_threads = RG_THREADS;
-    }
+    /* regridStep's instance and shared memory: a team's tiles per pass as hostlaunch's refineStep
+     * (fill_pass_tiles for the team's threads), halved while the block's slices and static shared
+     * memory pass the limit: the default one for hostlaunch's one team per block; for cdp's one block
+     * per SM the device's opt-in limit, which its four teams share as four hostlaunch blocks share an
+     * SM. Where four teams cannot hold a tile each (3D, tile_size 32), cdp's block is one team of
+     * RG_THREADS_CDP. Past the default limit an opt-in (below); sampleLevel's tables after that. */
     {
-        cudaFuncAttributes fa; /* the default limit holds static and dynamic shared memory together */
-        CK(cudaFuncGetAttributes(&fa, g->step));
-        rg_static = fa.sharedSizeBytes;
-    }
-    /* tiles per pass as hostlaunch's refineStep, within the default limit; cdp's one block per SM may
-     * take the device's whole opt-in limit (docs/results.md, "Session 14": 64 tiles per pass of 2D
-     * 16^2 tiles, 112 KB, 3.93 ms per step on movingbench2d against 4.41 at 16 tiles, 28 KB) */
-    if (variant == DP_VARIANT_CDP) {
         int optin = 0;
         CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-        pass_limit = (size_t)optin > RG_SMEM_DEFAULT ? (size_t)optin : RG_SMEM_DEFAULT;
+        const int cdp = variant == DP_VARIANT_CDP;
+        const void *cand[2] = { (const void *)regridStep<RG_THREADS_CDP, RG_MINB_CDP, RG_THREADS>,
+                                (const void *)regridStep<RG_THREADS_CDP, RG_MINB_CDP, RG_THREADS_CDP> };
+        const int team_threads[2] = { RG_THREADS, RG_THREADS_CDP };
+        if (!cdp) cand[0] = (const void *)regridStep<RG_THREADS, RG_MINB_HOST, RG_THREADS>;
+        pass_limit = cdp && (size_t)optin > RG_SMEM_DEFAULT ? (size_t)optin : RG_SMEM_DEFAULT;
+        for (int c = 0; c < (cdp ? 2 : 1); ++c) {
+            cudaFuncAttributes fa; /* the limits hold static and dynamic shared memory together */
+            CK(cudaFuncGetAttributes(&fa, cand[c]));
+            g->step = cand[c];
+            g->step_threads = cdp ? RG_THREADS_CDP : RG_THREADS;
+            g->teams = g->step_threads / team_threads[c];
+            rg_static = fa.sharedSizeBytes;
+            g->tp = fill_pass_tiles(p, team_threads[c]);
+            while (g->tp > 1 && g->teams * rg_team_smem(p, g->tp) + rg_static > pass_limit) g->tp /= 2;
+            g->team_smem = rg_team_smem(p, g->tp);
+            g->smem = g->teams * g->team_smem;
+            if (g->smem + rg_static <= pass_limit) break;
+        }
     }
-    g->tp = fill_pass_tiles(p, g->step_threads);
-    while (g->tp > 1 && rg_step_smem(p, g->tp) + rg_static > pass_limit) g->tp /= 2;
-    g->smem = rg_step_smem(p, g->tp);
     if (g->smem + rg_static > RG_SMEM_DEFAULT) {
         int optin = 0;
         cudaFuncAttributes fa;
@@ -522,7 +538,7 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
     {
         size_t fr = 0, tot = 0;
         CK(gpu_free_memory(&fr, &tot));
-        rg_need_t need = { p, g->wave };
+        rg_need_t need = { p, g->wave * g->teams };
         cap_memory_t mem;
         memset(&mem, 0, sizeof mem);
         mem.name = "device";
@@ -588,7 +604,7 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
         for (int b = 0; b < 2; ++b) CK(cudaMalloc((void **)&g->d_sums[b], (size_t)g->cap.cap * 2 * p->nf * sizeof(double)));
     g->nlev = p->max_level;
     if (g->nlev > 0) {
-        const double scan_bytes = rg_layout(&g->S, p, g->cap.cap, g->wave, &g->maxnb);
+        const double scan_bytes = rg_layout(&g->S, p, g->cap.cap, g->wave * g->teams, &g->maxnb);
         if (scan_bytes < 0) { /* the capacity search rejects such a capacity (rg_need) */
             snprintf(err, errlen, "%s regrid: a level of more than 2^31 groups at capacity %lld",
                      deck_variant_name(variant), g->cap.cap);
@@ -709,6 +725,7 @@ extern "C" int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, ch
         R.wave = g->wave;
         R.tp = g->tp;
         R.smem = (unsigned)g->smem;
+        R.team_smem = (unsigned)g->team_smem;
         R.cdp = g->variant == DP_VARIANT_CDP;
         R.early = early;
         R.resample = resample;
@@ -730,7 +747,7 @@ extern "C" int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, ch
             if (g->nlev > 0) {
                 int L0 = 0;
                 void *sa[] = { &R, &L0 };
-                CK(launch_pdl_smem(g->step, dim3((unsigned)rg_cdp_grid(nroots, g->wave)),
+                CK(launch_pdl_smem(g->step, dim3((unsigned)rg_cdp_grid(nroots, g->wave, g->teams)),
                                    dim3((unsigned)g->step_threads), g->smem, g->s, pdl, sa));
             }
         } else {
