@@ -1,0 +1,176 @@
+/* test_teams.cu - the team primitives of the GPU engines on their own (device/gpu_common.cuh: cta_team,
+ * sub_team, team_of; device/level_scan.cuh: group_scan, team_lookback), in a program built without
+ * relocatable device code, so that compute-sanitizer's racecheck and synccheck accept it (they refuse
+ * a binary with dynamic parallelism, such as dpamr: cdp's regridStep, which runs four teams of 256 in
+ * a block of 1024, cannot be checked there).
+ *
+ * teamScan<T, NT> is regridStep's skeleton: blocks of T threads in teams of NT (team_of) take groups
+ * of P items in ticket order, scan the items' counts over the whole array through group_scan (the
+ * level-wide single-pass scan with its look-back across teams and blocks), then run a team-local
+ * shared-memory pass: every thread writes its offset to the team's slice, the team syncs, every
+ * thread reads its neighbour's; a wrong or missing team barrier shows as a wrong value here and as a
+ * hazard under racecheck. Checked against a CPU scan: every item's offset, every group's span, no
+ * neighbour mismatch. Configurations: a block of one team of 256 (cta_team: hostlaunch's
+ * refineStep and regridStep), four teams of 256 in 1024 (sub_team: cdp's regridStep), one team of
+ * 1024 (cdp's fallback), two teams of 512; small and large groups, a grid of one block and of many.
+ *
+ * test_teams [-q]: prints a line per configuration; exit 0 when all pass, 1 on a mismatch, 77 (skip)
+ * without a CUDA device. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device/gpu_common.cuh"
+#include "device/level_scan.cuh"
+
+/* (gpu_common.cuh's c_params: without relocatable device code its declaration defines it here;
+ * nothing in this program reads it) */
+
+#define TCK(call)                                                                                 \
+    do {                                                                                          \
+        cudaError_t e_ = (call);                                                                  \
+        if (e_ != cudaSuccess) {                                                                  \
+            fprintf(stderr, "test_teams: %s failed: %s\n", #call, cudaGetErrorString(e_));       \
+            exit(1);                                                                              \
+        }                                                                                         \
+    } while (0)
+
+/* Reset the ticket and the scan's tile states of ng groups (as initLevelScans). */
+__global__ void initScan(char *region, int ng, unsigned long long *ticket)
+{
+    if (blockIdx.x == 0 && threadIdx.x == 0) *ticket = 0;
+    scan_state_t st;
+    st.Init(ng, region, 0);
+    st.InitializeStatus(ng);
+}
+
+template <int T, int NT>
+__global__ void __launch_bounds__(T) teamScan(char *region, unsigned long long *ticket, const int *cnt, long long n,
+                                              int P, long long *off, long long *span, unsigned long long *bad)
+{
+    constexpr int TEAMS = T / NT;
+    __shared__ team_scan_smem<NT / 32> S[TEAMS];
+    __shared__ long long vs[TEAMS], c0[TEAMS], c1[TEAMS];
+    __shared__ long long slice[T]; /* NT per team */
+    const team_of<T, NT> tm;
+    const int r = tm.rank();
+    long long *mine = slice + tm.id * NT;
+    const long long ng = (n + P - 1) / P;
+    scan_state_t st;
+    st.Init((int)ng, region, 0);
+    for (;;) {
+        if (r == 0) vs[tm.id] = (long long)atomicAdd(ticket, 1ull);
+        tm.sync();
+        const long long v = vs[tm.id];
+        if (v >= ng) break; /* the same for the whole team */
+        const long long i = v * P + r;
+        const int in = r < P && i < n;
+        const long long c = in ? cnt[i] : 0;
+        const long long o = group_scan(tm, st, S[tm.id], v, c, &c0[tm.id], &c1[tm.id]);
+        tm.sync();
+        if (in) off[i] = o;
+        if (r == 0) {
+            span[2 * v] = c0[tm.id];
+            span[2 * v + 1] = c1[tm.id];
+        }
+        /* the team-local pass: my offset out, the team's barrier, my neighbour's in */
+        mine[r] = o;
+        tm.sync();
+        if (r + 1 < NT && mine[r + 1] != o + c) atomicAdd(bad, 1ull);
+        tm.sync(); /* the slice and S are rewritten by the next group */
+    }
+    if (TEAMS > 1) __syncthreads(); /* no team exits while another may wait at its barrier */
+}
+
+typedef void (*kernel_t)(char *, unsigned long long *, const int *, long long, int, long long *, long long *,
+                         unsigned long long *);
+
+static int run(const char *name, kernel_t k, int T, int NT, long long n, int P, int blocks, int quiet)
+{
+    const long long ng = (n + P - 1) / P;
+    int *h_cnt = (int *)malloc((size_t)n * sizeof(int));
+    long long *h_off = (long long *)malloc((size_t)n * sizeof(long long));
+    long long *h_span = (long long *)malloc((size_t)ng * 2 * sizeof(long long));
+    if (!h_cnt || !h_off || !h_span) {
+        fprintf(stderr, "test_teams: out of host memory\n");
+        exit(1);
+    }
+    unsigned s = 12345u + (unsigned)n;
+    for (long long i = 0; i < n; ++i) { /* 0..8 children, as a parent's octants in 3D; many zeros */
+        s = s * 1664525u + 1013904223u;
+        const unsigned x = s >> 24;
+        h_cnt[i] = x < 96 ? 0 : (int)(x % 9);
+    }
+    size_t bytes = 0;
+    TCK(scan_state_t::AllocationSize((int)ng, bytes));
+    char *region;
+    int *cnt;
+    long long *off, *span;
+    unsigned long long *ticket, *bad, h_bad = 0;
+    cudaStream_t st;
+    TCK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    TCK(cudaMalloc((void **)&region, bytes));
+    TCK(cudaMalloc((void **)&cnt, (size_t)n * sizeof(int)));
+    TCK(cudaMalloc((void **)&off, (size_t)n * sizeof(long long)));
+    TCK(cudaMalloc((void **)&span, (size_t)ng * 2 * sizeof(long long)));
+    TCK(cudaMalloc((void **)&ticket, sizeof *ticket));
+    TCK(cudaMalloc((void **)&bad, sizeof *bad));
+    TCK(cudaMemcpyAsync(cnt, h_cnt, (size_t)n * sizeof(int), cudaMemcpyHostToDevice, st));
+    TCK(cudaMemsetAsync(bad, 0, sizeof *bad, st));
+    initScan<<<(unsigned)((ng + 255) / 256), 256, 0, st>>>(region, (int)ng, ticket);
+    TCK(cudaGetLastError());
+    k<<<(unsigned)blocks, (unsigned)T, 0, st>>>(region, ticket, cnt, n, P, off, span, bad);
+    TCK(cudaGetLastError());
+    TCK(cudaMemcpyAsync(h_off, off, (size_t)n * sizeof(long long), cudaMemcpyDeviceToHost, st));
+    TCK(cudaMemcpyAsync(h_span, span, (size_t)ng * 2 * sizeof(long long), cudaMemcpyDeviceToHost, st));
+    TCK(cudaMemcpyAsync(&h_bad, bad, sizeof h_bad, cudaMemcpyDeviceToHost, st));
+    TCK(cudaStreamSynchronize(st));
+    long long acc = 0, wrong = 0, first = -1;
+    for (long long g = 0; g < ng; ++g) {
+        if (h_span[2 * g] != acc && wrong++ == 0) first = -2 - g;
+        for (long long i = g * P; i < n && i < (g + 1) * P; ++i) {
+            if (h_off[i] != acc && wrong++ == 0) first = i;
+            acc += h_cnt[i];
+        }
+        if (h_span[2 * g + 1] != acc && wrong++ == 0) first = -2 - g;
+    }
+    const int ok = wrong == 0 && h_bad == 0;
+    if (!ok || !quiet)
+        printf("%s %-34s T %4d, teams of %4d, %8lld items in groups of %3d, %4d blocks: total %lld, %lld wrong "
+               "offsets or spans%s, %llu neighbour mismatches\n", ok ? "ok  " : "FAIL", name, T, NT, n, P, blocks, acc,
+               wrong, first >= 0 ? " (item)" : first < -1 ? " (group span)" : "", h_bad);
+    cudaFree(region);
+    cudaFree(cnt);
+    cudaFree(off);
+    cudaFree(span);
+    cudaFree(ticket);
+    cudaFree(bad);
+    cudaStreamDestroy(st);
+    free(h_cnt);
+    free(h_off);
+    free(h_span);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    const int quiet = argc > 1 && strcmp(argv[1], "-q") == 0;
+    int ndev = 0, sms = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+        printf("SKIPPED: no CUDA device\n");
+        return 77;
+    }
+    TCK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    int ok = 1;
+    /* small: a grid of one block, one item per group (many groups per team, look-back within the
+     * block); large: a wave of blocks, groups of a team's threads (look-back across blocks) */
+    ok &= run("one team of 256 (cta_team)", teamScan<256, 256>, 256, 256, 3000, 1, 1, quiet);
+    ok &= run("one team of 256 (cta_team)", teamScan<256, 256>, 256, 256, 1000003, 256, 4 * sms, quiet);
+    ok &= run("four teams of 256 (sub_team)", teamScan<1024, 256>, 1024, 256, 3000, 1, 1, quiet);
+    ok &= run("four teams of 256 (sub_team)", teamScan<1024, 256>, 1024, 256, 777, 7, 2, quiet);
+    ok &= run("four teams of 256 (sub_team)", teamScan<1024, 256>, 1024, 256, 1000003, 256, sms, quiet);
+    ok &= run("two teams of 512 (sub_team)", teamScan<1024, 512>, 1024, 512, 1000003, 512, sms, quiet);
+    ok &= run("one team of 1024 (cta_team)", teamScan<1024, 1024>, 1024, 1024, 1000003, 1024, sms, quiet);
+    printf("%s\n", ok ? "test_teams: all passed" : "test_teams: FAILED");
+    return ok ? 0 : 1;
+}
