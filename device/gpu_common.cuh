@@ -102,6 +102,9 @@ template <int NT> struct sub_team {
 
 /* The team type of blocks of T threads in teams of NT: the block itself when it is one team. */
 template <int T, int NT> using team_of = ::cuda::std::conditional_t<T == NT, cta_team, sub_team<NT>>;
+/* (a block has barriers 0..15: at most 15 sub_teams besides __syncthreads' barrier 0; checked where a
+ * kernel takes its teams, static_assert(T / NT <= DP_MAX_SUB_TEAMS)) */
+#define DP_MAX_SUB_TEAMS 15
 
 /* ---- block-cooperative tile operations ------------------------------------------------------- */
 

@@ -221,6 +221,7 @@ template <int T, int MINB, int NT>
 __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg_t R, int level)
 {
     static_assert(T % NT == 0 && NT >= RG_THREADS, "whole teams; rg_layout counts groups of RG_THREADS or more");
+    static_assert(T / NT <= DP_MAX_SUB_TEAMS, "a named barrier per team");
     constexpr int TEAMS = T / NT;
     __shared__ rg_smem<NT / 32> Shs[TEAMS];
     extern __shared__ double dyn[];

@@ -13,6 +13,8 @@
  * neighbour mismatch. Configurations: a block of one team of 256 (cta_team: hostlaunch's
  * refineStep and regridStep), four teams of 256 in 1024 (sub_team: cdp's regridStep), one team of
  * 1024 (cdp's fallback), two teams of 512; small and large groups, a grid of one block and of many.
+ * Before them team_lookback alone (run_lookback): predecessors published as partial totals so that it
+ * must slide back window by window, or stop at an inclusive one, checked against the sums.
  *
  * test_teams [-q]: prints a line per configuration; exit 0 when all pass, 1 on a mismatch, 77 (skip)
  * without a CUDA device. */
@@ -80,6 +82,77 @@ __global__ void __launch_bounds__(T) teamScan(char *region, unsigned long long *
         tm.sync(); /* the slice and S are rewritten by the next group */
     }
     if (TEAMS > 1) __syncthreads(); /* no team exits while another may wait at its barrier */
+}
+
+/* team_lookback on its own, deterministically: group 0 inclusive and groups 1..v-1 only partial
+ * (published by setStates before), so the look-back slides back over every window of 32 to group 0;
+ * with mid > 0, group mid is inclusive too and the look-back stops there. The warp that looks back is
+ * the second of its block (its lanes are not threadIdx.x). */
+__global__ void setStates(char *region, int ng, const long long *agg, int v, int mid)
+{
+    scan_state_t st;
+    st.Init(ng, region, 0);
+    if (threadIdx.x != 0) return;
+    long long acc = 0;
+    for (int g = 0; g < v; ++g) {
+        acc += agg[g];
+        if (g == 0 || g == mid) st.SetInclusive(g, acc);
+        else st.SetPartial(g, agg[g]);
+    }
+}
+__global__ void lookbackProbe(char *region, int ng, int v, long long total, long long *out)
+{
+    scan_state_t st;
+    st.Init(ng, region, 0);
+    if (threadIdx.x < 32) return; /* warp 1 only */
+    const long long ex = team_lookback(st, v, total, (int)threadIdx.x & 31);
+    if ((threadIdx.x & 31) == 7) out[0] = ex; /* any lane holds it */
+    __syncwarp();
+    scan_state_t::StatusWord status; /* (WaitForValid is warp-collective: every lane) */
+    long long incl;
+    st.WaitForValid(v, status, incl);
+    if ((threadIdx.x & 31) == 0) out[1] = status == scan_state_t::StatusWord(cub::SCAN_TILE_INCLUSIVE) ? incl : -1;
+}
+
+static int run_lookback(int v, int mid, int quiet)
+{
+    const int ng = v + 1;
+    long long *h = (long long *)malloc((size_t)ng * sizeof(long long)), want = 0, got[2] = { -2, -2 };
+    if (!h) exit(1);
+    for (int g = 0; g < ng; ++g) h[g] = 1 + (g * 7919) % 13;
+    for (int g = 0; g < v; ++g) want += h[g];
+    size_t bytes = 0;
+    TCK(scan_state_t::AllocationSize(ng, bytes));
+    char *region;
+    long long *agg, *out;
+    unsigned long long *ticket;
+    cudaStream_t st;
+    TCK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    TCK(cudaMalloc((void **)&region, bytes));
+    TCK(cudaMalloc((void **)&agg, (size_t)ng * sizeof(long long)));
+    TCK(cudaMalloc((void **)&out, 2 * sizeof(long long)));
+    TCK(cudaMalloc((void **)&ticket, sizeof *ticket));
+    TCK(cudaMemcpyAsync(agg, h, (size_t)ng * sizeof(long long), cudaMemcpyHostToDevice, st));
+    initScan<<<(unsigned)((ng + 255) / 256), 256, 0, st>>>(region, ng, ticket);
+    TCK(cudaGetLastError());
+    setStates<<<1, 32, 0, st>>>(region, ng, agg, v, mid);
+    TCK(cudaGetLastError());
+    lookbackProbe<<<1, 64, 0, st>>>(region, ng, v, h[v], out);
+    TCK(cudaGetLastError());
+    TCK(cudaMemcpyAsync(got, out, sizeof got, cudaMemcpyDeviceToHost, st));
+    TCK(cudaStreamSynchronize(st));
+    const int ok = got[0] == want && got[1] == want + h[v];
+    if (!ok || !quiet)
+        printf("%s team_lookback, group %d after %d partial predecessors%s: prefix %lld (want %lld), inclusive %lld "
+               "(want %lld)\n", ok ? "ok  " : "FAIL", v, mid > 0 ? v - 1 - mid : v - 1, mid > 0 ? " (an inclusive one in between)" : "",
+               got[0], want, got[1], want + h[v]);
+    cudaFree(region);
+    cudaFree(agg);
+    cudaFree(out);
+    cudaFree(ticket);
+    cudaStreamDestroy(st);
+    free(h);
+    return ok;
 }
 
 typedef void (*kernel_t)(char *, unsigned long long *, const int *, long long, int, long long *, long long *,
@@ -162,6 +235,9 @@ int main(int argc, char **argv)
     }
     TCK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     int ok = 1;
+    ok &= run_lookback(100, 0, quiet);  /* slides back over four windows to group 0 */
+    ok &= run_lookback(100, 60, quiet); /* stops at group 60 in the second window */
+    ok &= run_lookback(5, 0, quiet);    /* group 0 in the first window, padding beyond it */
     /* small: a grid of one block, one item per group (many groups per team, look-back within the
      * block); large: a wave of blocks, groups of a team's threads (look-back across blocks) */
     ok &= run("one team of 256 (cta_team)", teamScan<256, 256>, 256, 256, 3000, 1, 1, quiet);
