@@ -137,7 +137,7 @@ static __device__ __forceinline__ float *dmesh_field(const dmesh_t &M, int f)
     return u;
 }
 
-/* Filling g consecutive new tiles t0.. of `level` (every field), the whole block together, with
+/* Filling g consecutive new tiles t0.. of `level` (every field), the whole team (tm) together, with
  * the arithmetic of tile_fill on the CPU (src/tile.c). With crit, the criterion field's new cells
  * also go to crit[(t - t0) * cells + cell] (shared memory: the caller flags the tiles from there).
  *
@@ -187,7 +187,7 @@ static __device__ __forceinline__ void block_fill_prolong(const Team &tm, const 
 
 /* model: tab_tiles tiles at a time, each with its table of axis terms in shared memory tab
  * (dp_model_table_entry), then their cells, threads striding over them (dp_model_cells_tab): no
- * division per cell. Every thread of the block must call it (it has barriers); it ends without one. */
+ * division per cell. Every thread of the team must call it (it has team barriers); it ends without one. */
 template <class Team>
 static __device__ __forceinline__ void block_fill_model(const Team &tm, const dmesh_t &M, long long t0, int g, int level,
                                                         double *tab, int tab_tiles, float *crit)
@@ -256,7 +256,7 @@ static inline size_t fill_table_bytes(const dp_params *p, int tiles)
     return p->fill == DP_FILL_PROLONG ? 0 : (size_t)tiles * (size_t)dp_model_table_size(p) * sizeof(double);
 }
 
-/* The octant flags of g tiles whose criterion cells the block has in crit (shared memory, one tile's
+/* The octant flags of g tiles whose criterion cells the team has in crit (shared memory, one tile's
  * cells after the other; the caller syncs after writing them), written to out[0..g) (childmask):
  * warps per tile, lanes striding over its cells (dp_tile_flags), OR-reduced into smask[t] (zero on
  * entry, zero again on return). The fill-and-flag pass of refineStep and regridStep. */
