@@ -79,12 +79,14 @@ static __host__ __device__ __forceinline__ int rg_group(long long n, long long n
     return P;
 }
 
-/* cdp: the blocks (of `teams` teams) of a level of n tiles' grid: a team per 8 parents, at most a
- * wave (so the level's groups fit the scan region sized for a wave). */
-static __host__ __device__ __forceinline__ long long rg_cdp_grid(long long n, long long wave, int teams)
+/* cdp: the blocks of the grid of a level of n parents: a block per parent, at most a wave (so the
+ * level's groups fit the scan region sized for a wave). A small level's time is the latency of its
+ * groups (scan, metadata, a fill pass, flags), not throughput, so it is spread over every SM as
+ * hostlaunch's wave spreads it; with a team per 8 parents (before session 16) the first four levels
+ * of movingbench2d took 50-121 us each against hostlaunch's 15-76 (H200, per-level timestamps). */
+static __host__ __device__ __forceinline__ long long rg_cdp_grid(long long n, long long wave)
 {
-    const long long b = (n + 8ll * teams - 1) / (8ll * teams);
-    return b < 1 ? 1 : (b > wave ? wave : b);
+    return n < 1 ? 1 : (n > wave ? wave : n);
 }
 
 /* What every rebuild kernel reads. Passed by value (__grid_constant__: stays in parameter space). */
@@ -263,7 +265,7 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
             R.ls[level + 2] = fits ? e + c1 : e; /* an overflow leaves the later levels empty */
             if (R.cdp && fits && c1 > 0 && flag) {
                 /* the next level after this grid, sized to its tiles (flag: it can have children) */
-                regridStep<T, MINB, NT><<<(unsigned)rg_cdp_grid(c1, R.wave, TEAMS), T, R.smem, cudaStreamTailLaunch>>>(R, level + 1);
+                regridStep<T, MINB, NT><<<(unsigned)rg_cdp_grid(c1, R.wave), T, R.smem, cudaStreamTailLaunch>>>(R, level + 1);
                 rg_count_launch(R.st, cudaGetLastError());
             }
         }
@@ -748,7 +750,7 @@ extern "C" int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, ch
             if (g->nlev > 0) {
                 int L0 = 0;
                 void *sa[] = { &R, &L0 };
-                CK(launch_pdl_smem(g->step, dim3((unsigned)rg_cdp_grid(nroots, g->wave, g->teams)),
+                CK(launch_pdl_smem(g->step, dim3((unsigned)rg_cdp_grid(nroots, g->wave)),
                                    dim3((unsigned)g->step_threads), g->smem, g->s, pdl, sa));
             }
         } else {
