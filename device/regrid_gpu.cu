@@ -68,6 +68,11 @@ static_assert(RG_THREADS_CDP % RG_THREADS == 0, "cdp's regridStep blocks are who
 
 /* The regrid's counters after ST_COUNT (gpu_common.cuh: launches, failures, overflow) */
 enum { RS_KEPT = ST_COUNT, RS_ADDED, RS_OVF_LEVEL, RS_COUNT };
+/* then the rebuild's timeline: regridStep of level k (which builds level k + 1) at [RS_STAMPS + 2k],
+ * the complement of its first block's start (a max of complements: the slots start at 0 with the
+ * counters), and at [RS_STAMPS + 2k + 1] its last block's end (%globaltimer, ns) */
+#define RS_STAMPS RS_COUNT
+#define RS_TOTAL (RS_COUNT + 2 * DP_MAX_LEVELS)
 
 /* Parents per group of a level of n tiles in a grid of nteams teams of T threads: the fewest (a power
  * of two, at most T) that leave at most RG_GROUPS_PER_BLOCK groups per team. A level then has at most
@@ -97,7 +102,7 @@ typedef struct {
     long long *ls;          /* [DP_MAX_LEVELS + 2] the new store's level starts (-1: not reached) */
     long long *old;         /* [cap] new tile -> its old index, -1 for a new tile */
     long long *first;       /* [cap] old tile -> its first child (tiles with children only) */
-    unsigned long long *st; /* [RS_COUNT] */
+    unsigned long long *st; /* [RS_TOTAL]: the counters, then the timeline */
     long long wave;         /* blocks of a hostlaunch grid; cdp grids have at most this many */
     int tp;                 /* tiles per pass of a regridStep team */
     unsigned smem;          /* regridStep's dynamic shared memory: a slice of team_smem per team */
@@ -106,6 +111,13 @@ typedef struct {
     int early;              /* PDL: trigger right after the wait (1) or after the work (0) */
     int resample;           /* 1: kept children sampled from the model like new ones, not copied */
 } rg_t;
+
+/* regridStep's timeline (RS_STAMPS): thread 0 of a block, at its start (end 0) or end (1) */
+static __device__ __forceinline__ void rg_stamp(unsigned long long *st, int level, int end)
+{
+    const unsigned long long t = globaltimer_ns();
+    atomicMax(&st[RS_STAMPS + 2 * level + end], end ? t : ~t);
+}
 
 static __device__ void rg_count_launch(unsigned long long *st, cudaError_t e)
 {
@@ -241,6 +253,7 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
     const double h = dp_spacing(p, level + 1);
     cudaGridDependencySynchronize(); /* the level's tiles, their flags and d_ls, the scans' reset */
     if (R.early) cudaTriggerProgrammaticLaunchCompletion();
+    if (threadIdx.x == 0) rg_stamp(R.st, level, 0);
     const long long s = R.ls[level], e = R.ls[level + 1], n = e - s;
     const int P = rg_group(n, (long long)gridDim.x * TEAMS, NT);
     const long long ng = (n + P - 1) / P; /* groups of the level */
@@ -337,6 +350,8 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
     /* no team's warps exit while another team of the block may still wait at its named barrier: on the
      * H200 an early exit hung the others (movingbench2d, moving2d; session 15) */
     if (TEAMS > 1) __syncthreads();
+    /* (a block of one team: its threads left the loop together, at the team barrier after the ticket) */
+    if (threadIdx.x == 0) rg_stamp(R.st, level, 1);
     if (!R.early) cudaTriggerProgrammaticLaunchCompletion();
 }
 
@@ -409,7 +424,7 @@ static double rg_need(long long cap, const void *vctx)
     if (scans < 0) return 1e300;
     const double sums = c->p->fill == DP_FILL_PROLONG ? 2.0 * 2.0 * c->p->nf * sizeof(double) : 0.0;
     return 2.0 * dmesh_store_bytes(c->p, cap, 0) + (double)cap * (2.0 * sizeof(long long) + sums) + scans +
-           (double)(DP_MAX_LEVELS + 2) * sizeof(long long) + RS_COUNT * sizeof(unsigned long long) +
+           (double)(DP_MAX_LEVELS + 2) * sizeof(long long) + RS_TOTAL * sizeof(unsigned long long) +
            DP_MAX_LEVELS * sizeof(unsigned long long) + dbal_bytes(c->p, cap, 1);
 }
 
@@ -602,7 +617,7 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
     CK(cudaMalloc((void **)&g->d_ls, (DP_MAX_LEVELS + 2) * sizeof(long long)));
     CK(cudaMalloc((void **)&g->old, (size_t)g->cap.cap * sizeof(long long)));
     CK(cudaMalloc((void **)&g->first, (size_t)g->cap.cap * sizeof(long long)));
-    CK(cudaMalloc((void **)&g->st, RS_COUNT * sizeof(unsigned long long)));
+    CK(cudaMalloc((void **)&g->st, RS_TOTAL * sizeof(unsigned long long)));
     if (p->fill == DP_FILL_PROLONG)
         for (int b = 0; b < 2; ++b) CK(cudaMalloc((void **)&g->d_sums[b], (size_t)g->cap.cap * 2 * p->nf * sizeof(double)));
     g->nlev = p->max_level;
@@ -666,6 +681,7 @@ extern "C" int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, ch
 {
     memset(r, 0, sizeof *r);
     r->device_launches = -1;
+    for (int L = 0; L < DP_MAX_LEVELS; ++L) r->level_ms[L] = -1.0;
     dp_params pt;
     dp_params_at(&g->p, t, &pt);
     const int prolong = pt.fill == DP_FILL_PROLONG, pdl = g->pdl, early = g->early;
@@ -675,7 +691,7 @@ extern "C" int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, ch
     const size_t cells = (size_t)dp_cells(pt.dim, pt.B);
     const long long nA = g->ntiles, nroots = g->nroots;
     long long ls[DP_MAX_LEVELS + 2];
-    unsigned long long st[RS_COUNT];
+    unsigned long long st[RS_TOTAL];
     float ms[5] = { 0, 0, 0, 0, 0 };
     double xfer = 0.0;
     long long bal_kept = 0, bal_added = 0; /* balance: added tiles the old store had, the others */
@@ -734,7 +750,7 @@ extern "C" int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, ch
         R.resample = resample;
         /* ls lives on this frame: the stream is synchronized before it returns */
         CK(cudaMemcpyAsync(g->d_ls, ls, sizeof ls, cudaMemcpyHostToDevice, g->s));
-        CK(cudaMemsetAsync(g->st, 0, RS_COUNT * sizeof(unsigned long long), g->s));
+        CK(cudaMemsetAsync(g->st, 0, RS_TOTAL * sizeof(unsigned long long), g->s));
         CK(copy_tile_arrays(g->N, g->A, 0, (size_t)nroots, pt.nf, cells, cudaMemcpyDeviceToDevice, g->s));
         long long nroots_ = nroots, n = nA;
         void *fa[] = { &g->A, &nroots_, &n, &g->first, (void *)&early };
@@ -769,6 +785,15 @@ extern "C" int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, ch
         CK(cudaMemcpyAsync(st, g->st, sizeof st, cudaMemcpyDeviceToHost, g->s));
         CK(cudaStreamSynchronize(g->s));
         xfer += timer_ms() - tx;
+    }
+    /* the rebuild's timeline: level k + 1 from the end of level k - 1's kernel (k = 0: from its own
+     * first block) to the end of level k's, for the levels built (hostlaunch's kernels of empty levels
+     * exit at once; cdp launches none) */
+    for (int k = 0; k < g->nlev && k + 2 < DP_MAX_LEVELS + 2; ++k) {
+        const unsigned long long *tk = st + RS_STAMPS + 2 * k;
+        if (ls[k + 1] < 0 || ls[k + 2] <= ls[k + 1] || tk[1] == 0) continue;
+        const unsigned long long from = k > 0 && tk[-1] != 0 ? tk[-1] : ~tk[0];
+        r->level_ms[k + 1] = (double)((long long)tk[1] - (long long)from) * 1e-6;
     }
     if (R.cdp) {
         const unsigned long long failed = st[ST_FAIL_PENDING] + st[ST_FAIL_RESOURCES] + st[ST_FAIL_OTHER];

@@ -203,12 +203,15 @@ typedef struct {
     char label[40];
     step_row_t *rows; /* [steps + 1] */
     double all_med, all_lo, all_hi;
+    double *lev;                 /* [max_level + 1][nlev_cap]: level_ms of every timed regrid, by level */
+    long long nlev_cap, nlev[DP_MAX_LEVELS];
+    double lev_med[DP_MAX_LEVELS]; /* -1: no sample */
 } step_var_t;
 
 /* One run of every step of variant v from a copy of the input (the first build and the regrids on
  * that variant; a GPU variant keeps the mesh on the device and downloads the last step's); the final
  * mesh in out; per-step rows filled when `timed` (repeat j's regrid time: CUDA events on the GPU). */
-static int bench_once(const deck_t *d, const mesh_t *in, const step_var_t *v, mesh_t *out, int timed, int j, char *err)
+static int bench_once(const deck_t *d, const mesh_t *in, step_var_t *v, mesh_t *out, int timed, int j, char *err)
 {
     deck_t dv = *d;
     dv.pdl = v->pdl;
@@ -230,6 +233,8 @@ static int bench_once(const deck_t *d, const mesh_t *in, const step_var_t *v, me
         w->removed = r.removed;
         w->changed = r.changed_fraction;
         w->ms[j] = r.regrid_ms;
+        for (int L = 1; L <= d->p.max_level && L < DP_MAX_LEVELS; ++L)
+            if (r.level_ms[L] >= 0 && v->nlev[L] < v->nlev_cap) v->lev[(size_t)L * v->nlev_cap + v->nlev[L]++] = r.level_ms[L];
     }
     if (rc == 0) rc = engine_regrid_sync(&e, out, &down, err, ERRLEN);
     engine_regrid_end(&e);
@@ -284,7 +289,17 @@ static int bench_steps(deck_t *d, const mesh_t *in)
     for (int i = 0; i < nv; ++i) {
         vars[i].rows = rows + (size_t)i * nrow;
         for (size_t k = 0; k < nrow; ++k) vars[i].rows[k].ms = ms + ((size_t)i * nrow + k) * (size_t)nrep;
+        /* per-level times: at most one sample per level of every timed regrid */
+        vars[i].nlev_cap = (long long)d->steps * nrep;
+        vars[i].lev = malloc((size_t)(d->p.max_level + 1) * (size_t)vars[i].nlev_cap * sizeof(double));
+        if (!vars[i].lev) {
+            for (int j = 0; j <= i; ++j) free(vars[j].lev);
+            free(rows), free(ms);
+            return run_die("out of memory for the per-level table");
+        }
     }
+    long long lev_tiles[DP_MAX_LEVELS]; /* the last step's tiles per level (the reference run) */
+    int lev_n = 0;
     printf("dpamr bench %s: %dD, tile %d^%d, %d field(s), max_level %d, fill %s; %lld input tiles; %lld steps, dt %g, "
            "regrid every %d\n", d->path, d->p.dim, d->p.B, d->p.dim, d->p.nf, d->p.max_level,
            d->p.fill == DP_FILL_PROLONG ? "prolong" : "model", (long long)in->ntiles, d->steps, d->dt, d->regrid_every);
@@ -306,6 +321,8 @@ static int bench_steps(deck_t *d, const mesh_t *in)
             rc = 1;
         } else if (i == 0) {
             ref = out;
+            lev_n = ref.nlevels;
+            for (int L = 0; L < lev_n; ++L) lev_tiles[L] = (long long)(ref.level_start[L + 1] - ref.level_start[L]);
             printf("gate: reference %s: %lld steps, the last with %lld tiles on %d levels\n", vars[0].label, d->steps,
                    (long long)ref.ntiles, ref.nlevels);
             continue;
@@ -391,6 +408,32 @@ static int bench_steps(deck_t *d, const mesh_t *in)
     for (int i = 0; i < nv; ++i)
         printf("regrid per step (%s): median %.3f ms, min %.3f ms, max %.3f ms\n", vars[i].label, vars[i].all_med,
                vars[i].all_lo, vars[i].all_hi);
+    /* the rebuild level by level: where a variant's time goes (cdp's device launches, for one) */
+    int lev_any = 0;
+    for (int i = 0; i < nv; ++i)
+        for (int L = 0; L < DP_MAX_LEVELS; ++L) {
+            vars[i].lev_med[L] = vars[i].nlev[L] > 0 ? median(vars[i].lev + (size_t)L * vars[i].nlev_cap, (int)vars[i].nlev[L]) : -1.0;
+            lev_any |= vars[i].nlev[L] > 0;
+        }
+    if (lev_any) {
+        printf("\nrebuild per level, ms (median over the timed regrids; level L: its tiles written and filled; GPU:\n"
+               "device timestamps from the end of level L-1's kernel to the end of level L's, which also flags level L,\n"
+               "so the launch between them is in it; cpu: wall time of the pass that flags level L-1 and writes L):\n\n"
+               "%6s %12s", "level", "tiles (last)");
+        for (int i = 0; i < nv; ++i) printf(" %18s", vars[i].label);
+        printf("\n");
+        for (int L = 1; L < DP_MAX_LEVELS; ++L) {
+            int any = 0;
+            for (int i = 0; i < nv; ++i) any |= vars[i].nlev[L] > 0;
+            if (!any) continue;
+            printf("%6d %12lld", L, L < lev_n ? lev_tiles[L] : 0ll);
+            for (int i = 0; i < nv; ++i) {
+                if (vars[i].nlev[L] > 0) printf(" %18.3f", vars[i].lev_med[L]);
+                else printf(" %18s", "-");
+            }
+            printf("\n");
+        }
+    }
     /* CSV and JSON, each to a temporary name renamed */
     char path[2][8300], tmp[2][8400];
     for (int k = 0; k < 2 && rc == 0; ++k) {
@@ -435,12 +478,26 @@ static int bench_steps(deck_t *d, const mesh_t *in)
                 firstrow = 0;
             }
         }
-        if (k == 1) fprintf(fp, "\n]}\n");
+        if (k == 1) {
+            fprintf(fp, "\n],\"level_ms\":[");
+            for (int i = 0; i < nv; ++i) {
+                fprintf(fp, "%s\n{\"variant\":\"%s\",\"pdl\":\"%s\",\"median_ms\":[", i ? "," : "",
+                        deck_variant_name(vars[i].variant),
+                        vars[i].variant == DP_VARIANT_CPU ? "-" : (vars[i].pdl ? "on" : "off"));
+                for (int L = 0; L <= d->p.max_level && L < DP_MAX_LEVELS; ++L) {
+                    if (vars[i].nlev[L] > 0) fprintf(fp, "%s%.6f", L ? "," : "", vars[i].lev_med[L]);
+                    else fprintf(fp, "%snull", L ? "," : "");
+                }
+                fprintf(fp, "]}");
+            }
+            fprintf(fp, "\n]}\n");
+        }
         errno = 0;
         if (finish_file(fp, tmp[k], path[k], err) != 0) rc = run_die(err);
     }
     if (rc == 0) printf("wrote %s.csv and %s.json\n", d->bench_out, d->bench_out);
 done:
+    for (int i = 0; i < nv; ++i) free(vars[i].lev);
     free(rows);
     free(ms);
     return rc;

@@ -13,6 +13,12 @@ extern "C" {
 typedef struct {
     double regrid_ms;                  /* the whole regrid: sample, restrict, flag, rebuild */
     double sample_ms, restrict_ms, rebuild_ms;
+    /* level_ms[L]: the rebuild's time for level L (its tiles written and filled), L >= 1; -1 where
+     * the level was not built. cpu: the wall time of the pass that flags level L - 1 and writes level
+     * L. GPU: device timestamps (%globaltimer) from the end of the kernel of level L - 1 to the end of
+     * level L's (regridStep, which also flags level L), so the launch between them is in it (level 1:
+     * from its kernel's first block). */
+    double level_ms[DP_MAX_LEVELS];
     long long tiles_before, tiles_after;
     long long added, removed, kept;    /* kept + removed = tiles_before, kept + added = tiles_after */
     double changed_fraction;           /* (added + removed) / tiles_before */

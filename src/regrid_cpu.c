@@ -56,6 +56,7 @@ static int grow(mesh_t *nm, dp_tidx **old, dp_tidx k)
 int regrid_cpu(const deck_t *d, mesh_t *m, double t, regrid_report_t *r, char *err, size_t errlen)
 {
     memset(r, 0, sizeof *r);
+    for (int L = 0; L < DP_MAX_LEVELS; ++L) r->level_ms[L] = -1.0;
     const double t0 = timer_ms();
     dp_params pt;
     dp_params_at(&d->p, t, &pt);
@@ -105,6 +106,7 @@ int regrid_cpu(const deck_t *d, mesh_t *m, double t, regrid_report_t *r, char *e
     long long kept = nroots, added = 0;
     const long long cap = d->max_tiles;
     for (int L = 0;; ++L) {
+        const double tl = timer_ms();
         const dp_tidx s = nm.level_start[L], k = nm.level_start[L + 1] - s, at = nm.ntiles;
         free(mask);
         free(off);
@@ -162,6 +164,7 @@ int regrid_cpu(const deck_t *d, mesh_t *m, double t, regrid_report_t *r, char *e
         nm.ntiles = at + total;
         nm.nlevels = L + 2;
         nm.level_start[L + 2] = nm.ntiles;
+        r->level_ms[L + 1] = timer_ms() - tl;
     }
     free(mask);
     free(off);
