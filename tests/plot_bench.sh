@@ -1,9 +1,10 @@
 #!/bin/bash
 # plot_bench.sh SRC_DIR WORK_DIR [BENCH_JSON...] - tools/plot_bench.py turns each bench JSON
-# (default: the GPU and cpu-only fixtures in tests/data) into a real PNG (signature, width and
-# height > 200), and on a file of invalid JSON, one without "rows" and one with a row missing a
-# key it exits 2 with a message naming the file and leaves no output behind; it also refuses to
-# overwrite its input. Exit 77 (skipped) without python3-matplotlib.
+# (default: the GPU and cpu-only fixtures in tests/data, refinement and time steps) into a real
+# PNG (signature, width and height > 200), and on a file of invalid JSON, one without "rows", one
+# with a row missing a key and time-step files with a bad row or bad per-level times it exits 2 with
+# a message naming the file and leaves no output behind; it also refuses to overwrite its input.
+# Exit 77 (skipped) without python3-matplotlib.
 set -euo pipefail
 src=$1 work=$2
 shift 2
@@ -14,7 +15,8 @@ if ! $py -c "import matplotlib" 2>/dev/null; then
     exit 77
 fi
 plot="$src/tools/plot_bench.py"
-[ $# -gt 0 ] || set -- "$src/tests/data/bench_sample_gpu.json" "$src/tests/data/bench_sample_cpu.json"
+[ $# -gt 0 ] || set -- "$src/tests/data/bench_sample_gpu.json" "$src/tests/data/bench_sample_cpu.json" \
+    "$src/tests/data/bench_steps_gpu.json" "$src/tests/data/bench_steps_cpu.json"
 fresh_dir "$work"
 
 # check_png FILE: non-empty, PNG signature, width and height (IHDR) over 200 pixels
@@ -70,6 +72,13 @@ expect_error no_rows 'no_rows/in.json: no "rows"' "$work/no_rows/in.json"
 mkcase row_missing_key '{"rows": [{"variant": "cdp", "pdl": "on", "refine_ms": 3.0}]}'
 expect_error row_missing_key "row_missing_key/in.json: rows\[0\] (cdp pdl=on): missing key 'grain'" \
     "$work/row_missing_key/in.json"
+mkcase step_row_bad '{"steps": 4, "rows": [{"variant": "cdp", "pdl": "on", "step": 1, "regrid_ms": -1}]}'
+expect_error step_row_bad "step_row_bad/in.json: rows\[0\]: regrid_ms is -1, not a positive number" \
+    "$work/step_row_bad/in.json"
+mkcase step_levels_bad '{"steps": 4, "rows": [{"variant": "cpu", "pdl": "-", "step": 1, "regrid_ms": 2.5}],
+  "level_ms": [{"variant": "cpu", "pdl": "-", "median_ms": [null, "fast"]}]}'
+expect_error step_levels_bad "step_levels_bad/in.json: level_ms\[0\] (cpu): median_ms holds something other" \
+    "$work/step_levels_bad/in.json"
 mkdir -p "$work/unreadable"        # a missing file (root reads a mode-000 one); in.json is only
 touch "$work/unreadable/in.json"   # there for the "nothing else left behind" check
 expect_error unreadable "unreadable/nothere.json: cannot read" "$work/unreadable/nothere.json" \

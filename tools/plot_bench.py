@@ -1,13 +1,19 @@
 #!/usr/bin/python3
-"""plot_bench.py - plot refine time against cdp launch grain from the JSON `dpamr bench` writes.
+"""plot_bench.py - plot the JSON `dpamr bench` writes: refine time against cdp launch grain, or, for a
+deck with time steps, the regrid per step and the rebuild per level.
 
 usage: plot_bench.py BENCH.json [-o OUT.png] [--title TEXT]
 
-The x axis holds the cdp launch grains in order of growing launch size (tile, group N for each
-group size ascending, level); the y axis the median refine time in ms, log scale. One line for
-cdp pdl=on and one for cdp pdl=off, each point labelled with its device-side launch count;
-dashed reference lines for hostlaunch pdl=on, hostlaunch pdl=off and cpu, where the file has them. A file
-without cdp rows (a machine without a GPU) still gives a plot of its reference lines.
+Refinement (a file whose rows have refine_ms): the x axis holds the cdp launch grains in order of
+growing launch size (tile, group N for each group size ascending, level); the y axis the median
+refine time in ms, log scale. One line for cdp pdl=on and one for cdp pdl=off, each point labelled
+with its device-side launch count; dashed reference lines for hostlaunch pdl=on, hostlaunch pdl=off
+and cpu, where the file has them. A file without cdp rows (a machine without a GPU) still gives a
+plot of its reference lines.
+
+Time steps (a file with "steps", rows with step and regrid_ms): two panels, log scale, a line per
+variant: the median regrid time of every step (left), and the median rebuild time of every level
+(right, from "level_ms"; a file without it says so in that panel).
 
 OUT.png defaults to BENCH.json with .json replaced by .png. It is written to a temporary name
 in the same directory and renamed, so a failure leaves no partial file. Exit status: 0 done,
@@ -17,6 +23,7 @@ import argparse
 import json
 import math
 import os
+import statistics
 import sys
 
 PROG = "plot_bench.py"
@@ -72,6 +79,38 @@ def check_row(i, row):
     return row
 
 
+def check_step_row(i, row):
+    """Raise BadInput unless rows[i] of a time-step bench has what the plot needs; return it."""
+    if not isinstance(row, dict):
+        raise BadInput(f"rows[{i}] is not a JSON object")
+    missing = [k for k in ("variant", "pdl", "step", "regrid_ms") if k not in row]
+    if missing:
+        raise BadInput(f"rows[{i}]: missing key{'s' if len(missing) > 1 else ''} " + ", ".join(repr(k) for k in missing))
+    if row["variant"] not in ("cpu", "hostlaunch", "cdp"):
+        raise BadInput(f"rows[{i}]: unknown variant {row['variant']!r} (expected cpu, hostlaunch or cdp)")
+    if row["variant"] != "cpu" and row["pdl"] not in ("on", "off"):
+        raise BadInput(f"rows[{i}]: pdl is {row['pdl']!r}, not \"on\" or \"off\"")
+    if not (isinstance(row["step"], int) and not isinstance(row["step"], bool) and row["step"] > 0):
+        raise BadInput(f"rows[{i}]: step is {row['step']!r}, not a positive integer")
+    if not is_number(row["regrid_ms"]) or row["regrid_ms"] <= 0:
+        raise BadInput(f"rows[{i}]: regrid_ms is {row['regrid_ms']!r}, not a positive number")
+    return row
+
+
+def check_levels(doc):
+    """The checked "level_ms" list of a time-step bench ([] when the file has none)."""
+    lv = doc.get("level_ms", [])
+    if not isinstance(lv, list):
+        raise BadInput('"level_ms" is not a list')
+    for i, v in enumerate(lv):
+        if not (isinstance(v, dict) and v.get("variant") in ("cpu", "hostlaunch", "cdp")
+                and isinstance(v.get("median_ms"), list)):
+            raise BadInput(f"level_ms[{i}] is not an object with a variant and a median_ms list")
+        if not all(x is None or (is_number(x) and x >= 0) for x in v["median_ms"]):
+            raise BadInput(f"level_ms[{i}] ({v['variant']}): median_ms holds something other than null or a time")
+    return lv
+
+
 def load(path):
     """Read and check BENCH.json; return (top-level object, its checked rows)."""
     try:
@@ -93,6 +132,10 @@ def load(path):
         raise BadInput('"rows" is not a list')
     if not doc["rows"]:
         raise BadInput('"rows" is empty: nothing to plot')
+    if "steps" in doc:
+        rows = [check_step_row(i, r) for i, r in enumerate(doc["rows"])]
+        check_levels(doc)
+        return doc, rows
     rows = [check_row(i, r) for i, r in enumerate(doc["rows"])]
     seen = set()
     for i, r in enumerate(rows):
@@ -135,7 +178,90 @@ def title_of(doc):
     return t + (f" ({commit})" if isinstance(commit, str) and commit else "")
 
 
+def label_of(variant, pdl):
+    return variant if variant == "cpu" else f"{variant} pdl={pdl}"
+
+
+VARIANT_STYLE = {("cpu", "-"): ("0.35", "D", "-"), ("hostlaunch", "off"): ("tab:orange", "s", "--"),
+                 ("hostlaunch", "on"): ("tab:blue", "o", "--"), ("cdp", "off"): ("tab:orange", "s", "-"),
+                 ("cdp", "on"): ("tab:blue", "o", "-")}
+
+
+def plot_steps(doc, rows, out, title):
+    """Time steps: regrid per step (left) and rebuild per level (right), a line per variant."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 5.2), dpi=110)
+    fmt = FuncFormatter(lambda v, _: f"{v:g}")
+    order = [k for k in VARIANT_STYLE if any((r["variant"], r["pdl"]) == k for r in rows)]
+    for key in order:
+        color, marker, ls = VARIANT_STYLE[key]
+        pts = sorted((r["step"], r["regrid_ms"]) for r in rows if (r["variant"], r["pdl"]) == key)
+        med = statistics.median(y for _, y in pts)
+        a1.plot([x for x, _ in pts], [y for _, y in pts], color=color, marker=marker, linestyle=ls, markersize=4,
+                label=f"{label_of(*key)}: {ms(med)}")
+    ys = [r["regrid_ms"] for r in rows]
+    logy = max(ys) > 10 * min(ys)  # cpu and GPU variants together
+    if logy:
+        a1.set_yscale("log")
+        a1.yaxis.set_major_formatter(fmt)
+        a1.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+    a1.xaxis.set_major_locator(MaxNLocator(integer=True))
+    a1.set_xlabel("step")
+    reps = doc.get("repeats")
+    a1.set_ylabel("regrid time, ms" + (" (log scale)" if logy else "")
+                  + (f"; median of {reps} run{'' if reps == 1 else 's'}" if is_number(reps) else ""))
+    a1.grid(True, which="both", axis="y", alpha=0.25)
+    a1.legend(fontsize=8, frameon=False)
+    a1.set_title("regrid per step", fontsize=10)
+
+    levels = check_levels(doc)
+    for v in levels:
+        key = (v["variant"], v.get("pdl", "-"))
+        color, marker, ls = VARIANT_STYLE.get(key, ("0.5", ".", ":"))
+        pts = [(L, x) for L, x in enumerate(v["median_ms"]) if x is not None and x > 0]
+        if pts:
+            a2.plot([L for L, _ in pts], [x for _, x in pts], color=color, marker=marker, linestyle=ls,
+                    markersize=4, label=label_of(*key))
+    if any(x for v in levels for x in v["median_ms"]):
+        a2.set_yscale("log")
+        a2.yaxis.set_major_formatter(fmt)
+        a2.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+        a2.legend(fontsize=8, frameon=False)
+    else:
+        a2.text(0.5, 0.5, "no per-level times in this file", transform=a2.transAxes, ha="center", va="center",
+                fontsize=11, color="0.3")
+    a2.xaxis.set_major_locator(MaxNLocator(integer=True))
+    a2.set_xlabel("level built")
+    a2.set_ylabel("rebuild time, ms (log scale)")
+    a2.grid(True, which="both", axis="y", alpha=0.25)
+    a2.set_title("rebuild per level, median over the regrids\n(GPU: from the end of the level before, launch included)",
+                 fontsize=10)
+    fig.suptitle(title if title is not None else title_of(doc), fontsize=11)
+    fig.tight_layout()
+    save(fig, plt, out)
+
+
+def save(fig, plt, out):
+    """Write the figure to a temporary name beside out and rename it (no partial file on failure)."""
+    tmp = os.path.join(os.path.dirname(out) or ".", f".{os.path.basename(out)}.tmp.{os.getpid()}")
+    try:
+        fig.savefig(tmp, format="png")
+        os.replace(tmp, out)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+    finally:
+        plt.close(fig)
+
+
 def plot(doc, rows, out, title):
+    if "steps" in doc:
+        return plot_steps(doc, rows, out, title)
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -194,22 +320,13 @@ def plot(doc, rows, out, title):
     ax.set_title(title if title is not None else title_of(doc), fontsize=11)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
     fig.tight_layout()
-
-    tmp = os.path.join(os.path.dirname(out) or ".", f".{os.path.basename(out)}.tmp.{os.getpid()}")
-    try:
-        fig.savefig(tmp, format="png")
-        os.replace(tmp, out)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
-    finally:
-        plt.close(fig)
+    save(fig, plt, out)
 
 
 def main():
-    ap = argparse.ArgumentParser(prog=PROG, description="Plot refine time against cdp launch grain "
-                                 "from the JSON that `dpamr bench` writes.")
+    ap = argparse.ArgumentParser(prog=PROG, description="Plot the JSON that `dpamr bench` writes: refine time "
+                                 "against cdp launch grain, or the regrid per step and per level of a deck "
+                                 "with time steps.")
     ap.add_argument("bench", metavar="BENCH.json")
     ap.add_argument("-o", dest="out", metavar="OUT.png", help="default: BENCH.json with .json replaced by .png")
     ap.add_argument("--title", help="default: deck, device and commit from the file")
