@@ -74,6 +74,7 @@ int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, char *err, si
     (void)g;
     (void)t;
     memset(r, 0, sizeof *r);
+    for (int L = 0; L < DP_MAX_LEVELS; ++L) r->level_ms[L] = -1.0;
     gpu_available(err, errlen);
     return -1;
 }

@@ -88,7 +88,7 @@ static __host__ __device__ __forceinline__ int rg_group(long long n, long long n
  * level's groups fit the scan region sized for a wave). A small level's time is the latency of its
  * groups (scan, metadata, a fill pass, flags), not throughput, so it is spread over every SM as
  * hostlaunch's wave spreads it; with a team per 8 parents (before session 16) the first four levels
- * of movingbench2d took 50-121 us each against hostlaunch's 15-76 (H200, per-level timestamps). */
+ * of movingbench2d took 48-124 us each against hostlaunch's 14-77 (H200, per-level timestamps). */
 static __host__ __device__ __forceinline__ long long rg_cdp_grid(long long n, long long wave)
 {
     return n < 1 ? 1 : (n > wave ? wave : n);

@@ -290,7 +290,8 @@ static int bench_steps(deck_t *d, const mesh_t *in)
         vars[i].rows = rows + (size_t)i * nrow;
         for (size_t k = 0; k < nrow; ++k) vars[i].rows[k].ms = ms + ((size_t)i * nrow + k) * (size_t)nrep;
         /* per-level times: at most one sample per level of every timed regrid */
-        vars[i].nlev_cap = (long long)d->steps * nrep;
+        const long long nregrids = d->steps / d->regrid_every;
+        vars[i].nlev_cap = (nregrids > 0 ? nregrids : 1) * nrep;
         vars[i].lev = malloc((size_t)(d->p.max_level + 1) * (size_t)vars[i].nlev_cap * sizeof(double));
         if (!vars[i].lev) {
             for (int j = 0; j <= i; ++j) free(vars[j].lev);

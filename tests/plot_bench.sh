@@ -79,6 +79,9 @@ mkcase step_levels_bad '{"steps": 4, "rows": [{"variant": "cpu", "pdl": "-", "st
   "level_ms": [{"variant": "cpu", "pdl": "-", "median_ms": [null, "fast"]}]}'
 expect_error step_levels_bad "step_levels_bad/in.json: level_ms\[0\] (cpu): median_ms holds something other" \
     "$work/step_levels_bad/in.json"
+mkcase step_dup '{"steps": 4, "rows": [{"variant": "cpu", "pdl": "-", "step": 1, "regrid_ms": 2.5},
+  {"variant": "cpu", "pdl": "-", "step": 1, "regrid_ms": 2.6}]}'
+expect_error step_dup "step_dup/in.json: rows\[1\] repeats an earlier row's variant, pdl and step" "$work/step_dup/in.json"
 mkdir -p "$work/unreadable"        # a missing file (root reads a mode-000 one); in.json is only
 touch "$work/unreadable/in.json"   # there for the "nothing else left behind" check
 expect_error unreadable "unreadable/nothere.json: cannot read" "$work/unreadable/nothere.json" \

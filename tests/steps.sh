@@ -124,7 +124,7 @@ for v in d["level_ms"]:
     worst = max(x["regrid_max_ms"] for x in d["rows"] if (x["variant"], x["pdl"]) == (v["variant"], v["pdl"]))
     built = [x for x in m[1:] if x is not None]
     assert m[0] is None and len(built) >= 3, (v, "levels")
-    assert all(0 < x < worst for x in built), (v, worst)
+    assert all(0 <= x < worst for x in built), (v, worst)  # (a timer tick may round a tiny level to 0)
     assert all(x is None for x in m[1 + len(built):]), (v, "levels 1.. without a gap")
 print("ok   level_ms:", ", ".join("%s %s: %d levels" % (v["variant"], v["pdl"], sum(x is not None for x in v["median_ms"])) for v in d["level_ms"]))
 PY

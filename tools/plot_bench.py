@@ -88,7 +88,9 @@ def check_step_row(i, row):
         raise BadInput(f"rows[{i}]: missing key{'s' if len(missing) > 1 else ''} " + ", ".join(repr(k) for k in missing))
     if row["variant"] not in ("cpu", "hostlaunch", "cdp"):
         raise BadInput(f"rows[{i}]: unknown variant {row['variant']!r} (expected cpu, hostlaunch or cdp)")
-    if row["variant"] != "cpu" and row["pdl"] not in ("on", "off"):
+    if row["variant"] == "cpu":
+        row["pdl"] = "-"
+    elif row["pdl"] not in ("on", "off"):
         raise BadInput(f"rows[{i}]: pdl is {row['pdl']!r}, not \"on\" or \"off\"")
     if not (isinstance(row["step"], int) and not isinstance(row["step"], bool) and row["step"] > 0):
         raise BadInput(f"rows[{i}]: step is {row['step']!r}, not a positive integer")
@@ -134,6 +136,12 @@ def load(path):
         raise BadInput('"rows" is empty: nothing to plot')
     if "steps" in doc:
         rows = [check_step_row(i, r) for i, r in enumerate(doc["rows"])]
+        seen = set()
+        for i, r in enumerate(rows):
+            key = (r["variant"], r["pdl"], r["step"])
+            if key in seen:
+                raise BadInput(f"rows[{i}] repeats an earlier row's variant, pdl and step")
+            seen.add(key)
         check_levels(doc)
         return doc, rows
     rows = [check_row(i, r) for i, r in enumerate(doc["rows"])]
@@ -220,7 +228,7 @@ def plot_steps(doc, rows, out, title):
 
     levels = check_levels(doc)
     for v in levels:
-        key = (v["variant"], v.get("pdl", "-"))
+        key = (v["variant"], "-" if v["variant"] == "cpu" else v.get("pdl"))
         color, marker, ls = VARIANT_STYLE.get(key, ("0.5", ".", ":"))
         pts = [(L, x) for L, x in enumerate(v["median_ms"]) if x is not None and x > 0]
         if pts:
