@@ -121,19 +121,7 @@ if want bench; then
         grep -Eq "^gate: [0-9]+ run\(s\) of 6 steps, the last step's mesh byte-identical" "$work/bench/bench.log" ||
             fail "bench gate"
         [ "$(tail -n +2 "$work/bench/sb.csv" | wc -l)" -eq 30 ] || fail "bench CSV: not 6 rows x 5 variants"
-        # the rebuild per level: every variant timed every level it built (1..), each below its slowest regrid
-        "$py" - "$work/bench/sb.json" <<'PY' || fail "bench JSON: level_ms"
-import json, sys
-d = json.load(open(sys.argv[1]))
-for v in d["level_ms"]:
-    m = v["median_ms"]
-    worst = max(x["regrid_max_ms"] for x in d["rows"] if (x["variant"], x["pdl"]) == (v["variant"], v["pdl"]))
-    built = [x for x in m[1:] if x is not None]
-    assert m[0] is None and len(built) >= 3, (v, "levels")
-    assert all(0 <= x < worst for x in built), (v, worst)  # (a timer tick may round a tiny level to 0)
-    assert all(x is None for x in m[1 + len(built):]), (v, "levels 1.. without a gap")
-print("ok   level_ms:", ", ".join("%s %s: %d levels" % (v["variant"], v["pdl"], sum(x is not None for x in v["median_ms"])) for v in d["level_ms"]))
-PY
+        check_level_ms "$work/bench/sb.json" || fail "bench JSON: level_ms"
         grep -q "^rebuild per level, ms" "$work/bench/bench.log" || fail "bench: no per-level table"
         sed -n '/^  step/,$p' "$work/bench/bench.log"
     else

@@ -5,6 +5,7 @@
 #   pick_python [MODULE]   py = Debian's /usr/bin/python3 when it imports MODULE (default h5py),
 #                          else python3 from PATH (the GPU machine)
 #   h5cmp A B [ARGS...]    tests/h5compare.py A B ARGS: byte-identical datasets, or a diff and exit 1
+#   check_level_ms JSON    a time-step bench's per-level times (levels 1.. of every variant, sane)
 #   fresh_dir DIR [SUB...] DIR emptied and made again, with the subfolders SUB
 #   tmp_dir                tmp = a new temporary folder, removed when the script exits
 #   skip_without_gpu DPAMR [WHY]  exit 77 (CTest: skipped) unless `DPAMR gpu` finds a usable device
@@ -28,6 +29,24 @@ pick_python() {
 pick_python
 
 h5cmp() { "$py" "$tests/h5compare.py" "$@"; }
+
+# check_level_ms BENCH.json: the rebuild per level of a time-step bench: every variant timed levels
+# 1.. without a gap (at least 3), each at or below its slowest regrid (a timer tick may round a tiny
+# level to 0); prints one "ok" line, non-zero otherwise
+check_level_ms() {
+    "$py" - "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for v in d["level_ms"]:
+    m = v["median_ms"]
+    worst = max(x["regrid_max_ms"] for x in d["rows"] if (x["variant"], x["pdl"]) == (v["variant"], v["pdl"]))
+    built = [x for x in m[1:] if x is not None]
+    assert m[0] is None and len(built) >= 3, (v, "levels")
+    assert all(0 <= x < worst for x in built), (v, worst)
+    assert all(x is None for x in m[1 + len(built):]), (v, "levels 1.. without a gap")
+print("ok   level_ms:", ", ".join("%s %s: %d levels" % (v["variant"], v["pdl"], sum(x is not None for x in v["median_ms"])) for v in d["level_ms"]))
+PY
+}
 
 fresh_dir() {
     local dir=$1

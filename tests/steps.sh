@@ -115,19 +115,7 @@ if (cd "$work/z" && "$dpamr" bench "$d2" steps=6 bench_repeats=2 bench_warmup=1 
     [ "$(tail -n +2 "$work/z/sb.csv" | wc -l)" -eq $((6 * nvar)) ] || fail "bench CSV rows"
     "$py" -c "import json,sys,collections; r=json.load(open(sys.argv[1]))['rows']; c=collections.Counter((x['variant'],x['pdl']) for x in r); assert ('cpu','-') in c and set(c.values())=={6} and all(len(x['regrid_samples_ms'])==2 for x in r)" \
         "$work/z/sb.json" || fail "bench JSON"
-    # the rebuild per level: every variant timed every level it built (1..), each below its slowest regrid
-    "$py" - "$work/z/sb.json" <<'PY' || fail "bench JSON: level_ms"
-import json, sys
-d = json.load(open(sys.argv[1]))
-for v in d["level_ms"]:
-    m = v["median_ms"]
-    worst = max(x["regrid_max_ms"] for x in d["rows"] if (x["variant"], x["pdl"]) == (v["variant"], v["pdl"]))
-    built = [x for x in m[1:] if x is not None]
-    assert m[0] is None and len(built) >= 3, (v, "levels")
-    assert all(0 <= x < worst for x in built), (v, worst)  # (a timer tick may round a tiny level to 0)
-    assert all(x is None for x in m[1 + len(built):]), (v, "levels 1.. without a gap")
-print("ok   level_ms:", ", ".join("%s %s: %d levels" % (v["variant"], v["pdl"], sum(x is not None for x in v["median_ms"])) for v in d["level_ms"]))
-PY
+    check_level_ms "$work/z/sb.json" || fail "bench JSON: level_ms"
     grep -q "^rebuild per level, ms" "$work/z/bench.log" || fail "bench: no per-level table"
     sed -n '/^  step/,$p' "$work/z/bench.log" | head -12
 else
