@@ -1,0 +1,84 @@
+#!/bin/bash
+# gpu_ab.sh REF_DIR DECK[:key=v,key=v]... - two trees compared in one call on the GPU machine: the
+# reference tree A (a copy of another commit at REF_DIR) and this working tree B, built the same way
+# for sm_90 (CMAKE_ARGS added, as tools/gpu_session.sh), then each deck benched A, B, A, B
+# (`dpamr bench`, which gates every variant byte-identical before timing it), and a table of every
+# variant's median over both rounds per tree and the ratio B / A. H200 machines of the same kind
+# differ by a few percent from one call to the next (docs/results.md), so two trees are compared
+# only within one call; the two rounds show the drift inside it.
+#
+# Prepare A here (its files travel with the working tree as an ignored path):
+#   rm -rf ab_ref && mkdir ab_ref && git archive COMMIT | tar -x -C ab_ref
+# then on the device machine, with carry ["ab_ref"]:
+#   CMAKE_ARGS="-DDPAMR_MPI=OFF" bash tools/gpu_ab.sh ab_ref inputs/bench2d.inp:bench_repeats=5,bench_cpu=off
+# Refinement decks compare refine ms; decks with steps > 0 the regrid ms per step. Logs and the
+# benches' JSON go to $OUT/ab (A's and B's in a/ and b/); the table to $OUT/ab/table.txt.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+[ $# -ge 2 ] || { echo "usage: $0 REF_DIR DECK[:key=v,...]..." >&2; exit 2; }
+ref=$1
+shift
+[ -f "$ref/CMakeLists.txt" ] || { echo "gpu_ab: $ref holds no source tree (see the top of $0)" >&2; exit 2; }
+out=${OUT:-out}/ab
+mkdir -p "$out/a" "$out/b"
+build() { # build DIR TREE
+    cmake -S "$2" -B "$1" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 ${CMAKE_ARGS:-} >"$out/build_$3.log" 2>&1 &&
+        cmake --build "$1" -j16 >>"$out/build_$3.log" 2>&1 || { tail -30 "$out/build_$3.log"; exit 1; }
+}
+build "$PWD/build-ab-a" "$ref" a
+build "$PWD/build-ab-b" "$PWD" b
+for round in 1 2; do
+    for arg in "$@"; do
+        deck=${arg%%:*} over=""
+        [ "$arg" != "$deck" ] && over=${arg#*:}
+        case $deck in /*) ;; *) deck=$PWD/$deck ;; esac
+        name=$(basename "$deck" .inp)
+        mesh=$PWD/build-ab-b/meshes/$name.mesh.hdf
+        if [ ! -e "${deck%.inp}.mesh.hdf" ] && [ ! -e "$mesh" ]; then # test decks: their level-0 mesh, once
+            mkdir -p "$(dirname "$mesh")"
+            ./build-ab-b/dpamr mesh "$deck" mesh_file="$mesh" >"$out/mesh_$name.log" 2>&1 || { tail -3 "$out/mesh_$name.log"; continue; }
+        fi
+        [ -e "$mesh" ] && over="${over:+$over,}mesh_file=$mesh"
+        for side in a b; do
+            "./build-ab-$side/dpamr" bench "$deck" ${over//,/ } bench_out="$out/$side/${name}_$round" \
+                >"$out/$side/${name}_$round.log" 2>&1 || { echo "gpu_ab: $side $name round $round failed:"; tail -5 "$out/$side/${name}_$round.log"; }
+        done
+    done
+done
+python3 - "$out" "$@" <<'EOF' | tee "$out/table.txt"
+import json, os, statistics, sys
+out, decks = sys.argv[1], [os.path.basename(a.split(':')[0])[:-4] for a in sys.argv[2:]]
+def samples(path):
+    """variant label -> every timed sample (refine ms, or regrid ms of every step)"""
+    d, s = json.load(open(path)), {}
+    for r in d['rows']:
+        label = r['variant'] + (' ' + r['grain'] if r.get('grain') else '') + \
+            (str(r['group']) if r.get('grain') == 'group' else '') + ' pdl=' + r['pdl']
+        s.setdefault(label, []).extend(r.get('refine_samples_ms') or r.get('regrid_samples_ms') or [])
+    return s, d.get('commit', '?'), 'steps' in d
+for deck in dict.fromkeys(decks):
+    sides = {}
+    for side in 'ab':
+        got = [samples(f'{out}/{side}/{deck}_{k}.json') for k in (1, 2) if os.path.exists(f'{out}/{side}/{deck}_{k}.json')]
+        if not got:
+            continue
+        merged = {}
+        for s, _, _ in got:
+            for k, v in s.items():
+                merged.setdefault(k, []).append(statistics.median(v))
+        sides[side] = (merged, got[0][1], got[0][2])
+    if len(sides) < 2:
+        print(f'{deck}: a bench failed, no comparison')
+        continue
+    (A, ca, steps), (B, cb, _) = sides['a'], sides['b']
+    what = 'regrid ms per step' if steps else 'refine ms'
+    print(f'\n{deck}: {what}, median per round (round 1, round 2); A = {ca}, B = {cb}')
+    print(f'{"variant":28s} {"A":>17s} {"B":>17s} {"B / A":>7s}')
+    for k in A:
+        if k not in B:
+            continue
+        a, b = statistics.median(A[k]), statistics.median(B[k])
+        fa = ', '.join(f'{x:.3f}' for x in A[k])
+        fb = ', '.join(f'{x:.3f}' for x in B[k])
+        print(f'{k:28s} {fa:>17s} {fb:>17s} {b / a:7.3f}')
+EOF
