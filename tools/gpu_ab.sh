@@ -7,8 +7,8 @@
 # differ by a few percent from one call to the next (docs/results.md), so two trees are compared
 # only within one call; the two rounds show the drift inside it.
 #
-# Prepare A here (its files travel with the working tree as an ignored path):
-#   rm -rf ab_ref && mkdir ab_ref && git archive COMMIT | tar -x -C ab_ref
+# Prepare A here (its files travel with the working tree as an ignored path; AB_COMMIT names it):
+#   rm -rf ab_ref && mkdir ab_ref && git archive COMMIT | tar -x -C ab_ref && git rev-parse --short COMMIT >ab_ref/AB_COMMIT
 # then on the device machine, with carry ["ab_ref"]:
 #   CMAKE_ARGS="-DDPAMR_MPI=OFF" bash tools/gpu_ab.sh ab_ref inputs/bench2d.inp:bench_repeats=5,bench_cpu=off
 # Refinement decks compare refine ms; decks with steps > 0 the regrid ms per step. Logs and the
@@ -21,12 +21,16 @@ shift
 [ -f "$ref/CMakeLists.txt" ] || { echo "gpu_ab: $ref holds no source tree (see the top of $0)" >&2; exit 2; }
 out=${OUT:-out}/ab
 mkdir -p "$out/a" "$out/b"
-build() { # build DIR TREE
-    cmake -S "$2" -B "$1" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 ${CMAKE_ARGS:-} >"$out/build_$3.log" 2>&1 &&
+# each tree's commit in its bench JSON: A's from AB_COMMIT, B's from CMAKE_ARGS (or git describe)
+args_b=${CMAKE_ARGS:-}
+args_a=$(echo "$args_b" | sed -E 's/-DDPAMR_COMMIT=[^ ]*//g')
+args_a="$args_a -DDPAMR_COMMIT=$(cat "$ref/AB_COMMIT" 2>/dev/null || echo reference)"
+build() { # build DIR TREE SIDE CMAKE_ARGS
+    cmake -S "$2" -B "$1" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 $4 >"$out/build_$3.log" 2>&1 &&
         cmake --build "$1" -j16 >>"$out/build_$3.log" 2>&1 || { tail -30 "$out/build_$3.log"; exit 1; }
 }
-build "$PWD/build-ab-a" "$ref" a
-build "$PWD/build-ab-b" "$PWD" b
+build "$PWD/build-ab-a" "$ref" a "$args_a"
+build "$PWD/build-ab-b" "$PWD" b "$args_b"
 for round in 1 2; do
     for arg in "$@"; do
         deck=${arg%%:*} over=""
