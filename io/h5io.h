@@ -97,23 +97,38 @@ int h5io_write_dist(const char *path, const mesh_t *part, const h5io_dist_t *dis
  *  be opened as a dpamr file) or H5IO_BAD_CONTENT. */
 int h5io_read(const char *path, mesh_t *m, char **deck_text, char *err, size_t errlen);
 
-/** h5io_read in steps, for a caller that works on the cells as they arrive (`dpamr check`). h5io_read_open
- *  does all that h5io_read does but read the cells: the header, the tile tree and the boxes with every
- *  check of them, and the deck; m is allocated with its tiles set and its fields not yet filled.
- *  h5io_read_plan (optional) looks up where each level's cells lie and checks their shapes; it returns 1
- *  when h5io_read_cells will make no HDF5 call (the cells stored as dpamr writes them, in a file on disk:
- *  read straight from the file), 0 when it will, or H5IO_BAD_CONTENT. h5io_read_cells then reads the cells
- *  level by level in pieces (8 MiB per field; 64 MiB over all fields through HDF5), checks every value
- *  finite, and calls ready(ctx, tiles) (when ready is not NULL) from its reading threads, one call at a
- *  time with a growing count: the cells of tiles [0, tiles) are in m, for good. It may run on another
- *  thread than the open; no other HDF5 call may run meanwhile (the library is not thread-safe) unless
- *  h5io_read_plan returned 1. They return 0, -1 or H5IO_BAD_CONTENT (as h5io_read) with err set; after a
- *  failed open m is freed and there is nothing to close, after a failed h5io_read_plan or h5io_read_cells
- *  the caller frees m. h5io_read_close closes the file (any time after a successful open). */
+/** h5io_read in steps, for a caller that works on the cells as they arrive (`dpamr check`).
+ *  h5io_read_open does all that h5io_read does but read the cells: the header, the tile tree and
+ *  the boxes with every check of them, and the deck; m is allocated with its tiles set and its
+ *  fields not yet filled. It is h5io_read_begin (the header and the level index read and checked, m
+ *  allocated for its tiles, nothing of them read) followed by h5io_read_tree (the rest; on failure
+ *  the deck text is freed, and the caller closes the reader and frees m). h5io_read_plan (optional,
+ *  any time after h5io_read_begin) looks up where each level's cells lie and checks their shapes;
+ *  it returns 1 when h5io_read_cells will make no HDF5 call (the cells stored as dpamr writes them,
+ *  in a file on disk: read straight from the file), 0 when it will, or H5IO_BAD_CONTENT.
+ *  h5io_read_cells then reads the cells level by level in pieces of 8 to 64 MiB, checks every value
+ *  finite, and calls ready(ctx, tiles) (when ready is not NULL) from its reading threads, one call at
+ *  a time with a growing count: the cells of tiles [0, tiles) are in m, for good. It may run on
+ *  another thread than the open; no other HDF5 call may run meanwhile (the library is not
+ *  thread-safe) unless h5io_read_plan returned 1. Then it may also start before h5io_read_tree,
+ *  which then runs alongside it (the cells need only the level index): a failure of the cells is
+ *  put in words once the tree is in, and when the tree fails the cells stop soon and fail with no
+ *  message of their own, as they do after h5io_read_stop (the caller wants no more of them: a
+ *  failure found elsewhere). They return 0, -1 or H5IO_BAD_CONTENT (as h5io_read) with err set; after a
+ *  failed open or begin m is freed and there is nothing to close, after a failed h5io_read_tree,
+ *  h5io_read_plan or h5io_read_cells the caller frees m. h5io_read_close closes the file (any time
+ *  after a successful open or begin, once h5io_read_cells has returned). */
 typedef struct h5io_reader h5io_reader_t;
 typedef void (*h5io_ready_fn)(void *ctx, dp_tidx tiles);
 int h5io_read_open(const char *path, mesh_t *m, char **deck_text, h5io_reader_t **rd, char *err, size_t errlen);
+int h5io_read_begin(const char *path, mesh_t *m, h5io_reader_t **rd, char *err, size_t errlen);
+int h5io_read_tree(h5io_reader_t *rd, char **deck_text);
+void h5io_read_stop(h5io_reader_t *rd);
 int h5io_read_plan(h5io_reader_t *rd);
+/** After h5io_read_plan returned 1: 1 when the tile tree (/dpamr/tiles) and every AMRBox lie before
+ *  all the cells in the file, as dpamr writes them, so that the tree read alongside the cells is
+ *  the head of one front-to-back stream; 0 otherwise (a file of an earlier dpamr, its tree last). */
+int h5io_read_head_first(const h5io_reader_t *rd);
 int h5io_read_cells(h5io_reader_t *rd, h5io_ready_fn ready, void *ctx);
 void h5io_read_close(h5io_reader_t *rd);
 /** /VTKHDF against the tiles read, as h5io_verify compares it (on the reader's open file), with its

@@ -130,8 +130,9 @@ int w_target_ok(const char *path, char *err, size_t errlen);
 int w_format(hid_t fapl);
 /** Create the temporary file; message with errno when the system refused it. */
 hid_t w_create(wctx *c, const char *tmp, hid_t fapl);
-/** The /VTKHDF group, and the /dpamr group (with meta's provenance, deck and validation). In the
- *  read-back pass (c->verify) the same traversal opens and compares instead of creating. */
+/** The /VTKHDF group with /dpamr's tree (first in the file: the tree and every level's AMRBox, then
+ *  the cells), and then the rest of the /dpamr group (meta's provenance, deck and validation). In
+ *  the read-back pass (c->verify) the same traversal opens and compares instead of creating. */
 int w_vtkhdf(wctx *c, hid_t file, const mesh_t *m, wbuf *b);
 int w_dpamr(wctx *c, hid_t file, const mesh_t *m, const h5io_meta_t *mt);
 

@@ -58,6 +58,14 @@
 
 /* ---- reading: helpers ------------------------------------------------------------------- */
 
+/** Where the tile tree is, for cells read alongside it (h5io_read_begin to h5io_read_tree): 0 being
+ *  read, 1 read, -1 failed (the cells then stop, and say nothing). */
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    _Atomic int state;
+} rtree;
+
 /** Read context: the file name (for messages), the error buffer, the group looked in. */
 typedef struct {
     const char *path;
@@ -68,6 +76,7 @@ typedef struct {
     hid_t file;        /* the open file (its /VTKHDF levels hold the cells of version 2) */
     int version;       /* /dpamr@format_version: FORMAT_VERSION, or FORMAT_VERSION_V1 (cells in /dpamr) */
     int no_h5;         /* 1: no HDF5 call (r_stream, while another thread may use the library) */
+    rtree *tree;       /* the reader's tree (NULL: read already) */
 } rctx;
 
 /** "PATH: message". Always returns -1; with c NULL only that (no message, no HDF5 call: the
@@ -686,11 +695,17 @@ static int r_check_values(rctx *c, const mesh_t *m, dp_tidx t0, dp_tidx t1)
 
 /** Where the cells of version 2 lie (r_plan): per level and field the file address of its values,
  *  and whether every one of them is stored as dpamr writes it (contiguous native floats, in a file
- *  on disk), so that r_stream reads them with no HDF5 call. */
+ *  on disk), so that r_stream reads them with no HDF5 call. Also where the tile tree's arrays lie
+ *  (/dpamr/tiles/parent and childmask, every level's AMRBox, when contiguous), so that r_stream asks
+ *  the disk for them first: r_tree reads them alongside the cells. */
 typedef struct {
     int done; /* r_plan ran */
     int raw;  /* every level's every field readable straight from the file */
     haddr_t at[DP_MAX_LEVELS][DP_MAX_FIELDS];
+    int ntree;
+    haddr_t tree_at[2 + DP_MAX_LEVELS];
+    hsize_t tree_len[2 + DP_MAX_LEVELS];
+    int head_first; /* raw, and every tree array lies before every cell (w_vtkhdf writes them so) */
 } rplan;
 
 /** How the cells were read: the wall time, the reading threads' time in reads and value tests
@@ -740,11 +755,25 @@ static int r_unit_read(int fd, off_t o, size_t len, char *dst)
     return bad ? 1 : 0;
 }
 
+/** Before the cells' failure is put in words (it names tiles by their level and position): wait
+ *  for the tree. 0 when it was read, -1 when it failed (the cells then say nothing: the tree's
+ *  message stands). */
+static int r_tree_wait(rctx *c)
+{
+    if (!c->tree) return 0;
+    pthread_mutex_lock(&c->tree->mu);
+    while (atomic_load(&c->tree->state) == 0) pthread_cond_wait(&c->tree->cv, &c->tree->mu);
+    const int st = atomic_load(&c->tree->state);
+    pthread_mutex_unlock(&c->tree->mu);
+    return st > 0 ? 0 : -1;
+}
+
 /** r_stream's look-ahead: the file's reads u[0, nu) asked from the kernel in order
  *  (posix_fadvise WILLNEED), never more than READ_AHEAD beyond the next read a thread takes, and
  *  none of a piece the readers skip (after a failure). */
 typedef struct {
     int fd;
+    const rplan *plan; /* the tree's arrays, asked for first */
     const runit *u;
     int64_t nu;
     _Atomic int64_t *next; /* the next read to be taken */
@@ -757,6 +786,8 @@ typedef struct {
 static void *r_prefetch(void *arg)
 {
     rprefetch *pf = arg;
+    for (int k = 0; k < pf->plan->ntree; ++k)
+        (void)posix_fadvise(pf->fd, (off_t)pf->plan->tree_at[k], (off_t)pf->plan->tree_len[k], POSIX_FADV_WILLNEED);
     pthread_mutex_lock(&pf->mu);
     for (int64_t i = 0; i < pf->nu && !pf->quit; ++i) {
         while (!pf->quit && i >= atomic_load(pf->next) + READ_AHEAD) pthread_cond_wait(&pf->cv, &pf->mu);
@@ -795,7 +826,7 @@ static int r_stream(rctx *c, mesh_t *m, const int64_t *ls, const rplan *p, h5io_
     _Atomic int *bad = calloc((size_t)(np > 0 ? np : 1), sizeof *bad);         /* a value not finite */
     if (!u || !pend || !left || !bad) {
         free(u), free(pend), free((void *)left), free((void *)bad);
-        return rfail(c, "out of memory reading the cells");
+        return r_tree_wait(c) ? -1 : rfail(c, "out of memory reading the cells");
     }
     int64_t k = 0, q = 0;
     for (int L = 0; L < nv; ++L)
@@ -815,14 +846,16 @@ static int r_stream(rctx *c, mesh_t *m, const int64_t *ls, const rplan *p, h5io_
     const int fd = open(c->path, O_RDONLY);
     if (fd < 0) {
         free(u), free(pend), free((void *)left), free((void *)bad);
-        return rfail(c, "cannot open it again to read the cells: %s", strerror(errno));
+        const int e = errno;
+        return r_tree_wait(c) ? -1 : rfail(c, "cannot open it again to read the cells: %s", strerror(e));
     }
     _Atomic int64_t next = 0, stop = np, fail = nu; /* the next read; pieces after stop are skipped; the first failed read */
+    _Atomic int dropped = 0;                         /* reads left because the tree failed */
     int64_t announced = 0;
     pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
     const double t0 = timer_ms();
     st->threads = READ_THREADS;
-    rprefetch pf = { .fd = fd, .u = u, .nu = nu, .next = &next, .stop = &stop, .quit = 0 };
+    rprefetch pf = { .fd = fd, .plan = p, .u = u, .nu = nu, .next = &next, .stop = &stop, .quit = 0 };
     pthread_mutex_init(&pf.mu, NULL);
     pthread_cond_init(&pf.cv, NULL);
     pthread_t pft;
@@ -838,6 +871,11 @@ static int r_stream(rctx *c, mesh_t *m, const int64_t *ls, const rplan *p, h5io_
             }
             const runit *x = &u[i];
             if (x->piece > atomic_load(&stop)) continue;
+            if (c->tree && atomic_load(&c->tree->state) < 0) { /* the tree failed: the check ends */
+                atomic_store(&stop, -1);
+                atomic_store(&dropped, 1);
+                continue;
+            }
             const double c0 = timer_ms();
             const int r = r_unit_read(fd, x->at, x->len, (char *)x->dst);
             my_ms += timer_ms() - c0;
@@ -876,7 +914,9 @@ static int r_stream(rctx *c, mesh_t *m, const int64_t *ls, const rplan *p, h5io_
     close(fd);
     int rc = 0;
     const int64_t fi = atomic_load(&fail);
-    if (fi < nu)
+    if (atomic_load(&dropped) || ((fi < nu || atomic_load(&stop) < np) && r_tree_wait(c) != 0))
+        rc = -1; /* the tree failed: its message stands */
+    else if (fi < nu)
         rc = rfail(c, "cannot read /VTKHDF/Level%d/CellData/%s: the file ends before its values or a read failed "
                       "(truncated or damaged file?)", u[fi].L, m->field_name[u[fi].f]);
     else if (atomic_load(&stop) < np) { /* the first piece with a value not finite: its first one */
@@ -964,6 +1004,25 @@ static int r_plan(rctx *c, const mesh_t *m, const int64_t *ls, int on_disk, rpla
         }
         h5i_close(cd);
     }
+    /* the tree's arrays (checked by r_tree: here only where they lie, when they are contiguous) */
+    p->ntree = 0;
+    for (int k = 0; rc == 0 && p->raw && k < 2 + r_vtk_levels(m, ls); ++k) {
+        char path[64];
+        if (k < 2) snprintf(path, sizeof path, "/dpamr/tiles/%s", k ? "childmask" : "parent");
+        else snprintf(path, sizeof path, "/VTKHDF/Level%d/AMRBox", k - 2);
+        const hid_t ds = H5Dopen2(c->file, path, H5P_DEFAULT);
+        const haddr_t at = ds >= 0 ? H5Dget_offset(ds) : HADDR_UNDEF;
+        if (at != HADDR_UNDEF) {
+            p->tree_at[p->ntree] = at;
+            p->tree_len[p->ntree++] = H5Dget_storage_size(ds);
+        }
+        h5i_close(ds);
+    }
+    p->head_first = rc == 0 && p->raw && p->ntree == 2 + r_vtk_levels(m, ls);
+    for (int k = 0; p->head_first && k < p->ntree; ++k)
+        for (int L = 0; p->head_first && L < r_vtk_levels(m, ls); ++L)
+            for (int f = 0; f < m->nf; ++f)
+                if (p->tree_at[k] + p->tree_len[k] > p->at[L][f]) p->head_first = 0;
     H5Eclear2(H5E_DEFAULT);
     c->g = g, c->gname = gname;
     return rc;
@@ -1236,29 +1295,36 @@ static int r_superblock(const char *path, const void *image, size_t n, char *err
 
 /** Everything after the file is open but the cells of version 2 (r_cells): header, arrays, checks,
  *  deck. */
-static int r_body(rctx *c, mesh_t *m, char **deck_text)
+/** The header and the level index (every declared size checked against the datasets' shapes and
+ *  the machine's memory), then m allocated for its tiles: nothing of them read yet but the level
+ *  index. *cm: room for the stored childmask (r_tree). 0 or -1. */
+static int r_begin(rctx *c, mesh_t *m, uint8_t **cm)
 {
     dp_tidx n = 0;
-    uint8_t *cm = NULL;
     int64_t ls[DP_MAX_LEVELS + 1];
-    int rc = -1;
-    if (r_header(c, m)) goto done;
+    if (r_header(c, m)) return -1;
     const int v1 = c->version == FORMAT_VERSION_V1;
-    if (v1 ? r_sizes_v1(c, m, &n) : r_sizes_v2(c, m, ls)) goto done;
+    if (v1 ? r_sizes_v1(c, m, &n) : r_sizes_v2(c, m, ls)) return -1;
     if (!v1) n = ls[m->nlevels];
-    cm = malloc((size_t)(n > 0 ? n : 1));
-    if (!cm || mesh_alloc_unset(m, n) != 0) { /* every value is read before it is used */
-        rfail(c, "out of memory for %lld tiles", (long long)n);
-        goto done;
-    }
+    *cm = malloc((size_t)(n > 0 ? n : 1));
+    if (!*cm || mesh_alloc_unset(m, n) != 0) /* every value is read before it is used */
+        return rfail(c, "out of memory for %lld tiles", (long long)n);
     m->ntiles = n;
     if (!v1) memcpy(m->level_start, ls, sizeof(int64_t) * (size_t)(m->nlevels + 1)); /* for r_tile_obj */
-    if ((v1 ? r_arrays_v1(c, m, n, cm) : r_arrays_v2(c, m, ls, cm)) || r_check_tree(c, m, cm)) goto done;
-    if (deck_text && r_deck(c, deck_text)) goto done;
-    rc = 0;
-done:
-    free(cm);
-    return rc;
+    return 0;
+}
+
+/** After r_begin: the tile tree and the boxes (version 1: and the cells) with every check of them,
+ *  and the deck (deck_text not NULL). 0 or -1. */
+static int r_tree(rctx *c, mesh_t *m, const uint8_t *cm, char **deck_text)
+{
+    int64_t ls[DP_MAX_LEVELS + 1];
+    memcpy(ls, m->level_start, sizeof ls);
+    const int v1 = c->version == FORMAT_VERSION_V1;
+    if ((v1 ? r_arrays_v1(c, m, m->ntiles, (uint8_t *)cm) : r_arrays_v2(c, m, ls, (uint8_t *)cm)) ||
+        r_check_tree(c, m, cm))
+        return -1;
+    return deck_text ? r_deck(c, deck_text) : 0;
 }
 
 /** Open c->path read-only: the file on disk, or (image not NULL) the n bytes at image as an
@@ -1286,23 +1352,39 @@ static hid_t r_open(rctx *c, const void *image, size_t n)
     return f;
 }
 
-/** The loader between h5io_read_open and h5io_read_close: the open file and its context. */
+/** The loader between h5io_read_begin (or h5io_read_open) and h5io_read_close: the open file and
+ *  its context. */
 struct h5io_reader {
     rctx c;
     hid_t f;
     mesh_t *m;
+    mesh_t view; /* m as h5io_read_begin left it: what the cells need (fields, level index), theirs to read
+                    while r_tree fills m's tile arrays and rebuilds its level index */
+    uint8_t *cm; /* the stored childmask until r_tree compares it */
+    rtree tree;
     int on_disk; /* not a file image */
     rplan plan;  /* where the cells lie (h5io_read_plan) */
     rstats st;   /* how they were read */
 };
 
-/** Open path, or the file image (image, n) named path, and read all but the cells of version 2
- *  (r_body) into m; *out the reader. 0, -1 or H5IO_BAD_CONTENT (m freed, the file closed). */
-static int r_open_file(const char *path, const void *image, size_t n, mesh_t *m, char **deck_text,
-                       h5io_reader_t **out, char *err, size_t errlen)
+static void r_reader_free(h5io_reader_t *rd)
+{
+    if (!rd) return;
+    h5i_close(rd->c.g);
+    if (rd->f >= 0) H5Fclose(rd->f);
+    free(rd->cm);
+    pthread_cond_destroy(&rd->tree.cv);
+    pthread_mutex_destroy(&rd->tree.mu);
+    free(rd);
+}
+
+/** Open path, or the file image (image, n) named path, and read its header and level index into m,
+ *  allocated for its tiles (r_begin); *out the reader. 0, -1 or H5IO_BAD_CONTENT (m freed, the file
+ *  closed). */
+static int r_begin_file(const char *path, const void *image, size_t n, mesh_t *m, h5io_reader_t **out, char *err,
+                        size_t errlen)
 {
     memset(m, 0, sizeof *m);
-    if (deck_text) *deck_text = NULL;
     *out = NULL;
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     h5io_reader_t *rd = malloc(sizeof *rd);
@@ -1310,11 +1392,15 @@ static int r_open_file(const char *path, const void *image, size_t n, mesh_t *m,
         h5i_seterr(err, errlen, "%s: out of memory", path);
         return -1;
     }
-    *rd = (h5io_reader_t){ .c = { path, err, errlen, -1, "/dpamr", -1, FORMAT_VERSION, 0 }, .f = -1, .m = m, .on_disk = !image };
+    *rd = (h5io_reader_t){ .c = { path, err, errlen, -1, "/dpamr", -1, FORMAT_VERSION, 0, NULL }, .f = -1, .m = m,
+                           .on_disk = !image };
+    pthread_mutex_init(&rd->tree.mu, NULL);
+    pthread_cond_init(&rd->tree.cv, NULL);
+    atomic_init(&rd->tree.state, 0);
     rctx *c = &rd->c;
     hid_t f = r_open(c, image, n);
     if (f < 0) {
-        free(rd);
+        r_reader_free(rd);
         return -1;
     }
     c->file = rd->f = f;
@@ -1332,19 +1418,57 @@ static int r_open_file(const char *path, const void *image, size_t n, mesh_t *m,
         rc = H5IO_BAD_CONTENT;
         goto done;
     }
-    rc = r_body(c, m, deck_text) == 0 ? 0 : H5IO_BAD_CONTENT;
+    rc = r_begin(c, m, &rd->cm) == 0 ? 0 : H5IO_BAD_CONTENT;
 done:
     if (rc != 0) {
-        h5io_read_close(rd);
+        r_reader_free(rd);
         mesh_free(m);
-        if (deck_text) {
-            free(*deck_text);
-            *deck_text = NULL;
-        }
         return rc;
     }
+    rd->view = *m;
     *out = rd;
     return 0;
+}
+
+int h5io_read_begin(const char *path, mesh_t *m, h5io_reader_t **rd, char *err, size_t errlen)
+{
+    return r_begin_file(path, NULL, 0, m, rd, err, errlen);
+}
+
+int h5io_read_tree(h5io_reader_t *rd, char **deck_text)
+{
+    if (deck_text) *deck_text = NULL;
+    const int rc = r_tree(&rd->c, rd->m, rd->cm, deck_text);
+    free(rd->cm);
+    rd->cm = NULL;
+    if (rc != 0 && deck_text) {
+        free(*deck_text);
+        *deck_text = NULL;
+    }
+    if (rc != 0) {
+        h5io_read_stop(rd);
+        return H5IO_BAD_CONTENT;
+    }
+    pthread_mutex_lock(&rd->tree.mu);
+    atomic_store(&rd->tree.state, 1);
+    pthread_cond_broadcast(&rd->tree.cv);
+    pthread_mutex_unlock(&rd->tree.mu);
+    return 0;
+}
+
+/** r_begin_file, then r_tree: all but the cells of version 2; *out the reader. 0, -1 or
+ *  H5IO_BAD_CONTENT (m freed, the file closed). */
+static int r_open_file(const char *path, const void *image, size_t n, mesh_t *m, char **deck_text,
+                       h5io_reader_t **out, char *err, size_t errlen)
+{
+    if (deck_text) *deck_text = NULL;
+    int rc = r_begin_file(path, image, n, m, out, err, errlen);
+    if (rc == 0 && (rc = h5io_read_tree(*out, deck_text)) != 0) {
+        r_reader_free(*out);
+        *out = NULL;
+        mesh_free(m);
+    }
+    return rc;
 }
 
 int h5io_read_open(const char *path, mesh_t *m, char **deck_text, h5io_reader_t **rd, char *err, size_t errlen)
@@ -1358,10 +1482,19 @@ int h5io_read_plan(h5io_reader_t *rd)
     return r_plan(&rd->c, rd->m, rd->m->level_start, rd->on_disk, &rd->plan) == 0 ? rd->plan.raw : H5IO_BAD_CONTENT;
 }
 
+int h5io_read_head_first(const h5io_reader_t *rd)
+{
+    return rd->plan.done && rd->plan.head_first;
+}
+
 int h5io_read_cells(h5io_reader_t *rd, h5io_ready_fn ready, void *ctx)
 {
-    return r_cells(&rd->c, rd->m, rd->m->level_start, rd->on_disk, &rd->plan, ready, ctx, &rd->st) == 0 ? 0
-                                                                                                      : H5IO_BAD_CONTENT;
+    /* its own context (r_tree may be using the reader's on another thread: its group, its messages)
+     * and its own view of the mesh; a failure is put in words once the tree is in (r_tree_wait) */
+    rctx c = rd->c;
+    c.tree = &rd->tree;
+    const int rc = r_cells(&c, &rd->view, rd->view.level_start, rd->on_disk, &rd->plan, ready, ctx, &rd->st);
+    return rc == 0 ? 0 : H5IO_BAD_CONTENT;
 }
 
 void h5io_read_stats(const h5io_reader_t *rd, h5io_read_stats_t *s)
@@ -1369,13 +1502,15 @@ void h5io_read_stats(const h5io_reader_t *rd, h5io_read_stats_t *s)
     *s = (h5io_read_stats_t){ .ms = rd->st.ms, .read_ms = rd->st.read_ms, .threads = rd->st.threads };
 }
 
-void h5io_read_close(h5io_reader_t *rd)
+void h5io_read_stop(h5io_reader_t *rd)
 {
-    if (!rd) return;
-    h5i_close(rd->c.g);
-    if (rd->f >= 0) H5Fclose(rd->f);
-    free(rd);
+    pthread_mutex_lock(&rd->tree.mu);
+    atomic_store(&rd->tree.state, -1);
+    pthread_cond_broadcast(&rd->tree.cv);
+    pthread_mutex_unlock(&rd->tree.mu);
 }
+
+void h5io_read_close(h5io_reader_t *rd) { r_reader_free(rd); }
 
 /** h5io_read of path, or of the file image (image, n) named path: the reader's three steps. */
 static int r_read_file(const char *path, const void *image, size_t n, mesh_t *m, char **deck_text, char *err,
@@ -1851,7 +1986,7 @@ static int v_verify_file(const char *path, const void *image, size_t n, const me
                          int what, char *err, size_t errlen)
 {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    rctx c = { path, err, errlen, -1, "/dpamr", -1, FORMAT_VERSION, 0 };
+    rctx c = { path, err, errlen, -1, "/dpamr", -1, FORMAT_VERSION, 0, NULL };
     hid_t f = r_open(&c, image, n);
     if (f < 0) return -1;
     c.file = f;
@@ -1886,7 +2021,7 @@ int h5io_is_dpamr_output(const char *path, char *what, size_t n)
 {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     char err[1200] = "";
-    rctx c = { path, err, sizeof err, -1, "/dpamr", -1, FORMAT_VERSION, 0 };
+    rctx c = { path, err, sizeof err, -1, "/dpamr", -1, FORMAT_VERSION, 0, NULL };
     const int sb = r_sb_version(path, NULL, 0);
     hid_t f = sb >= 2 ? r_open(&c, NULL, 0) : -1; /* an old-format file (superblock 0 or 1) is not opened */
     if (f < 0) {
@@ -1934,7 +2069,7 @@ int h5io_verify_image(const void *image, size_t n, const char *name, const mesh_
 int h5io_read_step(const char *path, long long *step, double *time, char *err, size_t errlen)
 {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    rctx c = { path, err, errlen, -1, "/dpamr", -1, FORMAT_VERSION, 0 };
+    rctx c = { path, err, errlen, -1, "/dpamr", -1, FORMAT_VERSION, 0, NULL };
     hid_t f = r_open(&c, NULL, 0), g = -1;
     if (f < 0) return -1;
     int rc = r_has(&c, f, "dpamr");

@@ -482,8 +482,23 @@ static int w_celldata(wctx *c, hid_t lev, const mesh_t *m, int L, uint8_t *ghost
     return rc;
 }
 
-/** /VTKHDF/LevelL: Spacing, AMRBox, CellData, empty PointData and FieldData. */
-static int w_level(wctx *c, hid_t vtk, const mesh_t *m, int L, int32_t *box, uint8_t *ghost, const uint8_t *oct)
+/** Open group loc/name that this traversal made before (w_vtkhdf writes the levels' boxes, then
+ *  their cells; w_dpamr completes /dpamr after its tree). Returns the group or -1 (err set). */
+static hid_t w_group_again(wctx *c, hid_t loc, const char *name)
+{
+    if (w_sync(c, 0) != 0) return -1;
+    const hid_t g = H5Gopen2(loc, name, H5P_DEFAULT);
+    if (g < 0 && c->verify) w_fail_lost(c, loc, name, "reading back group");
+    else if (g < 0) w_fail(c, loc, name, "opening group");
+    if (w_sync(c, g < 0 ? -1 : 0) != 0) {
+        h5i_close(g);
+        return -1;
+    }
+    return g;
+}
+
+/** /VTKHDF/LevelL's head: the group, Spacing and AMRBox. */
+static int w_level_head(wctx *c, hid_t vtk, const mesh_t *m, int L, int32_t *box)
 {
     char name[32];
     snprintf(name, sizeof name, "Level%d", L);
@@ -500,28 +515,48 @@ static int w_level(wctx *c, hid_t vtk, const mesh_t *m, int L, int32_t *box, uin
     const hsize_t bd[2] = { (hsize_t)(c->level_start[L + 1] - c->level_start[L]), 6 };
     const hsize_t fofs = (hsize_t)c->offset[L], cnt = (hsize_t)(e - s);
     if (w_rows(c, lev, "AMRBox", H5T_STD_I32LE, H5T_NATIVE_INT32, 2, bd, 1, &fofs, &cnt, box, 0) != 0) goto done;
-    if (w_celldata(c, lev, m, L, ghost, oct) != 0) goto done;
-    if (w_empty_group(c, lev, "PointData") != 0 || w_empty_group(c, lev, "FieldData") != 0) goto done;
     rc = 0;
 done:
     H5Gclose(lev);
     return rc;
 }
 
-/** The /VTKHDF group (OverlappingAMR). */
+/** /VTKHDF/LevelL's cells: CellData, and the empty PointData and FieldData. */
+static int w_level_cells(wctx *c, hid_t vtk, const mesh_t *m, int L, uint8_t *ghost, const uint8_t *oct)
+{
+    char name[32];
+    snprintf(name, sizeof name, "Level%d", L);
+    hid_t lev = w_group_again(c, vtk, name);
+    if (lev < 0) return -1;
+    const int rc = w_celldata(c, lev, m, L, ghost, oct) != 0 || w_empty_group(c, lev, "PointData") != 0 ||
+                   w_empty_group(c, lev, "FieldData") != 0 ? -1 : 0;
+    H5Gclose(lev);
+    return rc;
+}
+
+static int w_dpamr_tiles(wctx *c, hid_t g, const mesh_t *m);
+
+/** The /VTKHDF group (OverlappingAMR), with the tile tree of /dpamr first: the tree
+ *  (/dpamr/tiles, /dpamr/level_start) and every level's AMRBox lie at the head of the file, before
+ *  any cells, so that a reader of the tiles (`dpamr check`, the loader) reads one stretch of the
+ *  file and then the cells front to back (docs/format.md, "Order in the file"). */
 int w_vtkhdf(wctx *c, hid_t file, const mesh_t *m, wbuf *b)
 {
-    hid_t vtk = w_group(c, file, "VTKHDF");
+    hid_t vtk = w_group(c, file, "VTKHDF"), g = -1;
     int rc = -1;
     if (vtk < 0) goto done;
     const int32_t ver[2] = { 1, 0 };
     if (w_attr_vec(c, vtk, "Version", H5T_STD_I32LE, H5T_NATIVE_INT32, 2, ver) != 0) goto done;
     if (w_attr_str(c, vtk, "Type", "OverlappingAMR") != 0) goto done;
     if (w_attr_vec(c, vtk, "Origin", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 3, m->origin) != 0) goto done;
+    if ((g = w_group(c, file, "dpamr")) < 0 || w_dpamr_tiles(c, g, m) != 0) goto done;
     for (int L = 0; L < w_vtk_levels(c); ++L)
-        if (w_level(c, vtk, m, L, b->box, b->ghost, b->oct) != 0) goto done;
+        if (w_level_head(c, vtk, m, L, b->box) != 0) goto done;
+    for (int L = 0; L < w_vtk_levels(c); ++L)
+        if (w_level_cells(c, vtk, m, L, b->ghost, b->oct) != 0) goto done;
     rc = 0;
 done:
+    h5i_close(g);
     h5i_close(vtk);
     return rc;
 }
@@ -675,13 +710,13 @@ done:
     return rc;
 }
 
-/** The /dpamr group. */
+/** The /dpamr group, after w_vtkhdf (which wrote its tree). */
 int w_dpamr(wctx *c, hid_t file, const mesh_t *m, const h5io_meta_t *mt)
 {
-    hid_t g = w_group(c, file, "dpamr");
+    hid_t g = w_group_again(c, file, "dpamr");
     if (g < 0) return -1;
     int rc = -1;
-    if (w_dpamr_attrs(c, g, m) || w_dpamr_tiles(c, g, m)) goto done;
+    if (w_dpamr_attrs(c, g, m)) goto done;
     if (mt && mt->has_step && (w_attr_i64(c, g, "step", mt->step) || w_attr_f64(c, g, "time", mt->time))) goto done;
     if (mt && mt->deck_text && w_dset_str(c, g, "deck", mt->deck_text)) goto done;
     if (mt && w_provenance(c, g, mt)) goto done;

@@ -1,11 +1,12 @@
-/* check.c - `dpamr check FILE` (check.h): the file is read and validated at once. The tile tree, the
- * boxes and the deck are read first (h5io_read_open); then one thread reads the cells, level by level
- * in pieces (h5io_read_cells: the only HDF5 calls meanwhile; the pieces copied by a few threads),
- * while the validator (OpenMP) works on the tiles whose cells are in (valid_opts_t.wait), and then
- * compares /VTKHDF with the tiles (h5io_read_vtkhdf: vtkGhostType's chunks inflated in parallel)
- * while the validator finishes. The recorded values are compared last (h5io_verify_records). The
- * check takes about the time of the read rather than read + validate + compare; its phases line
- * says where the time went. docs/design.md, "Checking a file". */
+/* check.c - `dpamr check FILE` (check.h): the file is read and validated at once. The header and the
+ * level index are read first (h5io_read_begin); then one thread reads the cells, level by level in
+ * pieces (h5io_read_cells; the pieces copied by a few threads), while the main thread reads the tile
+ * tree, the boxes and the deck (h5io_read_tree; for a file whose tree lies after its cells, from an
+ * earlier dpamr, before the cells start) and the validator (OpenMP) works on the tiles whose cells
+ * are in (valid_opts_t.wait); /VTKHDF is compared with the tiles (h5io_read_vtkhdf: vtkGhostType's
+ * chunks inflated in parallel) while the validator finishes. The recorded values are compared last
+ * (h5io_verify_records). The check takes about the time of the read rather than open + read +
+ * validate + compare; its phases line says where the time went. docs/design.md, "Checking a file". */
 #define _GNU_SOURCE /* madvise */
 #include "src/check.h"
 
@@ -156,11 +157,33 @@ int check_file(const char *file)
     char *text = NULL;
     h5io_reader_t *rd = NULL;
     const double t0 = timer_ms();
-    const int rd_rc = h5io_read_open(file, &m, &text, &rd, rerr, sizeof rerr);
+    /* the header and the level index; where the cells lie: when they need no HDF5 call to be read
+     * and the tile tree lies before them (as dpamr writes it), they start coming now, alongside the
+     * tree (one front-to-back stream from the disk), and /VTKHDF is compared on a thread of its own
+     * once the tree is in; else the tree first */
+    const int rd_rc = h5io_read_begin(file, &m, &rd, rerr, sizeof rerr);
     if (rd_rc != 0) return rd_rc == H5IO_BAD_CONTENT ? check_failed(rerr) : run_die(rerr);
+    const int plan = h5io_read_plan(rd);
+    if (plan != 0 && plan != 1) {
+        h5io_read_close(rd);
+        mesh_free(&m);
+        return check_failed(rerr);
+    }
+    const double t_begin = timer_ms();
+    feed_t f = { .ready = 0, .state = 0, .rd = rd, .t0 = t_begin, .vtk_after = plan != 1 };
+    pthread_mutex_init(&f.mu, NULL);
+    pthread_cond_init(&f.cv, NULL);
+    pthread_t reader, vtk;
+    int threaded = plan == 1 && h5io_read_head_first(rd) && pthread_create(&reader, NULL, feed_main, &f) == 0;
+    const int early = threaded;
+    const int tree_rc = h5io_read_tree(rd, &text);
+    const double t_tree = timer_ms();
     deck_t d = { 0 };
     int rc = 0;
-    if (!text) {
+    if (tree_rc != 0) {
+        snprintf(err, sizeof err, "%s", rerr);
+        rc = tree_rc == H5IO_BAD_CONTENT ? 2 : 1;
+    } else if (!text) {
         snprintf(err, sizeof err, "%s: no /dpamr/deck in the file: cannot tell the criterion to check against", file);
         rc = 2;
     } else {
@@ -172,33 +195,27 @@ int check_file(const char *file)
             rc = 2;
         free(text);
     }
-    if (rc != 0) {
+    if (rc != 0) { /* the cells, if coming, stop */
+        if (threaded) {
+            h5io_read_stop(rd);
+            pthread_join(reader, NULL);
+        }
         h5io_read_close(rd);
+        pthread_cond_destroy(&f.cv);
+        pthread_mutex_destroy(&f.mu);
         mesh_free(&m);
         if (d.text) deck_free(&d);
-        return check_failed(err);
+        return rc == 2 ? check_failed(err) : run_die(err);
     }
 
-    /* where the cells lie: when they need no HDF5 call to be read, /VTKHDF is compared on a thread
-     * of its own while they come */
-    const int plan = h5io_read_plan(rd);
-    if (plan != 0 && plan != 1) {
-        h5io_read_close(rd);
-        mesh_free(&m);
-        deck_free(&d);
-        return check_failed(rerr);
+    /* the validator works on the cells in while the rest come (progress: a long check on a
+     * terminal, as the file's deck asks) */
+    if (!early) {
+        f.t0 = timer_ms();
+        threaded = pthread_create(&reader, NULL, feed_main, &f) == 0;
+        if (!threaded) feed_main(&f); /* no thread to be had: read, then validate */
     }
-    /* the cells come in on their own threads while the validator works on those in (progress: a
-     * long check on a terminal, as the file's deck asks) */
-    const double t_open = timer_ms();
-    feed_t f = { .ready = 0, .state = 0, .rd = rd, .t0 = t_open, .vtk_after = plan != 1 };
-    pthread_mutex_init(&f.mu, NULL);
-    pthread_cond_init(&f.cv, NULL);
-    pthread_t reader, vtk;
     const int vtk_threaded = plan == 1 && pthread_create(&vtk, NULL, vtk_main, &f) == 0;
-    if (plan == 1 && !vtk_threaded) f.vtk_after = 1;
-    const int threaded = pthread_create(&reader, NULL, feed_main, &f) == 0;
-    if (!threaded) feed_main(&f); /* no thread to be had: read, then validate */
     valid_report_t v;
     const valid_opts_t vo = { .complete = m.nlevels > 1, .roots = -1, .gstart = NULL,
                               .progress = d.progress && d.verbosity != DP_VERBOSITY_QUIET,
@@ -207,6 +224,7 @@ int check_file(const char *file)
     const double t_valid = timer_ms();
     if (threaded) pthread_join(reader, NULL);
     if (vtk_threaded) pthread_join(vtk, NULL);
+    else if (plan == 1 && f.state == 1) vtk_main(&f); /* no thread to be had for it */
     h5io_read_stats_t rs;
     h5io_read_stats(rd, &rs);
     h5io_read_close(rd);
@@ -229,14 +247,14 @@ int check_file(const char *file)
         vr = -1;
     }
     const double t_records = timer_ms();
-    const double gb = (double)m.ntiles * mesh_cells(&m) * sizeof(float) * m.nf / 1e9, ms = f.done_ms - t_open;
+    const double gb = (double)m.ntiles * mesh_cells(&m) * sizeof(float) * m.nf / 1e9, ms = f.done_ms - f.t0;
     release_cells(&m); /* before the line, so that it can say what the release took */
     const double t_end = timer_ms();
-    printf("phases: open %.1f ms; cells %.1f ms (%.3g GB/s; %d threads, %.1f ms of thread time in reads and value "
-           "tests); validate done %.1f ms after the cells; /VTKHDF done %.1f ms from the cells' start; records %.1f ms; "
-           "cells released %.1f ms; total %.1f ms\n",
-           t_open - t0, ms, ms > 0 ? gb / (ms / 1e3) : 0.0, rs.threads, rs.read_ms, t_valid - f.done_ms, f.vtk_ms,
-           t_records - t_verify, t_end - t_records, t_end - t0);
+    printf("phases: open %.1f ms; tree %.1f ms (%s the cells); cells %.1f ms (%.3g GB/s; %d threads, %.1f ms of "
+           "thread time in reads and value tests); validate done %.1f ms after the cells; /VTKHDF done %.1f ms from "
+           "the cells' start; records %.1f ms; cells released %.1f ms; total %.1f ms\n",
+           t_begin - t0, t_tree - t_begin, early ? "alongside" : "before", ms, ms > 0 ? gb / (ms / 1e3) : 0.0,
+           rs.threads, rs.read_ms, t_valid - f.done_ms, f.vtk_ms, t_records - t_verify, t_end - t_records, t_end - t0);
     if (vr < 0) rc = check_failed(err);
     else if (!v.passed) rc = 2;
     else if (vr == 1)

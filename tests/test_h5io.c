@@ -4,6 +4,7 @@
  * Builds small 2D and 3D meshes by hand; needs no valid_check (the report is filled by hand).
  */
 #include <dirent.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <math.h>
 #include <stdarg.h>
@@ -557,6 +558,19 @@ static void log_ready(void *ctx, dp_tidx tiles)
     ++l->calls;
 }
 
+typedef struct {
+    h5io_reader_t *rd;
+    ready_log_t *log;
+    int rc;
+} cells_job_t;
+
+static void *cells_job(void *arg)
+{
+    cells_job_t *j = arg;
+    j->rc = h5io_read_cells(j->rd, log_ready, j->log);
+    return NULL;
+}
+
 static void test_roundtrip(const mesh_t *m, const char *tag, const char *deck)
 {
     char err[1024] = "";
@@ -594,6 +608,41 @@ static void test_roundtrip(const mesh_t *m, const char *tag, const char *deck)
         compare_meshes(m, &s3);
         free(t3);
         mesh_free(&s3);
+    }
+    {   /* the cells coming on another thread while the tree is read (`dpamr check` on a file on disk) */
+        mesh_t s4;
+        char *t4 = NULL;
+        h5io_reader_t *rd = NULL;
+        ready_log_t log = { 0 };
+        CHECK(h5io_read_begin(p1, &s4, &rd, err, sizeof err) == 0 && rd);
+        CHECK(s4.ntiles == m->ntiles && h5io_read_plan(rd) == 1);
+        CHECK(h5io_read_head_first(rd) == 1); /* dpamr's layout: the tree and boxes, then the cells */
+        cells_job_t job = { rd, &log, -1 };
+        pthread_t th;
+        const int started = pthread_create(&th, NULL, cells_job, &job) == 0;
+        CHECK(started);
+        CHECK(h5io_read_tree(rd, &t4) == 0);
+        if (started) pthread_join(th, NULL);
+        CHECK(job.rc == 0 && log.calls >= 1 && !log.shrank && log.last == m->ntiles);
+        h5io_read_close(rd);
+        CHECK_NO_OPEN();
+        compare_meshes(m, &s4);
+        if (deck) CHECK(t4 && strcmp(t4, deck) == 0);
+        free(t4);
+        mesh_free(&s4);
+    }
+    {   /* stopped: the cells end with no message of their own */
+        mesh_t s5;
+        h5io_reader_t *rd = NULL;
+        ready_log_t log = { 0 };
+        CHECK(h5io_read_begin(p1, &s5, &rd, err, sizeof err) == 0 && rd);
+        CHECK(h5io_read_plan(rd) == 1);
+        snprintf(err, sizeof err, "untouched");
+        h5io_read_stop(rd);
+        CHECK(h5io_read_cells(rd, log_ready, &log) != 0 && strcmp(err, "untouched") == 0 && log.last < m->ntiles);
+        h5io_read_close(rd);
+        CHECK_NO_OPEN();
+        mesh_free(&s5);
     }
 
     /* same content, same bytes; different timings: different attributes, same datasets */
@@ -753,6 +802,30 @@ static void test_stream(const mesh_t *m)
 }
 
 /** A mesh with an empty trailing level: kept in /dpamr (round trip), left out of /VTKHDF. */
+/** A file of an earlier dpamr (its tile tree after its cells): not head-first, read tree first and
+ *  then the cells, as h5io_read reads it. */
+static void test_earlier_layout(void)
+{
+#ifdef DPAMR_EARLIER_FILE
+    char err[1024] = "";
+    mesh_t a, b;
+    char *text = NULL;
+    h5io_reader_t *rd = NULL;
+    ready_log_t log = { 0 };
+    CHECK(h5io_read(DPAMR_EARLIER_FILE, &a, NULL, err, sizeof err) == 0);
+    CHECK(h5io_read_begin(DPAMR_EARLIER_FILE, &b, &rd, err, sizeof err) == 0 && rd);
+    CHECK(h5io_read_plan(rd) == 1 && h5io_read_head_first(rd) == 0);
+    CHECK(h5io_read_tree(rd, &text) == 0 && text);
+    CHECK(h5io_read_cells(rd, log_ready, &log) == 0 && log.last == b.ntiles);
+    h5io_read_close(rd);
+    CHECK_NO_OPEN();
+    compare_meshes(&a, &b);
+    free(text);
+    mesh_free(&a);
+    mesh_free(&b);
+#endif
+}
+
 static void test_empty_level(void)
 {
     mesh_t m, r;
@@ -1210,6 +1283,7 @@ int main(int argc, char **argv)
     test_reproducible(&m2);
     test_pieces(&m2);
     test_stream(&m2);
+    test_earlier_layout();
     test_empty_level();
     test_vlen_deck(scratch("2d_a.hdf"));
     test_bad_files(&m2, scratch("2d_a.hdf"));
