@@ -129,6 +129,9 @@ int h5io_read_plan(h5io_reader_t *rd);
  *  all the cells in the file, as dpamr writes them, so that the tree read alongside the cells is
  *  the head of one front-to-back stream; 0 otherwise (a file of an earlier dpamr, its tree last). */
 int h5io_read_head_first(const h5io_reader_t *rd);
+/** The threads h5io_read_cells reads with when it makes no HDF5 call (its look-ahead thread included):
+ *  what a caller working alongside it leaves them. */
+int h5io_read_threads(void);
 int h5io_read_cells(h5io_reader_t *rd, h5io_ready_fn ready, void *ctx);
 void h5io_read_close(h5io_reader_t *rd);
 /** /VTKHDF against the tiles read, as h5io_verify compares it (on the reader's open file), with its

@@ -30,7 +30,10 @@
  * session 12): bench2d 1.40-1.48 GB/s against 1.08-1.36, bench3d 1.43-1.56 against 1.39-1.41 (dd of
  * the files 1.66 and 1.89 GB/s). The per-thread requests had arrived out of order: the first piece,
  * which the validator waits for, often came last (200-500 ms late). Reads with O_DIRECT into
- * aligned buffers were slower still (session 11: 1.17-1.44 GB/s against 1.65). */
+ * aligned buffers were slower still (session 11: 1.17-1.44 GB/s against 1.65; session 18, with 8 to
+ * 32 threads of 4 to 16 MiB: 0.88-1.13 GB/s against 1.34-1.40 through the cache). When the tile
+ * tree is read alongside the cells (a head-first file), r_read_head first brings the tree and the
+ * deck into the page cache, so that the disk's elevator does not keep them behind the cells. */
 #define READ_PIECE_BYTES ((hsize_t)64 << 20) /* the pieces read through HDF5 (a hyperslab each) */
 #define STREAM_PIECE_BYTES ((size_t)8 << 20)
 #define READ_THREADS 8
@@ -618,7 +621,9 @@ static int r_vtk_level(rctx *c, mesh_t *m, const int64_t *ls, int L, int32_t *bo
     char path[64];
     hid_t lev = r_vtk_group(c, L, NULL, path, sizeof path);
     c->g = lev, c->gname = path;
+    const double T2 = timer_ms();
     int rc = lev < 0 ? -1 : box ? r_read(c, "AMRBox", T_I32, 2, b6, box) : r_declared(c, "AMRBox", T_I32, 2, b6);
+    if (box && getenv("DPAMR_TREE_TIMES")) fprintf(stderr, "    read %.1f\n", timer_ms() - T2);
     if (box && rc == 0) { /* every box, in parallel without messages; the first bad one again with its message */
         hsize_t first = nt;
         OMP_PRAGMA(omp parallel for schedule(static, 16384) reduction(min : first))
@@ -706,6 +711,8 @@ typedef struct {
     haddr_t tree_at[2 + DP_MAX_LEVELS];
     hsize_t tree_len[2 + DP_MAX_LEVELS];
     int head_first; /* raw, and every tree array lies before every cell (w_vtkhdf writes them so) */
+    haddr_t deck_at; /* /dpamr/deck's bytes (HADDR_UNDEF: none, or not contiguous) */
+    hsize_t deck_len;
 } rplan;
 
 /** How the cells were read: the wall time, the reading threads' time in reads and value tests
@@ -773,7 +780,6 @@ static int r_tree_wait(rctx *c)
  *  none of a piece the readers skip (after a failure). */
 typedef struct {
     int fd;
-    const rplan *plan; /* the tree's arrays, asked for first */
     const runit *u;
     int64_t nu;
     _Atomic int64_t *next; /* the next read to be taken */
@@ -783,11 +789,37 @@ typedef struct {
     int quit;
 } rprefetch;
 
+/** Before any cell is asked for: the tree's arrays and the deck (what h5io_read_tree reads while the
+ *  cells come) read into the page cache, all asked for at once and then read in order. Asked for
+ *  only by the prefetcher, ahead of 128 MiB of cells, they waited on the H200 for the disk's
+ *  elevator to sweep past the cells: a box read of 12.6 MB or the deck's few hundred bytes took
+ *  230-370 ms (docs/results.md, "Session 18"). Errors are left to h5io_read_tree, which reads them. */
+static void r_read_head(int fd, const rplan *p)
+{
+    enum { CHUNK = 8 << 20 };
+    char *buf = malloc(CHUNK);
+    if (!buf) return;
+    for (int k = 0; k <= p->ntree; ++k) {
+        const haddr_t at = k < p->ntree ? p->tree_at[k] : p->deck_at;
+        const hsize_t len = k < p->ntree ? p->tree_len[k] : p->deck_len;
+        if (at != HADDR_UNDEF && len > 0) (void)posix_fadvise(fd, (off_t)at, (off_t)len, POSIX_FADV_WILLNEED);
+    }
+    for (int k = 0; k <= p->ntree; ++k) {
+        const haddr_t at = k < p->ntree ? p->tree_at[k] : p->deck_at;
+        const hsize_t len = k < p->ntree ? p->tree_len[k] : p->deck_len;
+        for (hsize_t o = 0; at != HADDR_UNDEF && o < len;) {
+            const ssize_t r = pread(fd, buf, len - o < CHUNK ? (size_t)(len - o) : CHUNK, (off_t)(at + o));
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) break;
+            o += (hsize_t)r;
+        }
+    }
+    free(buf);
+}
+
 static void *r_prefetch(void *arg)
 {
     rprefetch *pf = arg;
-    for (int k = 0; k < pf->plan->ntree; ++k)
-        (void)posix_fadvise(pf->fd, (off_t)pf->plan->tree_at[k], (off_t)pf->plan->tree_len[k], POSIX_FADV_WILLNEED);
     pthread_mutex_lock(&pf->mu);
     for (int64_t i = 0; i < pf->nu && !pf->quit; ++i) {
         while (!pf->quit && i >= atomic_load(pf->next) + READ_AHEAD) pthread_cond_wait(&pf->cv, &pf->mu);
@@ -849,13 +881,14 @@ static int r_stream(rctx *c, mesh_t *m, const int64_t *ls, const rplan *p, h5io_
         const int e = errno;
         return r_tree_wait(c) ? -1 : rfail(c, "cannot open it again to read the cells: %s", strerror(e));
     }
+    if (p->head_first && c->tree && atomic_load(&c->tree->state) == 0) r_read_head(fd, p); /* the tree comes alongside */
     _Atomic int64_t next = 0, stop = np, fail = nu; /* the next read; pieces after stop are skipped; the first failed read */
     _Atomic int dropped = 0;                         /* reads left because the tree failed */
     int64_t announced = 0;
     pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
     const double t0 = timer_ms();
     st->threads = READ_THREADS;
-    rprefetch pf = { .fd = fd, .plan = p, .u = u, .nu = nu, .next = &next, .stop = &stop, .quit = 0 };
+    rprefetch pf = { .fd = fd, .u = u, .nu = nu, .next = &next, .stop = &stop, .quit = 0 };
     pthread_mutex_init(&pf.mu, NULL);
     pthread_cond_init(&pf.cv, NULL);
     pthread_t pft;
@@ -1018,6 +1051,13 @@ static int r_plan(rctx *c, const mesh_t *m, const int64_t *ls, int on_disk, rpla
         }
         h5i_close(ds);
     }
+    p->deck_at = HADDR_UNDEF;
+    if (rc == 0 && p->raw) {
+        const hid_t ds = H5Dopen2(c->file, "/dpamr/deck", H5P_DEFAULT);
+        p->deck_at = ds >= 0 ? H5Dget_offset(ds) : HADDR_UNDEF;
+        p->deck_len = p->deck_at != HADDR_UNDEF ? H5Dget_storage_size(ds) : 0;
+        h5i_close(ds);
+    }
     p->head_first = rc == 0 && p->raw && p->ntree == 2 + r_vtk_levels(m, ls);
     for (int k = 0; p->head_first && k < p->ntree; ++k)
         for (int L = 0; p->head_first && L < r_vtk_levels(m, ls); ++L)
@@ -1075,14 +1115,22 @@ static int r_sizes_v2(rctx *c, mesh_t *m, int64_t *ls)
 static int r_arrays_v2(rctx *c, mesh_t *m, const int64_t *ls, uint8_t *cm)
 {
     const hsize_t hn = (hsize_t)m->ntiles;
-    if (r_read(c, "tiles/parent", T_I64, 1, &hn, m->parent) || r_read(c, "tiles/childmask", T_U8, 1, &hn, cm))
+    const int tt = getenv("DPAMR_TREE_TIMES") != NULL;
+    const double T1 = timer_ms();
+    if (r_read(c, "tiles/parent", T_I64, 1, &hn, m->parent)) return -1;
+    if (tt) fprintf(stderr, "  parent %.1f\n", timer_ms() - T1);
+    if (r_read(c, "tiles/childmask", T_U8, 1, &hn, cm))
         return -1;
+    if (tt) fprintf(stderr, "  cm %.1f\n", timer_ms() - T1);
     int64_t mx = 0;
     for (int L = 0; L < m->nlevels; ++L) mx = ls[L + 1] - ls[L] > mx ? ls[L + 1] - ls[L] : mx;
     int32_t *box = malloc((size_t)(mx > 0 ? mx : 1) * 6 * sizeof *box);
     if (!box) return rfail(c, "out of memory for the boxes of %lld tiles", (long long)mx);
     int rc = 0;
-    for (int L = 0; rc == 0 && L < r_vtk_levels(m, ls); ++L) rc = r_vtk_level(c, m, ls, L, box);
+    for (int L = 0; rc == 0 && L < r_vtk_levels(m, ls); ++L) {
+        rc = r_vtk_level(c, m, ls, L, box);
+        if (tt) fprintf(stderr, "  L%d %.1f\n", L, timer_ms() - T1);
+    }
     free(box);
     return rc;
 }
@@ -1321,9 +1369,11 @@ static int r_tree(rctx *c, mesh_t *m, const uint8_t *cm, char **deck_text)
     int64_t ls[DP_MAX_LEVELS + 1];
     memcpy(ls, m->level_start, sizeof ls);
     const int v1 = c->version == FORMAT_VERSION_V1;
-    if ((v1 ? r_arrays_v1(c, m, m->ntiles, (uint8_t *)cm) : r_arrays_v2(c, m, ls, (uint8_t *)cm)) ||
-        r_check_tree(c, m, cm))
-        return -1;
+    const double T0 = timer_ms();
+    if ((v1 ? r_arrays_v1(c, m, m->ntiles, (uint8_t *)cm) : r_arrays_v2(c, m, ls, (uint8_t *)cm))) return -1;
+    if (getenv("DPAMR_TREE_TIMES")) fprintf(stderr, "  arrays %.1f\n", timer_ms() - T0);
+    if (r_check_tree(c, m, cm)) return -1;
+    if (getenv("DPAMR_TREE_TIMES")) fprintf(stderr, "  checked %.1f\n", timer_ms() - T0);
     return deck_text ? r_deck(c, deck_text) : 0;
 }
 
@@ -1485,6 +1535,11 @@ int h5io_read_plan(h5io_reader_t *rd)
 int h5io_read_head_first(const h5io_reader_t *rd)
 {
     return rd->plan.done && rd->plan.head_first;
+}
+
+int h5io_read_threads(void)
+{
+    return READ_THREADS + 1;
 }
 
 int h5io_read_cells(h5io_reader_t *rd, h5io_ready_fn ready, void *ctx)

@@ -10,6 +10,9 @@
 #define _GNU_SOURCE /* madvise */
 #include "src/check.h"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/mman.h>
@@ -176,7 +179,19 @@ int check_file(const char *file)
     pthread_t reader, vtk;
     int threaded = plan == 1 && h5io_read_head_first(rd) && pthread_create(&reader, NULL, feed_main, &f) == 0;
     const int early = threaded;
+    /* alongside the cells' reading threads, the tree's parallel loops take the cores those leave:
+     * with more threads than cores an OpenMP loop waits for its preempted threads */
+#ifdef _OPENMP
+    const int nthr = omp_get_max_threads();
+    if (early) {
+        const int procs = omp_get_num_procs(), readers = h5io_read_threads();
+        omp_set_num_threads(procs > readers ? procs - readers : 1);
+    }
+#endif
     const int tree_rc = h5io_read_tree(rd, &text);
+#ifdef _OPENMP
+    omp_set_num_threads(nthr);
+#endif
     const double t_tree = timer_ms();
     deck_t d = { 0 };
     int rc = 0;
