@@ -621,9 +621,7 @@ static int r_vtk_level(rctx *c, mesh_t *m, const int64_t *ls, int L, int32_t *bo
     char path[64];
     hid_t lev = r_vtk_group(c, L, NULL, path, sizeof path);
     c->g = lev, c->gname = path;
-    const double T2 = timer_ms();
     int rc = lev < 0 ? -1 : box ? r_read(c, "AMRBox", T_I32, 2, b6, box) : r_declared(c, "AMRBox", T_I32, 2, b6);
-    if (box && getenv("DPAMR_TREE_TIMES")) fprintf(stderr, "    read %.1f\n", timer_ms() - T2);
     if (box && rc == 0) { /* every box, in parallel without messages; the first bad one again with its message */
         hsize_t first = nt;
         OMP_PRAGMA(omp parallel for schedule(static, 16384) reduction(min : first))
@@ -1115,22 +1113,14 @@ static int r_sizes_v2(rctx *c, mesh_t *m, int64_t *ls)
 static int r_arrays_v2(rctx *c, mesh_t *m, const int64_t *ls, uint8_t *cm)
 {
     const hsize_t hn = (hsize_t)m->ntiles;
-    const int tt = getenv("DPAMR_TREE_TIMES") != NULL;
-    const double T1 = timer_ms();
-    if (r_read(c, "tiles/parent", T_I64, 1, &hn, m->parent)) return -1;
-    if (tt) fprintf(stderr, "  parent %.1f\n", timer_ms() - T1);
-    if (r_read(c, "tiles/childmask", T_U8, 1, &hn, cm))
+    if (r_read(c, "tiles/parent", T_I64, 1, &hn, m->parent) || r_read(c, "tiles/childmask", T_U8, 1, &hn, cm))
         return -1;
-    if (tt) fprintf(stderr, "  cm %.1f\n", timer_ms() - T1);
     int64_t mx = 0;
     for (int L = 0; L < m->nlevels; ++L) mx = ls[L + 1] - ls[L] > mx ? ls[L + 1] - ls[L] : mx;
     int32_t *box = malloc((size_t)(mx > 0 ? mx : 1) * 6 * sizeof *box);
     if (!box) return rfail(c, "out of memory for the boxes of %lld tiles", (long long)mx);
     int rc = 0;
-    for (int L = 0; rc == 0 && L < r_vtk_levels(m, ls); ++L) {
-        rc = r_vtk_level(c, m, ls, L, box);
-        if (tt) fprintf(stderr, "  L%d %.1f\n", L, timer_ms() - T1);
-    }
+    for (int L = 0; rc == 0 && L < r_vtk_levels(m, ls); ++L) rc = r_vtk_level(c, m, ls, L, box);
     free(box);
     return rc;
 }
@@ -1369,11 +1359,9 @@ static int r_tree(rctx *c, mesh_t *m, const uint8_t *cm, char **deck_text)
     int64_t ls[DP_MAX_LEVELS + 1];
     memcpy(ls, m->level_start, sizeof ls);
     const int v1 = c->version == FORMAT_VERSION_V1;
-    const double T0 = timer_ms();
-    if ((v1 ? r_arrays_v1(c, m, m->ntiles, (uint8_t *)cm) : r_arrays_v2(c, m, ls, (uint8_t *)cm))) return -1;
-    if (getenv("DPAMR_TREE_TIMES")) fprintf(stderr, "  arrays %.1f\n", timer_ms() - T0);
-    if (r_check_tree(c, m, cm)) return -1;
-    if (getenv("DPAMR_TREE_TIMES")) fprintf(stderr, "  checked %.1f\n", timer_ms() - T0);
+    if ((v1 ? r_arrays_v1(c, m, m->ntiles, (uint8_t *)cm) : r_arrays_v2(c, m, ls, (uint8_t *)cm)) ||
+        r_check_tree(c, m, cm))
+        return -1;
     return deck_text ? r_deck(c, deck_text) : 0;
 }
 

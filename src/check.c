@@ -179,14 +179,17 @@ int check_file(const char *file)
     pthread_t reader, vtk;
     int threaded = plan == 1 && h5io_read_head_first(rd) && pthread_create(&reader, NULL, feed_main, &f) == 0;
     const int early = threaded;
-    /* alongside the cells' reading threads, the tree's parallel loops take the cores those leave:
-     * with more threads than cores an OpenMP loop waits for its preempted threads */
+    /* alongside the cells' reading threads, the tree's parallel loops and the validator's take the
+     * cores those leave: with more threads than cores an OpenMP loop waits for its preempted
+     * threads */
+    int beside = 0; /* threads beside the readers (0: all) */
 #ifdef _OPENMP
     const int nthr = omp_get_max_threads();
-    if (early) {
+    if (plan == 1) {
         const int procs = omp_get_num_procs(), readers = h5io_read_threads();
-        omp_set_num_threads(procs > readers ? procs - readers : 1);
+        beside = procs > readers ? procs - readers : 1;
     }
+    if (early) omp_set_num_threads(beside);
 #endif
     const int tree_rc = h5io_read_tree(rd, &text);
 #ifdef _OPENMP
@@ -234,7 +237,8 @@ int check_file(const char *file)
     valid_report_t v;
     const valid_opts_t vo = { .complete = m.nlevels > 1, .roots = -1, .gstart = NULL,
                               .progress = d.progress && d.verbosity != DP_VERBOSITY_QUIET,
-                              .wait = feed_wait, .wait_ctx = &f };
+                              .wait = feed_wait, .wait_ctx = &f,
+                              .wait_threads = getenv("DPAMR_VALID_ALL") ? 0 : beside };
     valid_check_opts(&m, &d.p, &vo, &v);
     const double t_valid = timer_ms();
     if (threaded) pthread_join(reader, NULL);

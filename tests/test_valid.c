@@ -487,13 +487,15 @@ static dp_tidx feeder_wait(void *ctx, dp_tidx tiles)
 static void expect_streamed_same(const char *tag, const mesh_t *m, const dp_params *p, const valid_report_t *want,
                                  int complete)
 {
-    for (int failing = 0; failing < 2; ++failing) {
+    for (int run = 0; run < 4; ++run) { /* failing or not; every thread, or 3 while cells are to come */
+        const int failing = run & 1, wait_threads = run >> 1 ? 3 : 0;
         mesh_t c;
         mesh_copy(&c, m);
         for (int k = 0; k < c.nf; ++k)
             for (size_t i = 0; i < (size_t)c.ntiles * (size_t)mesh_cells(&c); ++i) c.field[k][i] = NAN;
         feeder_t f = { .src = m, .dst = &c, .fail_at = failing ? m->ntiles / 2 : -1 };
-        const valid_opts_t o = { .complete = complete, .roots = -1, .wait = feeder_wait, .wait_ctx = &f, .block = 5 };
+        const valid_opts_t o = { .complete = complete, .roots = -1, .wait = feeder_wait, .wait_ctx = &f, .block = 5,
+                                 .wait_threads = wait_threads };
         valid_report_t r;
         valid_check_opts(&c, p, &o, &r);
         CHECK((f.calls > 2 || !want->passed) && !f.backwards, "%s: the streamed check asked %d times%s", tag, f.calls,

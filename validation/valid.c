@@ -37,6 +37,7 @@
 #include <string.h>
 
 #ifdef _OPENMP
+#include <omp.h>
 #define VALID_PRAGMA(x) _Pragma(#x)
 #else
 #define VALID_PRAGMA(x)
@@ -513,6 +514,12 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
      * passes then follow the read closely (the last cells are validated soon after they are in)
      * and take larger blocks when they fall behind. */
     const dp_tidx blk_min = o->wait && sorted ? (blk / 16 > 0 ? blk / 16 : 1) : blk;
+#ifdef _OPENMP
+    const int all_threads = omp_get_max_threads();
+#else
+    const int all_threads = 1;
+#endif
+    int nthr = all_threads; /* the passes' threads for this block */
     for (dp_tidx b = 0, e = 0; b < n && !lost; b = e) {
         e = n - b < blk_min ? n : b + blk_min;
         if (o->wait) {
@@ -522,8 +529,9 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
                 break;
             }
             if (in > e) e = in < most ? in : most;
+            nthr = o->wait_threads > 0 && in < n ? o->wait_threads : all_threads;
         }
-        VALID_PRAGMA(omp parallel for schedule(dynamic, 64))
+        VALID_PRAGMA(omp parallel for schedule(dynamic, 64) num_threads(nthr))
         for (dp_tidx t = b; t < e; ++t)
             if (m->level[t] >= 0 && m->level[t] < flag_below && m->level[t] < p->max_level)
                 flags[t] = (uint8_t)tile_octant_flags_lazy(p, m, t);
@@ -538,7 +546,7 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
         /* C over groups of DP_VTILE_GROUP tiles: each tile's checks, then the group's sums and
          * hashes (pass D's part per tile) at once, while its cells are in cache */
         const dp_tidx ngroups = (e - b + DP_VTILE_GROUP - 1) / DP_VTILE_GROUP;
-        VALID_PRAGMA(omp parallel for schedule(dynamic, 16) reduction(+ : nfail2, nfail3) \
+        VALID_PRAGMA(omp parallel for schedule(dynamic, 16) num_threads(nthr) reduction(+ : nfail2, nfail3) \
                      reduction(min : first2, first3) reduction(max : maxrel))
         for (dp_tidx g = 0; g < ngroups; ++g) {
             const dp_tidx g0 = b + g * DP_VTILE_GROUP, g1 = e - g0 < DP_VTILE_GROUP ? e : g0 + DP_VTILE_GROUP;
@@ -576,7 +584,7 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
             if (e < n && (!index_ok || bnd[L][k + 1] > e)) break;
             ++task_end;
         }
-        VALID_PRAGMA(omp parallel for schedule(dynamic, 4))
+        VALID_PRAGMA(omp parallel for schedule(dynamic, 4) num_threads(nthr))
         for (long long task = task_done; task < task_end; ++task) {
             int L = 0;
             while (task >= pre[L + 1]) ++L;

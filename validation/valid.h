@@ -60,6 +60,9 @@ typedef struct {
      * never will be (the report then says so; the caller has the reason). */
     dp_tidx (*wait)(void *wait_ctx, dp_tidx tiles);
     void *wait_ctx;
+    int wait_threads; /* > 0: the threads of the passes while cells are still to come (the reader
+                         has its own; more threads than cores make every loop wait for a preempted
+                         one); all of them once every cell is in. 0: always all */
     dp_tidx block; /* tiles per block of the passes (0: n / 64, at least 65536); with wait and a
                       level-sorted array the most per block, the least block / 16 */
 } valid_opts_t;
