@@ -238,7 +238,7 @@ int check_file(const char *file)
     const valid_opts_t vo = { .complete = m.nlevels > 1, .roots = -1, .gstart = NULL,
                               .progress = d.progress && d.verbosity != DP_VERBOSITY_QUIET,
                               .wait = feed_wait, .wait_ctx = &f,
-                              .wait_threads = getenv("DPAMR_VALID_ALL") ? 0 : beside };
+                              .wait_threads = beside };
     valid_check_opts(&m, &d.p, &vo, &v);
     const double t_valid = timer_ms();
     if (threaded) pthread_join(reader, NULL);
