@@ -709,7 +709,8 @@ typedef struct {
     haddr_t tree_at[2 + DP_MAX_LEVELS];
     hsize_t tree_len[2 + DP_MAX_LEVELS];
     int head_first; /* raw, and every tree array lies before every cell (w_vtkhdf writes them so) */
-    haddr_t deck_at; /* /dpamr/deck's bytes (HADDR_UNDEF: none, or not contiguous) */
+    hsize_t head_len; /* with head_first: the bytes before the first cell */
+    haddr_t deck_at;  /* /dpamr/deck's bytes (HADDR_UNDEF: none, or not contiguous) */
     hsize_t deck_len;
 } rplan;
 
@@ -787,31 +788,29 @@ typedef struct {
     int quit;
 } rprefetch;
 
-/** Before any cell is asked for: the tree's arrays and the deck (what h5io_read_tree reads while the
- *  cells come) read into the page cache, all asked for at once and then read in order. Asked for
- *  only by the prefetcher, ahead of 128 MiB of cells, they waited on the H200 for the disk's
- *  elevator to sweep past the cells: a box read of 12.6 MB or the deck's few hundred bytes took
- *  230-370 ms (docs/results.md, "Session 18"). Errors are left to h5io_read_tree, which reads them. */
+/** Before any cell is asked for, in a head-first file: the head (everything before the first cell:
+ *  the tree's arrays, every AMRBox and vtkGhostType, the metadata) and the deck read into the page
+ *  cache, both asked for at once and then read in order; h5io_read_tree and the /VTKHDF comparison
+ *  read them while the cells come. Asked for only by the prefetcher, ahead of 128 MiB of cells,
+ *  they waited on the H200 for the disk's elevator to sweep past the cells: a box read of 12.6 MB
+ *  or the deck's few hundred bytes took 230-370 ms (docs/results.md, "Session 18"). Errors are
+ *  left to those readers. */
 static void r_read_head(int fd, const rplan *p)
 {
     enum { CHUNK = 8 << 20 };
     char *buf = malloc(CHUNK);
     if (!buf) return;
-    for (int k = 0; k <= p->ntree; ++k) {
-        const haddr_t at = k < p->ntree ? p->tree_at[k] : p->deck_at;
-        const hsize_t len = k < p->ntree ? p->tree_len[k] : p->deck_len;
-        if (at != HADDR_UNDEF && len > 0) (void)posix_fadvise(fd, (off_t)at, (off_t)len, POSIX_FADV_WILLNEED);
-    }
-    for (int k = 0; k <= p->ntree; ++k) {
-        const haddr_t at = k < p->ntree ? p->tree_at[k] : p->deck_at;
-        const hsize_t len = k < p->ntree ? p->tree_len[k] : p->deck_len;
-        for (hsize_t o = 0; at != HADDR_UNDEF && o < len;) {
-            const ssize_t r = pread(fd, buf, len - o < CHUNK ? (size_t)(len - o) : CHUNK, (off_t)(at + o));
+    const haddr_t at[2] = { 0, p->deck_at };
+    const hsize_t len[2] = { p->head_len, p->deck_at != HADDR_UNDEF ? p->deck_len : 0 };
+    for (int k = 0; k < 2; ++k)
+        if (len[k] > 0) (void)posix_fadvise(fd, (off_t)at[k], (off_t)len[k], POSIX_FADV_WILLNEED);
+    for (int k = 0; k < 2; ++k)
+        for (hsize_t o = 0; o < len[k];) {
+            const ssize_t r = pread(fd, buf, len[k] - o < CHUNK ? (size_t)(len[k] - o) : CHUNK, (off_t)(at[k] + o));
             if (r < 0 && errno == EINTR) continue;
             if (r <= 0) break;
             o += (hsize_t)r;
         }
-    }
     free(buf);
 }
 
@@ -1057,10 +1056,13 @@ static int r_plan(rctx *c, const mesh_t *m, const int64_t *ls, int on_disk, rpla
         h5i_close(ds);
     }
     p->head_first = rc == 0 && p->raw && p->ntree == 2 + r_vtk_levels(m, ls);
+    p->head_len = HADDR_MAX;
+    for (int L = 0; p->head_first && L < r_vtk_levels(m, ls); ++L)
+        for (int f = 0; f < m->nf; ++f) p->head_len = p->at[L][f] < p->head_len ? p->at[L][f] : p->head_len;
     for (int k = 0; p->head_first && k < p->ntree; ++k)
-        for (int L = 0; p->head_first && L < r_vtk_levels(m, ls); ++L)
-            for (int f = 0; f < m->nf; ++f)
-                if (p->tree_at[k] + p->tree_len[k] > p->at[L][f]) p->head_first = 0;
+        if (p->tree_at[k] + p->tree_len[k] > p->head_len) p->head_first = 0;
+    if (p->head_len == HADDR_MAX) p->head_first = 0; /* no level with cells */
+    if (!p->head_first) p->head_len = 0;
     H5Eclear2(H5E_DEFAULT);
     c->g = g, c->gname = gname;
     return rc;

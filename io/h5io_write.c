@@ -302,7 +302,10 @@ static herr_t w_write(wctx *c, hid_t d, hid_t mt, hid_t ms, hid_t fs, const void
         const hid_t pm = H5Screate_simple(1, &count, NULL);
         herr_t e = pm < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &count, NULL) < 0 ? -1 : 0;
         if (e >= 0) e = H5Dwrite(d, mt, pm, fs, c->dxpl, cells);
+        /* a failure's error stack is kept for w_fail's reason: closing pm would clear it */
+        const hid_t es = e < 0 ? H5Eget_current_stack() : -1;
         h5i_close(pm);
+        if (es >= 0) H5Eset_current_stack(es);
         if (e < 0) return e;
         if (c->pg) progress_update(c->pg, c->pg_done += (double)count * sizeof(float));
     }
@@ -450,16 +453,29 @@ static int w_ghost_chunks(wctx *c, hid_t cd, const mesh_t *m, dp_tidx s, hsize_t
 }
 #endif
 
-/** CellData of one level: every field, then vtkGhostType. */
-static int w_celldata(wctx *c, hid_t lev, const mesh_t *m, int L, uint8_t *ghost, const uint8_t *oct)
+/** LevelL/CellData's vtkGhostType (with the tree: w_level_head). */
+static int w_ghost_dset(wctx *c, hid_t cd, const mesh_t *m, int L, uint8_t *ghost, const uint8_t *oct)
 {
     dp_tidx s, e;
     w_lrange(m, L, &s, &e);
     const size_t cells = (size_t)mesh_cells(m);
     const hsize_t n = (hsize_t)(c->level_start[L + 1] - c->level_start[L]) * cells;
     const hsize_t fofs = (hsize_t)c->offset[L] * cells, cnt = (hsize_t)(e - s) * cells;
-    hid_t cd = w_group(c, lev, "CellData");
-    if (cd < 0) return -1;
+#ifdef DPAMR_HAVE_ZLIB
+    if (w_ghost_direct(c) && n > GHOST_CONTIG_MAX) return w_ghost_chunks(c, cd, m, s, n, oct);
+#endif
+    w_ghost(m, s, e, oct, ghost);
+    return w_rows(c, cd, "vtkGhostType", H5T_STD_U8LE, H5T_NATIVE_UINT8, 1, &n, 1, &fofs, &cnt, ghost, GHOST_CHUNK);
+}
+
+/** LevelL/CellData's fields (cd: the group, made with the tree: w_level_head). */
+static int w_fields(wctx *c, hid_t cd, const mesh_t *m, int L)
+{
+    dp_tidx s, e;
+    w_lrange(m, L, &s, &e);
+    const size_t cells = (size_t)mesh_cells(m);
+    const hsize_t n = (hsize_t)(c->level_start[L + 1] - c->level_start[L]) * cells;
+    const hsize_t fofs = (hsize_t)c->offset[L] * cells, cnt = (hsize_t)(e - s) * cells;
     int rc = 0;
     for (int f = 0; f < m->nf && rc == 0; ++f) {
         c->src_f = f; /* with a source (serial write), the cells come from it */
@@ -469,16 +485,6 @@ static int w_celldata(wctx *c, hid_t lev, const mesh_t *m, int L, uint8_t *ghost
                     c->src ? NULL : m->field[f] + (size_t)s * cells, 0);
         c->src_f = -1;
     }
-#ifdef DPAMR_HAVE_ZLIB
-    if (rc == 0 && w_ghost_direct(c) && n > GHOST_CONTIG_MAX) {
-        rc = w_ghost_chunks(c, cd, m, s, n, oct);
-    } else
-#endif
-    if (rc == 0) {
-        w_ghost(m, s, e, oct, ghost);
-        rc = w_rows(c, cd, "vtkGhostType", H5T_STD_U8LE, H5T_NATIVE_UINT8, 1, &n, 1, &fofs, &cnt, ghost, GHOST_CHUNK);
-    }
-    H5Gclose(cd);
     return rc;
 }
 
@@ -497,14 +503,15 @@ static hid_t w_group_again(wctx *c, hid_t loc, const char *name)
     return g;
 }
 
-/** /VTKHDF/LevelL's head: the group, Spacing and AMRBox. */
-static int w_level_head(wctx *c, hid_t vtk, const mesh_t *m, int L, int32_t *box)
+/** /VTKHDF/LevelL's head: the group, Spacing, AMRBox, CellData with its vtkGhostType (the fields
+ *  come after every level's head: w_level_cells), and the empty PointData and FieldData. */
+static int w_level_head(wctx *c, hid_t vtk, const mesh_t *m, int L, int32_t *box, uint8_t *ghost, const uint8_t *oct)
 {
     char name[32];
     snprintf(name, sizeof name, "Level%d", L);
     dp_tidx s, e;
     w_lrange(m, L, &s, &e);
-    hid_t lev = w_group(c, vtk, name);
+    hid_t lev = w_group(c, vtk, name), cd = -1;
     if (lev < 0) return -1;
     int rc = -1;
     double h = m->h0;
@@ -515,31 +522,36 @@ static int w_level_head(wctx *c, hid_t vtk, const mesh_t *m, int L, int32_t *box
     const hsize_t bd[2] = { (hsize_t)(c->level_start[L + 1] - c->level_start[L]), 6 };
     const hsize_t fofs = (hsize_t)c->offset[L], cnt = (hsize_t)(e - s);
     if (w_rows(c, lev, "AMRBox", H5T_STD_I32LE, H5T_NATIVE_INT32, 2, bd, 1, &fofs, &cnt, box, 0) != 0) goto done;
+    if ((cd = w_group(c, lev, "CellData")) < 0 || w_ghost_dset(c, cd, m, L, ghost, oct) != 0) goto done;
+    if (w_empty_group(c, lev, "PointData") != 0 || w_empty_group(c, lev, "FieldData") != 0) goto done;
     rc = 0;
 done:
+    h5i_close(cd);
     H5Gclose(lev);
     return rc;
 }
 
-/** /VTKHDF/LevelL's cells: CellData, and the empty PointData and FieldData. */
-static int w_level_cells(wctx *c, hid_t vtk, const mesh_t *m, int L, uint8_t *ghost, const uint8_t *oct)
+/** /VTKHDF/LevelL/CellData's fields. */
+static int w_level_cells(wctx *c, hid_t vtk, const mesh_t *m, int L)
 {
     char name[32];
-    snprintf(name, sizeof name, "Level%d", L);
-    hid_t lev = w_group_again(c, vtk, name);
-    if (lev < 0) return -1;
-    const int rc = w_celldata(c, lev, m, L, ghost, oct) != 0 || w_empty_group(c, lev, "PointData") != 0 ||
-                   w_empty_group(c, lev, "FieldData") != 0 ? -1 : 0;
-    H5Gclose(lev);
+    snprintf(name, sizeof name, "Level%d/CellData", L);
+    hid_t cd = w_group_again(c, vtk, name);
+    if (cd < 0) return -1;
+    const int rc = w_fields(c, cd, m, L);
+    H5Gclose(cd);
     return rc;
 }
 
 static int w_dpamr_tiles(wctx *c, hid_t g, const mesh_t *m);
 
 /** The /VTKHDF group (OverlappingAMR), with the tile tree of /dpamr first: the tree
- *  (/dpamr/tiles, /dpamr/level_start) and every level's AMRBox lie at the head of the file, before
- *  any cells, so that a reader of the tiles (`dpamr check`, the loader) reads one stretch of the
- *  file and then the cells front to back (docs/format.md, "Order in the file"). */
+ *  (/dpamr/tiles, /dpamr/level_start), every level's AMRBox and vtkGhostType lie at the head of the
+ *  file, before any cells, so that a reader of the tiles (`dpamr check`, the loader) reads one
+ *  stretch of the file and then the cells front to back (docs/format.md, "Order in the file"), and
+ *  a disk that fills at the end fills in the cells' contiguous writes, never in a chunked one (a
+ *  failed collective write of vtkGhostType's deflated chunks left the other ranks in HDF5's
+ *  collective call: tests/disk_full.sh). */
 int w_vtkhdf(wctx *c, hid_t file, const mesh_t *m, wbuf *b)
 {
     hid_t vtk = w_group(c, file, "VTKHDF"), g = -1;
@@ -551,9 +563,9 @@ int w_vtkhdf(wctx *c, hid_t file, const mesh_t *m, wbuf *b)
     if (w_attr_vec(c, vtk, "Origin", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 3, m->origin) != 0) goto done;
     if ((g = w_group(c, file, "dpamr")) < 0 || w_dpamr_tiles(c, g, m) != 0) goto done;
     for (int L = 0; L < w_vtk_levels(c); ++L)
-        if (w_level_head(c, vtk, m, L, b->box) != 0) goto done;
+        if (w_level_head(c, vtk, m, L, b->box, b->ghost, b->oct) != 0) goto done;
     for (int L = 0; L < w_vtk_levels(c); ++L)
-        if (w_level_cells(c, vtk, m, L, b->ghost, b->oct) != 0) goto done;
+        if (w_level_cells(c, vtk, m, L) != 0) goto done;
     rc = 0;
 done:
     h5i_close(g);
