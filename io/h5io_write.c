@@ -488,8 +488,8 @@ static int w_fields(wctx *c, hid_t cd, const mesh_t *m, int L)
     return rc;
 }
 
-/** Open group loc/name that this traversal made before (w_vtkhdf writes the levels' boxes, then
- *  their cells; w_dpamr completes /dpamr after its tree). Returns the group or -1 (err set). */
+/** Open group loc/name that this traversal made before (w_vtkhdf writes every level's head, then
+ *  their fields; w_dpamr completes /dpamr after its tree). Returns the group or -1 (err set). */
 static hid_t w_group_again(wctx *c, hid_t loc, const char *name)
 {
     if (w_sync(c, 0) != 0) return -1;
