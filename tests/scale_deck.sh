@@ -25,4 +25,8 @@ gates=$work/gates.txt
 eval "$gate_fn"
 gate a x 1.0 1.05 le && gate b x 1.2 1.05 le && gate c x 2 1.6 ge && gate d x 1 1.6 ge && gate e x "" "" le
 [ "$(awk '{ print $NF }' "$gates" | tr '\n' ' ')" = "pass FAIL pass FAIL n/a " ] || fail "gate(): $(cat "$gates")"
+# and its median (the gates' measure): numbers in any order, the lower middle one of an even count
+eval "$(grep '^median() {' "$src/tools/scale_session.sh")"
+[ "$(median 1.5 0.9 1.2)" = 1.2 ] && [ "$(median 2 1)" = 1 ] && [ "$(median 1.61)" = 1.61 ] &&
+    [ "$(median 10 9.5 1e1 0.95)" = 9.5 ] || fail "median(): $(median 1.5 0.9 1.2) $(median 2 1) $(median 10 9.5 1e1 0.95)"
 finish "scale_deck"
