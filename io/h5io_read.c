@@ -699,8 +699,9 @@ static int r_check_values(rctx *c, const mesh_t *m, dp_tidx t0, dp_tidx t1)
 /** Where the cells of version 2 lie (r_plan): per level and field the file address of its values,
  *  and whether every one of them is stored as dpamr writes it (contiguous native floats, in a file
  *  on disk), so that r_stream reads them with no HDF5 call. Also where the tile tree's arrays lie
- *  (/dpamr/tiles/parent and childmask, every level's AMRBox, when contiguous), so that r_stream asks
- *  the disk for them first: r_tree reads them alongside the cells. */
+ *  (/dpamr/tiles/parent and childmask, every level's AMRBox, when contiguous) and the deck: when all
+ *  of the tree lies before the cells (head_first), r_stream reads the head and the deck into the
+ *  page cache first (r_read_head), and r_tree reads them alongside the cells. */
 typedef struct {
     int done; /* r_plan ran */
     int raw;  /* every level's every field readable straight from the file */
