@@ -114,9 +114,10 @@ int h5io_read(const char *path, mesh_t *m, char **deck_text, char *err, size_t e
  *  which then runs alongside it (the cells need only the level index): a failure of the cells is
  *  put in words once the tree is in, and when the tree fails the cells stop soon and fail with no
  *  message of their own, as they do after h5io_read_stop (the caller wants no more of them: a
- *  failure found elsewhere). They return 0, -1 or H5IO_BAD_CONTENT (as h5io_read) with err set; after a
- *  failed open or begin m is freed and there is nothing to close, after a failed h5io_read_tree,
- *  h5io_read_plan or h5io_read_cells the caller frees m. h5io_read_close closes the file (any time
+ *  failure found elsewhere). Such a caller must call h5io_read_tree or h5io_read_stop: a failed
+ *  read of the cells waits for one of them before it ends. They return 0, -1 or H5IO_BAD_CONTENT
+ *  (as h5io_read) with err set; after a failed open or begin m is freed and there is nothing to
+ *  close, after a failed h5io_read_tree, h5io_read_plan or h5io_read_cells the caller frees m. h5io_read_close closes the file (any time
  *  after a successful open or begin, once h5io_read_cells has returned). */
 typedef struct h5io_reader h5io_reader_t;
 typedef void (*h5io_ready_fn)(void *ctx, dp_tidx tiles);

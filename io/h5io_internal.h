@@ -80,7 +80,7 @@ typedef struct {
     double pg_done;            /* the bytes of cells written so far */
     xfer_src_t *src;           /* serial write: where the cells come from (NULL: the mesh's arrays, in one
                                   H5Dwrite per dataset: the collective write) */
-    int src_f;                 /* the field being written (w_celldata), -1 for other datasets */
+    int src_f;                 /* the field being written (w_fields), -1 for other datasets */
     dp_tidx src_t0;            /* and its level's first tile */
     size_t src_cells;          /* cells per tile */
 #ifdef H5_HAVE_PARALLEL

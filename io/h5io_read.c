@@ -1009,6 +1009,7 @@ static int r_plan(rctx *c, const mesh_t *m, const int64_t *ls, int on_disk, rpla
 {
     p->done = 1;
     p->raw = on_disk && c->version != FORMAT_VERSION_V1;
+    p->ntree = 0, p->head_first = 0, p->head_len = 0, p->deck_at = HADDR_UNDEF, p->deck_len = 0;
     if (c->version == FORMAT_VERSION_V1) return 0;
     const hid_t g = c->g;
     const char *gname = c->gname;
@@ -1054,6 +1055,7 @@ static int r_plan(rctx *c, const mesh_t *m, const int64_t *ls, int on_disk, rpla
         const hid_t ds = H5Dopen2(c->file, "/dpamr/deck", H5P_DEFAULT);
         p->deck_at = ds >= 0 ? H5Dget_offset(ds) : HADDR_UNDEF;
         p->deck_len = p->deck_at != HADDR_UNDEF ? H5Dget_storage_size(ds) : 0;
+        if (p->deck_len > DECK_MAX) p->deck_at = HADDR_UNDEF, p->deck_len = 0; /* r_deck refuses it */
         h5i_close(ds);
     }
     p->head_first = rc == 0 && p->raw && p->ntree == 2 + r_vtk_levels(m, ls);
@@ -1402,6 +1404,8 @@ struct h5io_reader {
     mesh_t view; /* m as h5io_read_begin left it: what the cells need (fields, level index), theirs to read
                     while r_tree fills m's tile arrays and rebuilds its level index */
     uint8_t *cm; /* the stored childmask until r_tree compares it */
+    rctx cells;  /* the cells' own context, taken when the reader is made (before any thread), so that
+                    h5io_read_cells never reads c while r_tree changes its group on another thread */
     rtree tree;
     int on_disk; /* not a file image */
     rplan plan;  /* where the cells lie (h5io_read_plan) */
@@ -1467,6 +1471,8 @@ done:
         return rc;
     }
     rd->view = *m;
+    rd->cells = rd->c;
+    rd->cells.tree = &rd->tree;
     *out = rd;
     return 0;
 }
@@ -1537,8 +1543,7 @@ int h5io_read_cells(h5io_reader_t *rd, h5io_ready_fn ready, void *ctx)
 {
     /* its own context (r_tree may be using the reader's on another thread: its group, its messages)
      * and its own view of the mesh; a failure is put in words once the tree is in (r_tree_wait) */
-    rctx c = rd->c;
-    c.tree = &rd->tree;
+    rctx c = rd->cells;
     const int rc = r_cells(&c, &rd->view, rd->view.level_start, rd->on_disk, &rd->plan, ready, ctx, &rd->st);
     return rc == 0 ? 0 : H5IO_BAD_CONTENT;
 }

@@ -185,9 +185,10 @@ int check_file(const char *file)
     int beside = 0; /* threads beside the readers (0: all) */
 #ifdef _OPENMP
     const int nthr = omp_get_max_threads();
-    if (plan == 1) {
+    if (plan == 1) { /* never more than the user's limit (OMP_NUM_THREADS) */
         const int procs = omp_get_num_procs(), readers = h5io_read_threads();
         beside = procs > readers ? procs - readers : 1;
+        if (beside > nthr) beside = nthr;
     }
     if (early) omp_set_num_threads(beside);
 #endif
