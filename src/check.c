@@ -61,6 +61,8 @@ typedef struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     dp_tidx ready; /* the cells of tiles [0, ready) are in the mesh */
+    dp_tidx asked;    /* the validator's next block ends here (its tiles before that block are done) */
+    dp_tidx asked_at; /* asked when the last cell was in: how far behind the read the validator was */
     int state;     /* 0 reading, 1 read, else h5io_read_cells' failure */
     h5io_reader_t *rd;
     double t0;      /* when the cells began (timer_ms) */
@@ -94,6 +96,7 @@ static void *feed_main(void *ctx)
     const int rc = h5io_read_cells(f->rd, feed_ready, f);
     f->done_ms = timer_ms();
     pthread_mutex_lock(&f->mu);
+    f->asked_at = f->asked;
     f->state = rc == 0 ? 1 : rc;
     pthread_cond_broadcast(&f->cv);
     pthread_mutex_unlock(&f->mu);
@@ -106,6 +109,7 @@ static dp_tidx feed_wait(void *ctx, dp_tidx tiles)
 {
     feed_t *f = ctx;
     pthread_mutex_lock(&f->mu);
+    if (tiles > f->asked) f->asked = tiles;
     while (f->ready < tiles && f->state == 0) pthread_cond_wait(&f->cv, &f->mu);
     const dp_tidx got = f->ready >= tiles ? f->ready : -1;
     pthread_mutex_unlock(&f->mu);
@@ -268,13 +272,15 @@ int check_file(const char *file)
     }
     const double t_records = timer_ms();
     const double gb = (double)m.ntiles * mesh_cells(&m) * sizeof(float) * m.nf / 1e9, ms = f.done_ms - f.t0;
+    const dp_tidx m_tiles = m.ntiles;
     release_cells(&m); /* before the line, so that it can say what the release took */
     const double t_end = timer_ms();
     printf("phases: open %.1f ms; tree %.1f ms (%s the cells); cells %.1f ms (%.3g GB/s; %d threads, %.1f ms of "
-           "thread time in reads and value tests); validate done %.1f ms after the cells; /VTKHDF done %.1f ms from "
-           "the cells' start; records %.1f ms; cells released %.1f ms; total %.1f ms\n",
+           "thread time in reads and value tests); validate done %.1f ms after the cells (then at %.0f%% of the "
+           "tiles); /VTKHDF done %.1f ms from the cells' start; records %.1f ms; cells released %.1f ms; total %.1f ms\n",
            t_begin - t0, t_tree - t_begin, early ? "alongside" : "before", ms, ms > 0 ? gb / (ms / 1e3) : 0.0,
-           rs.threads, rs.read_ms, t_valid - f.done_ms, f.vtk_ms, t_records - t_verify, t_end - t_records, t_end - t0);
+           rs.threads, rs.read_ms, t_valid - f.done_ms, m_tiles > 0 ? 100.0 * (double)f.asked_at / (double)m_tiles : 100.0,
+           f.vtk_ms, t_records - t_verify, t_end - t_records, t_end - t0);
     if (vr < 0) rc = check_failed(err);
     else if (!v.passed) rc = 2;
     else if (vr == 1)
