@@ -170,6 +170,7 @@ int check_file(const char *file)
      * once the tree is in; else the tree first */
     const int rd_rc = h5io_read_begin(file, &m, &rd, rerr, sizeof rerr);
     if (rd_rc != 0) return rd_rc == H5IO_BAD_CONTENT ? check_failed(rerr) : run_die(rerr);
+    mesh_huge_pages(&m); /* allocated, not yet touched: the tree and the cells are read into it now */
     const int plan = h5io_read_plan(rd);
     if (plan != 0 && plan != 1) {
         h5io_read_close(rd);

@@ -26,12 +26,7 @@ int mesh_fits_memory(double bytes, char *why, size_t n)
 
 #define NULL_ARRAY(name, type, n) m->name = NULL;
 
-/** A large array's pages are asked to be huge pages (madvise MADV_HUGEPAGE on the 2 MiB-aligned
- *  part; with transparent huge pages in `madvise` mode, the usual setting, nothing is huge unless
- *  asked). One fault then maps and zeroes 2 MiB instead of 4 KiB, and the release frees 512 times
- *  fewer pages: a cold `dpamr check` of bench2d faulted about 190,000 pages of cells and spent
- *  15-35 ms releasing them (docs/results.md, "Session 19"). Only advice: where the kernel has no
- *  huge pages, or none free, the pages stay small. */
+/** A large array's pages asked to be huge pages (mesh_huge_pages). */
 static void mesh_advise_huge(void *p, size_t bytes)
 {
 #ifdef MADV_HUGEPAGE
@@ -55,7 +50,6 @@ static int mesh_grow(mesh_t *m, dp_tidx cap, int zero)
         void *q = realloc((ptr), n * (per) * sizeof(*(ptr)));                    \
         if (!q) return -1;                                                       \
         (ptr) = q;                                                               \
-        mesh_advise_huge((ptr), n * (per) * sizeof(*(ptr)));                     \
         if (zero) memset((ptr) + old * (per), 0, (n - old) * (per) * sizeof(*(ptr))); \
     } while (0)
 #define GROW_ARRAY(name, type, per) GROW(m->name, per);
@@ -65,6 +59,15 @@ static int mesh_grow(mesh_t *m, dp_tidx cap, int zero)
 #undef GROW
     m->cap = cap;
     return 0;
+}
+
+void mesh_huge_pages(mesh_t *m)
+{
+    const size_t n = (size_t)m->cap, cells = (size_t)mesh_cells(m);
+#define HUGE_ARRAY(name, type, per) mesh_advise_huge(m->name, n * (per) * sizeof(type));
+    DP_TILE_ARRAYS(HUGE_ARRAY)
+#undef HUGE_ARRAY
+    for (int f = 0; f < m->nf; ++f) mesh_advise_huge(m->field[f], n * cells * sizeof(float));
 }
 
 int mesh_reserve(mesh_t *m, dp_tidx cap) { return mesh_grow(m, cap, 1); }
@@ -88,10 +91,7 @@ int mesh_fields_alloc(mesh_t *m)
 {
     const size_t n = (size_t)m->cap * (size_t)mesh_cells(m);
     for (int f = 0; f < m->nf; ++f)
-        if (!m->field[f]) {
-            if (!(m->field[f] = malloc((n > 0 ? n : 1) * sizeof(float)))) return -1;
-            mesh_advise_huge(m->field[f], n * sizeof(float));
-        }
+        if (!m->field[f] && !(m->field[f] = malloc((n > 0 ? n : 1) * sizeof(float)))) return -1;
     return 0;
 }
 

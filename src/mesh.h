@@ -106,6 +106,13 @@ int mesh_alloc(mesh_t *m, dp_tidx cap);
 /** mesh_alloc without clearing, for a caller that writes every value before reading it (the file
  *  loader: the reads are then the first to touch the pages, not a serial memset). */
 int mesh_alloc_unset(mesh_t *m, dp_tidx cap);
+/** m's large arrays (8 huge pages or more) asked to be transparent huge pages (madvise
+ *  MADV_HUGEPAGE on their 2 MiB-aligned parts; in the kernel's usual `madvise` mode nothing is huge
+ *  unless asked): a fault then maps and zeroes 2 MiB instead of 4 KiB, and freeing them releases
+ *  512 times fewer pages. For arrays about to be filled at once (`dpamr check`: its release of
+ *  bench2d's cells went from 18-21 to 4-7 ms on the H200, docs/results.md "Session 19"). Only
+ *  advice: where the kernel has none to give, pages stay small. */
+void mesh_huge_pages(mesh_t *m);
 /** Grow the arrays to at least cap tiles, keeping contents. Returns 0 or -1. */
 int mesh_reserve(mesh_t *m, dp_tidx cap);
 /** mesh_reserve without clearing the new tiles, for a caller that writes every one of them (the GPU
