@@ -113,7 +113,7 @@ for ((r = 1; r <= rounds; ++r)); do
             t=$(secs "$t0")
             printf '%s\t%s\t%s\n' "$d" "check $c" "$(rate "$size" "$t")" >>"$res"
             say "round $r $d [$c] exit $rc ${t} s = $(rate "$size" "$t") GB/s; $(grep '^phases' "$scratch/c.log")"
-            cp "$scratch/c.log" "$out/check_${d}_r${r}_$(echo "$c" | tr -c 'A-Za-z0-9_=\n' _).log" # every check's whole output
+            cp "$scratch/c.log" "$out/check_${d}_r${r}_$(echo "$c" | tr -c 'A-Za-z0-9_\n' _).log" # every check's whole output
             grep -qE '^  (arrays|checked) ' "$scratch/c.log" && say "    $(grep -E '^ +[a-zA-Z0-9]+ [0-9.]+$' "$scratch/c.log" | tr -s ' \n' ' ')"
         done
     done
