@@ -510,9 +510,10 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
     double maxrel = 0.0;
     long long task_done = 0;
     int lost = 0; /* the cells never came (o->wait) */
-    /* While the cells come (o->wait), a block is the tiles in: at least blk_min, at most blk. The
-     * passes then follow the read closely (the last cells are validated soon after they are in)
-     * and take larger blocks when they fall behind. */
+    /* While the cells come (o->wait), a block is the tiles in: at least blk_min, at most blk (4
+     * blk_min on the threads beside the readers). The passes then follow the read closely (the
+     * last cells are validated soon after they are in) and take larger blocks when they fall
+     * behind. */
     const dp_tidx blk_min = o->wait && sorted ? (blk / 16 > 0 ? blk / 16 : 1) : blk;
 #ifdef _OPENMP
     const int all_threads = omp_get_max_threads();
@@ -520,10 +521,23 @@ int valid_check_part(const mesh_t *m, const dp_params *p, const valid_opts_t *o,
     const int all_threads = 1;
 #endif
     int nthr = all_threads; /* the passes' threads for this block */
+    if (o->wait && o->wait_threads > 0 && o->wait_threads < all_threads) {
+        /* the threads of the last blocks started now, while the first cells come, not when the last
+         * are in (on the H200 the first pass on every thread once took 10.6 ms there, later ones
+         * under 1 ms) */
+        VALID_PRAGMA(omp parallel num_threads(all_threads))
+        {
+        }
+    }
     for (dp_tidx b = 0, e = 0; b < n && !lost; b = e) {
         e = n - b < blk_min ? n : b + blk_min;
         if (o->wait) {
-            const dp_tidx in = o->wait(o->wait_ctx, e), most = n - b < blk ? n : b + blk;
+            const dp_tidx in = o->wait(o->wait_ctx, e);
+            /* on the threads beside the readers a block is at most 4 blk_min tiles: when the last
+             * cells come in, the block under way ends soon and the rest goes on every thread (a
+             * block of 40k tiles there took 13-16 ms on the H200, at the read's end) */
+            const dp_tidx cap = o->wait_threads > 0 && in >= 0 && in < n ? 4 * blk_min : blk;
+            const dp_tidx most = n - b < cap ? n : b + cap;
             if (in < 0) {
                 lost = 1;
                 break;
