@@ -45,6 +45,7 @@ extern "C" {
 #define DP_MAX_FIELDS 8
 #define DP_MAX_OBJECTS 16
 #define DP_MAX_LEVELS 24 /* levels 0..DP_MAX_LEVELS-1 */
+#define DP_ROW_MAX 32    /* the longest tile edge (tile_size, deck.c): dp_row_flags, dp_model_row */
 
 typedef int64_t dp_tidx; /* tile index or count: can pass 2^31 */
 
@@ -160,6 +161,14 @@ static inline DP_HD float dp_jump_max(float uc, float un, float jmax)
     return dj > jmax ? dj : jmax;
 }
 
+/* Does a cell whose largest jump to a neighbour is jmax at spacing h refine? The criterion's test,
+ * the one copy dp_flag_cell and dp_row_flags share. */
+static inline DP_HD int dp_jump_flagged(const dp_params *p, float jmax, double h)
+{
+    if (p->crit == DP_CRIT_JUMP) return jmax > p->threshold_f;
+    return (double)jmax > p->threshold * h;
+}
+
 /* Is cell (x,y,z) of tile data u (B^dim cells, x fastest) flagged? Reads only the tile's cells:
  * the largest jump to a face neighbour inside the tile, neighbours in the order -x +x -y +y -z +z. */
 static inline DP_HD int dp_flag_cell(const dp_params *p, const float *u, int x, int y, int z, double h)
@@ -176,9 +185,7 @@ static inline DP_HD int dp_flag_cell(const dp_params *p, const float *u, int x, 
         if (z > 0) jmax = dp_jump_max(uc, u[c - B * B], jmax);
         if (z < B - 1) jmax = dp_jump_max(uc, u[c + B * B], jmax);
     }
-    if (p->crit == DP_CRIT_JUMP)
-        return jmax > p->threshold_f;
-    return (double)jmax > p->threshold * h;
+    return dp_jump_flagged(p, jmax, h);
 }
 
 /* Octant of a cell: bit a set when the cell lies in the upper half on axis a. */
@@ -221,6 +228,58 @@ static inline DP_HD unsigned dp_tile_flags(const dp_params *p, const float *u, d
         }
     }
     if (nflagged) *nflagged = n;
+    return mask;
+}
+
+/* dp_tile_flags(p, u, h, 0, 1, 0, NULL) one row at a time: the octant flags of the cells of row
+ * (y, z) of the tile (bit o as there: the row lies in the octants (y >= B/2) << 1 | (z >= B/2) << 2,
+ * plus 1 for x >= B/2). Every cell's largest jump is folded from the same neighbours in the same
+ * order as dp_flag_cell (-x +x -y +y -z +z), row-wide, so the same values and the same flags
+ * (tests/test_core.c); the loops over the row have no branch per cell, so the CPU runs them in
+ * vector registers. The CPU's flag loop (dp_tile_row_flags); the GPU's warps and blocks, and the
+ * partition's count, call dp_tile_flags. */
+static inline DP_HD unsigned dp_row_flags(const dp_params *p, const float *u, int y, int z, double h)
+{
+    const int B = p->B, hb = B >> 1;
+    const float *r = u + B * (y + B * z);
+    float jm[DP_ROW_MAX];
+    jm[0] = 0.0f;
+    for (int x = 1; x < B; ++x) jm[x] = dp_jump_max(r[x], r[x - 1], 0.0f);
+    for (int x = 0; x < B - 1; ++x) jm[x] = dp_jump_max(r[x], r[x + 1], jm[x]);
+    if (y > 0)
+        for (int x = 0; x < B; ++x) jm[x] = dp_jump_max(r[x], r[x - B], jm[x]);
+    if (y < B - 1)
+        for (int x = 0; x < B; ++x) jm[x] = dp_jump_max(r[x], r[x + B], jm[x]);
+    if (p->dim == 3) {
+        if (z > 0)
+            for (int x = 0; x < B; ++x) jm[x] = dp_jump_max(r[x], r[x - B * B], jm[x]);
+        if (z < B - 1)
+            for (int x = 0; x < B; ++x) jm[x] = dp_jump_max(r[x], r[x + B * B], jm[x]);
+    }
+    int lo = 0, hi = 0;
+    for (int x = 0; x < hb; ++x) lo |= dp_jump_flagged(p, jm[x], h);
+    for (int x = hb; x < B; ++x) hi |= dp_jump_flagged(p, jm[x], h);
+    const int o = ((y >= hb) << 1) | ((z >= hb) << 2);
+    return ((unsigned)lo << o) | ((unsigned)hi << (o | 1));
+}
+
+/* A tile's octant flags row by row (dp_row_flags): the flags of dp_tile_flags(p, u, h, 0, 1, lazy,
+ * NULL). lazy: a row whose octants are all flagged already is skipped, and the walk ends once
+ * every octant is (validation). The CPU's flag loop (tile_octant_flags, tile_octant_flags_lazy). */
+static inline DP_HD unsigned dp_tile_row_flags(const dp_params *p, const float *u, double h, int lazy)
+{
+    const int B = p->B, hb = B >> 1, nz = p->dim == 3 ? B : 1;
+    const unsigned all = (1u << (1 << p->dim)) - 1u;
+    unsigned mask = 0;
+    for (int z = 0; z < nz; ++z)
+        for (int y = 0; y < B; ++y) {
+            if (lazy) {
+                const unsigned row = 3u << (((y >= hb) << 1) | ((z >= hb) << 2)); /* the row's two octants */
+                if ((mask & row) == row) continue;
+            }
+            mask |= dp_row_flags(p, u, y, z, h);
+            if (lazy && mask == all) return mask;
+        }
     return mask;
 }
 
@@ -270,6 +329,17 @@ static inline DP_HD float dp_slope_of(float c, float m, float q, int x, int B)
     return dp_minmod(q - c, c - m);
 }
 
+/* Child s = sx | sy << 1 | sz << 2 of a parent cell of value uc with limited slopes sx, sy (sz in
+ * 3D): uc plus each slope times -1/4 or +1/4 (the child's side of the parent cell's centre), added
+ * in axis order. The one copy of the bricks' arithmetic (dp_prolong_brick, dp_prolong_row);
+ * dp_prolong is its independent per-cell reference. */
+static inline DP_HD float dp_prolong_child(int dim, float uc, float sx, float sy, float sz, int s)
+{
+    float d = sx * ((s & 1) ? 0.25f : -0.25f) + sy * ((s & 2) ? 0.25f : -0.25f);
+    if (dim == 3) d = d + sz * ((s & 4) ? 0.25f : -0.25f);
+    return uc + d;
+}
+
 /* The 2^dim child cells (2X+sx, 2Y+sy, 2Z+sz) that cover parent cell (X,Y,Z) of octant o, from
  * parent tile data u, into out[s] with s = sx | sy << 1 | sz << 2: dp_prolong's arithmetic for each,
  * with the parent cell and its face neighbours inside the tile read once, first (a neighbour outside
@@ -292,14 +362,42 @@ static inline DP_HD void dp_prolong_brick(int dim, int B, const float *u, int o,
     const float sz = dim == 3 ? dp_slope_of(uc, zm, zp, pz, B) : 0.0f;
     DP_UNROLL for (int s = 0; s < 8; ++s) {
         if (s >= (1 << dim)) break;
-        const float qx = (s & 1) ? 0.25f : -0.25f;
-        const float qy = (s & 2) ? 0.25f : -0.25f;
-        float d = sx * qx + sy * qy;
-        if (dim == 3) {
-            const float qz = (s & 4) ? 0.25f : -0.25f;
-            d = d + sz * qz;
+        out[s] = dp_prolong_child(dim, uc, sx, sy, sz, s);
+    }
+}
+
+/* dp_prolong_brick for a whole row of parent cells: the child cells over parent row (Y, Z) of
+ * octant o (parent cells X = 0 .. B/2 - 1 of the octant), that is child rows 2Y and 2Y + 1 (and
+ * 2Z, 2Z + 1 in 3D), written to the child tile's cells dst (B^dim, x fastest). Per cell the brick's
+ * arithmetic in its order, so the same bits (tests/test_core.c). The neighbours are read from
+ * copies of the rows padded at the tile's border, where the brick reads the cell itself: its
+ * slope there is 0 whatever the neighbour (dp_slope_of), so the loops over the row have no branch
+ * per cell and the CPU runs them in vector registers. tile_fill's prolong path. */
+static inline DP_HD void dp_prolong_row(int dim, int B, const float *u, int o, int Y, int Z, float *dst)
+{
+    const int hb = B >> 1, px0 = (o & 1) * hb;
+    const int py = ((o >> 1) & 1) * hb + Y, pz = dim == 3 ? ((o >> 2) & 1) * hb + Z : 0;
+    const float *r = u + B * (py + B * pz);
+    /* the octant's part of the parent row with one cell either side (the border cell again past
+     * the tile), and the rows beside it (the row itself past the tile: its slope is 0 there) */
+    float c[DP_ROW_MAX / 2 + 2], sx[DP_ROW_MAX / 2], sy[DP_ROW_MAX / 2], sz[DP_ROW_MAX / 2];
+    c[0] = r[px0 > 0 ? px0 - 1 : 0];
+    for (int X = 0; X < hb; ++X) c[X + 1] = r[px0 + X];
+    c[hb + 1] = r[px0 + hb < B ? px0 + hb : B - 1];
+    const float *ym = py > 0 ? r - B : r, *yp = py < B - 1 ? r + B : r;
+    const float *zm = pz > 0 ? r - B * B : r, *zp = dim == 3 && pz < B - 1 ? r + B * B : r;
+    for (int X = 0; X < hb; ++X) {
+        const float uc = c[X + 1];
+        sx[X] = dp_slope_of(uc, c[X], c[X + 2], px0 + X, B);
+        sy[X] = dp_slope_of(uc, ym[px0 + X], yp[px0 + X], py, B);
+        sz[X] = dim == 3 ? dp_slope_of(uc, zm[px0 + X], zp[px0 + X], pz, B) : 0.0f;
+    }
+    for (int s = 0; s < (1 << dim); s += 2) { /* the child rows: s = sy << 1 | sz << 2 */
+        float *out = dst + B * ((2 * Y + (s >> 1 & 1)) + B * (2 * Z + (s >> 2 & 1)));
+        for (int X = 0; X < hb; ++X) {
+            out[2 * X] = dp_prolong_child(dim, c[X + 1], sx[X], sy[X], sz[X], s);
+            out[2 * X + 1] = dp_prolong_child(dim, c[X + 1], sx[X], sy[X], sz[X], s | 1);
         }
-        out[s] = uc + d;
     }
 }
 
@@ -393,10 +491,14 @@ static inline DP_HD double dp_centre(const dp_params *p, int a, int32_t tc, int 
     return p->origin[a] + ((double)(tc * p->B + x) + 0.5) * h;
 }
 
+/* A field's value v with an object's term added: the object's outside value plus (inside - outside)
+ * d times its shape sh there. The one copy of the model's sum (dp_model_add, dp_model_row). */
+static inline DP_HD double dp_model_term(double v, double outside, double d, double sh) { return v + (outside + d * sh); }
+
 /* Object o's contribution added to the field values v (double, nf of them). */
 static inline DP_HD void dp_model_add(const dp_params *p, const dp_object *ob, double sh, double *v)
 {
-    DP_FOR_FIELDS_SHORT(f, p->nf) v[f] = v[f] + (ob->outside[f] + (ob->inside[f] - ob->outside[f]) * sh);
+    DP_FOR_FIELDS_SHORT(f, p->nf) v[f] = dp_model_term(v[f], ob->outside[f], ob->inside[f] - ob->outside[f], sh);
 }
 
 /* The object moved to time t: centre + velocity * t on every axis (time steps, docs/design.md). The
@@ -452,6 +554,40 @@ static inline DP_HD void dp_model_cells_tab(const dp_params *p, const double *T,
         dp_model_add(p, &p->obj[o], sh, v);
     }
     DP_FOR_FIELDS_SHORT(f, p->nf) out[f] = (float)v[f];
+}
+
+/* dp_model_cells_tab for the n cells (x0 + i, y, z), i < n <= DP_ROW_MAX, of a row of a tile, into
+ * dst[f][at + i]: object by object, the object's shape over the whole row (its y and z axis values
+ * and its kind read once), then its term added into every field's row. Per cell the same operations
+ * in the same order as dp_model_cells_tab (an object's inside - outside is the same value whether
+ * computed once or per cell), so the same bits (tests/test_core.c); the loops over the row have no
+ * branch and no dependence between cells, so the CPU runs them in vector registers. tile_fill's
+ * model path. */
+static inline DP_HD void dp_model_row(const dp_params *p, const double *T, int x0, int n, int y, int z,
+                                      float *const *dst, size_t at)
+{
+    const int B = p->B, dim = p->dim, nf = p->nf;
+    double acc[DP_MAX_FIELDS][DP_ROW_MAX], sh[DP_ROW_MAX];
+    for (int f = 0; f < nf; ++f)
+        for (int i = 0; i < n; ++i) acc[f][i] = 0.0;
+    for (int o = 0; o < p->nobj; ++o) {
+        const dp_object *ob = &p->obj[o];
+        const double *t = T + o * dim * B, *t0 = t + x0;
+        const double v1 = t[B + y], v2 = dim == 3 ? t[2 * B + z] : 0.0;
+        /* dp_shape_v with the kind fixed per loop, so each loop is straight-line code */
+        if (ob->kind == DP_OBJ_ELLIPSOID)
+            for (int i = 0; i < n; ++i) sh[i] = dp_shape_v(dim, DP_OBJ_ELLIPSOID, t0[i], v1, v2);
+        else if (ob->kind == DP_OBJ_BOX)
+            for (int i = 0; i < n; ++i) sh[i] = dp_shape_v(dim, DP_OBJ_BOX, t0[i], v1, v2);
+        else
+            for (int i = 0; i < n; ++i) sh[i] = dp_shape_v(dim, DP_OBJ_GAUSSIAN, t0[i], v1, v2);
+        for (int f = 0; f < nf; ++f) {
+            const double out = ob->outside[f], d = ob->inside[f] - ob->outside[f];
+            for (int i = 0; i < n; ++i) acc[f][i] = dp_model_term(acc[f][i], out, d, sh[i]);
+        }
+    }
+    for (int f = 0; f < nf; ++f)
+        for (int i = 0; i < n; ++i) dst[f][at + i] = (float)acc[f][i];
 }
 
 /* Model value of one field (tests and tools; the engines fill all fields at once). */

@@ -45,7 +45,9 @@ static dp_tidx build_level(const deck_t *d, mesh_t *m, int L, const cap_t *c, ch
         free(off);
         return -1;
     }
-    if (mesh_reserve(m, first + total) != 0) {
+    /* not cleared: every new tile's metadata (dp_write_child) and cells (tile_fill) are written
+     * below, so their pages are first touched by the threads that fill them, not by a memset */
+    if (mesh_reserve_unset(m, first + total) != 0) {
         snprintf(err, errlen, "out of host memory: %lld tiles need %.2f GiB", (long long)(first + total),
                  mesh_bytes((double)(first + total), m->dim, m->B, m->nf) / 1073741824.0);
         free(mask);

@@ -50,7 +50,7 @@ static int grow(mesh_t *nm, dp_tidx **old, dp_tidx k)
     dp_tidx *o = realloc(*old, (size_t)cap * sizeof *o);
     if (!o) return -1;
     *old = o;
-    return mesh_reserve(nm, cap);
+    return mesh_reserve_unset(nm, cap); /* not cleared: the rebuild writes every tile it adds */
 }
 
 int regrid_cpu(const deck_t *d, mesh_t *m, double t, regrid_report_t *r, char *err, size_t errlen)
@@ -91,7 +91,9 @@ int regrid_cpu(const deck_t *d, mesh_t *m, double t, regrid_report_t *r, char *e
     /* 3. rebuild from the roots. first[] = each old tile's first child (children are consecutive) */
     dp_tidx *first = malloc((size_t)(n > 0 ? n : 1) * sizeof *first), *old = NULL;
     mesh_t nm = *m;
-    int ok = first && mesh_alloc(&nm, n > 0 ? n : 1) == 0;
+    /* not cleared: every tile of the new mesh is written whole (its metadata, childmask and cells)
+     * before anything reads it; tiles past nm.ntiles are never read */
+    int ok = first && mesh_alloc_unset(&nm, n > 0 ? n : 1) == 0;
     if (ok) ok = (old = malloc((size_t)nm.cap * sizeof *old)) != NULL;
     uint8_t *mask = NULL;
     dp_tidx *off = NULL;

@@ -9,16 +9,16 @@ static const float *crit_cells(const dp_params *p, const mesh_t *m, dp_tidx t)
     return m->field[p->crit_field] + (size_t)t * dp_cells(p->dim, p->B);
 }
 
-/* One function per way of calling dp_tile_flags, each with one copy of the loop: gcc compiles the
- * copies of a function that holds several into more instructions per cell (3% in the flag loop). */
+/* The flags row by row (dp_tile_row_flags, vectorized), every cell or lazily; the count of flagged
+ * cells with dp_tile_flags. One function per way of calling, each with one copy of the loop. */
 unsigned tile_octant_flags(const dp_params *p, const mesh_t *m, dp_tidx t)
 {
-    return dp_tile_flags(p, crit_cells(p, m, t), dp_spacing(p, m->level[t]), 0, 1, 0, NULL);
+    return dp_tile_row_flags(p, crit_cells(p, m, t), dp_spacing(p, m->level[t]), 0);
 }
 
 unsigned tile_octant_flags_lazy(const dp_params *p, const mesh_t *m, dp_tidx t)
 {
-    return dp_tile_flags(p, crit_cells(p, m, t), dp_spacing(p, m->level[t]), 0, 1, 1, NULL);
+    return dp_tile_row_flags(p, crit_cells(p, m, t), dp_spacing(p, m->level[t]), 1);
 }
 
 int tile_flagged_cells(const dp_params *p, const mesh_t *m, dp_tidx t)
@@ -36,18 +36,12 @@ void tile_fill(const dp_params *p, mesh_t *m, dp_tidx t, dp_tidx parent, int oct
     assert(parent < t); /* parents come first in canonical order: their cells are final */
     for (int f = 0; f < nf; ++f) dst[f] = m->field[f] + (size_t)t * cells;
     if (p->fill == DP_FILL_PROLONG && parent >= 0) {
-        /* by bricks: the 2^dim cells over one parent cell of the octant, field by field */
-        const int hb = B / 2, nZ = p->dim == 3 ? hb : 1, ns = 1 << p->dim;
+        /* by rows of bricks: the child cells over one parent row of the octant, field by field */
+        const int hb = B / 2, nZ = p->dim == 3 ? hb : 1;
         for (int f = 0; f < nf; ++f) {
             const float *up = m->field[f] + (size_t)parent * cells;
             for (int Z = 0; Z < nZ; ++Z)
-                for (int Y = 0; Y < hb; ++Y)
-                    for (int X = 0; X < hb; ++X) {
-                        float v[8];
-                        dp_prolong_brick(p->dim, B, up, octant, X, Y, Z, v);
-                        for (int s = 0; s < ns; ++s)
-                            dst[f][(2 * X + (s & 1)) + B * ((2 * Y + (s >> 1 & 1)) + B * (2 * Z + (s >> 2 & 1)))] = v[s];
-                    }
+                for (int Y = 0; Y < hb; ++Y) dp_prolong_row(p->dim, B, up, octant, Y, Z, dst[f]);
         }
         return;
     }
@@ -58,12 +52,7 @@ void tile_fill(const dp_params *p, mesh_t *m, dp_tidx t, dp_tidx parent, int oct
     assert(nt <= (int)(sizeof T / sizeof T[0]));
     for (int e = 0; e < nt; ++e) T[e] = dp_model_table_entry(p, c, h, e);
     for (int z = 0; z < nz; ++z)
-        for (int y = 0; y < B; ++y)
-            for (int x = 0; x < B; ++x) {
-                float v[DP_MAX_FIELDS];
-                dp_model_cells_tab(p, T, x, y, z, v);
-                for (int f = 0; f < nf; ++f) dst[f][x + B * (y + B * z)] = v[f];
-            }
+        for (int y = 0; y < B; ++y) dp_model_row(p, T, 0, B, y, z, dst, (size_t)B * (y + B * z));
 }
 
 void tile_restrict(const dp_params *p, mesh_t *m, dp_tidx child, dp_tidx parent)

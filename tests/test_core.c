@@ -70,6 +70,10 @@ static void check_tile_flags(const dp_params *p, const float *u, double h, const
           what, dp_tile_flags(p, u, h, 0, 1, 0, NULL), n, want, want_n);
     CHECK(dp_tile_flags(p, u, h, 0, 1, 1, NULL) == want, "%s: lazy flags %#x, reference %#x", what,
           dp_tile_flags(p, u, h, 0, 1, 1, NULL), want);
+    CHECK(dp_tile_row_flags(p, u, h, 0) == want, "%s: row flags %#x, reference %#x", what,
+          dp_tile_row_flags(p, u, h, 0), want);
+    CHECK(dp_tile_row_flags(p, u, h, 1) == want, "%s: lazy row flags %#x, reference %#x", what,
+          dp_tile_row_flags(p, u, h, 1), want);
     static const int strides[] = { 32, 7, 256 };
     for (int k = 0; k < 3; ++k) {
         unsigned m = 0;
@@ -80,6 +84,61 @@ static void check_tile_flags(const dp_params *p, const float *u, double h, const
         }
         CHECK(m == want && total == want_n, "%s: stride %d gives %#x (%d cells), reference %#x (%d)", what,
               strides[k], m, total, want, want_n);
+    }
+}
+
+/* The row flags of the CPU engines against the reference on every tile size and criterion, with
+ * values a vector unit could get wrong: NaN (its jumps are never the largest), infinities (inf - inf
+ * is NaN), signed zeros, subnormals, jumps just above and at the threshold. */
+static void test_row_flags(int dim)
+{
+    static const float odd[] = { NAN, INFINITY, -INFINITY, -0.0f, 0.0f, 1e-40f, -1e-40f, 0.5f, 0.50000006f,
+                                 -0.5f, 1.0f, 3.0e38f, -3.0e38f };
+    const int nodd = (int)(sizeof odd / sizeof odd[0]);
+    dp_params p;
+    memset(&p, 0, sizeof p);
+    p.dim = dim;
+    p.nf = 1;
+    p.threshold = 0.5;
+    p.threshold_f = 0.5f;
+    p.h0 = 1.0;
+    unsigned seed = 777u;
+    for (int B = 4; B <= 32; B *= 2) {
+        p.B = B;
+        const int cells = dp_cells(dim, B);
+        float *u = malloc(sizeof(float) * (size_t)cells);
+        for (int trial = 0; trial < 24; ++trial) {
+            /* sparse odd values over a smooth ramp: few octants flagged, so each flag counts */
+            for (int c = 0; c < cells; ++c) {
+                seed = seed * 1103515245u + 12345u;
+                const unsigned r = seed >> 8;
+                u[c] = r % 97 < (unsigned)(trial % 4) ? odd[r % (unsigned)nodd] : 0.001f * (float)(c % B);
+            }
+            p.crit = trial % 2 ? DP_CRIT_GRADIENT : DP_CRIT_JUMP;
+            char what[64];
+            snprintf(what, sizeof what, "%dD B=%d trial %d", dim, B, trial);
+            check_tile_flags(&p, u, trial % 3 ? 1.0 : 0.25, what);
+            /* the prolongation's rows of bricks on the same values: the bricks' bits, NaN included */
+            float *a = malloc(sizeof(float) * (size_t)cells), *b = malloc(sizeof(float) * (size_t)cells);
+            int same = 1;
+            for (int o = 0; o < (1 << dim); ++o) {
+                for (int Z = 0; Z < (dim == 3 ? B / 2 : 1); ++Z)
+                    for (int Y = 0; Y < B / 2; ++Y) {
+                        dp_prolong_row(dim, B, u, o, Y, Z, a);
+                        for (int X = 0; X < B / 2; ++X) {
+                            float br[8];
+                            dp_prolong_brick(dim, B, u, o, X, Y, Z, br);
+                            for (int s = 0; s < (1 << dim); ++s)
+                                b[(2 * X + (s & 1)) + B * ((2 * Y + (s >> 1 & 1)) + B * (2 * Z + (s >> 2 & 1)))] = br[s];
+                        }
+                    }
+                same &= memcmp(a, b, sizeof(float) * (size_t)cells) == 0;
+            }
+            CHECK(same, "%s: dp_prolong_row gives dp_prolong_brick's bits in every octant", what);
+            free(a);
+            free(b);
+        }
+        free(u);
     }
 }
 
@@ -144,6 +203,15 @@ static void test_criterion_prolong(int dim)
                         CHECK(memcmp(&br[b], &child[c], sizeof(float)) == 0, "%dD brick cell %d of octant %d", dim, c, o);
                     }
                 }
+        /* the rows of bricks tile_fill prolongs by: the same bits, every cell written */
+        {
+            float *rows = malloc(sizeof(float) * cells);
+            for (int c = 0; c < cells; ++c) rows[c] = -9.0f;
+            for (int Z = 0; Z < (dim == 3 ? B / 2 : 1); ++Z)
+                for (int Y = 0; Y < B / 2; ++Y) dp_prolong_row(dim, B, u, o, Y, Z, rows);
+            CHECK(memcmp(rows, child, sizeof(float) * cells) == 0, "%dD rows of bricks of octant %d", dim, o);
+            free(rows);
+        }
         for (int z = 0; z < nz; z += 2)
             for (int y = 0; y < B; y += 2)
                 for (int x = 0; x < B; x += 2) {
@@ -236,6 +304,66 @@ static void test_model(void)
                     }
         }
         CHECK(same, "%dD: dp_model_cells_tab gives dp_model_cells' bits", dim);
+    }
+
+    /* dp_model_row (tile_fill's model path) gives every cell of its row the per-cell reference's
+       bits: every tile size, 1 to 8 fields, up to DP_MAX_OBJECTS objects of mixed kinds (outsides
+       and insides of both signs, several objects over one cell), whole rows and parts of rows,
+       cells the call does not own left as they were */
+    {
+        unsigned seed = 12345u;
+        int same = 1, untouched = 1, rows = 0;
+        for (int dim = 2; dim <= 3; ++dim)
+            for (int B = 4; B <= 32; B *= 2)
+                for (int nobj = 1; nobj <= DP_MAX_OBJECTS; nobj += 5) {
+                    p.dim = dim;
+                    p.B = B;
+                    p.nf = 1 + (nobj + B) % DP_MAX_FIELDS;
+                    p.nobj = nobj;
+                    for (int o = 0; o < nobj; ++o) {
+                        dp_object *ob = &p.obj[o];
+                        ob->kind = (o + dim) % 3;
+                        for (int a = 0; a < 3; ++a) {
+                            seed = seed * 1103515245u + 12345u;
+                            ob->center[a] = (double)(seed >> 8) / 16777216.0;
+                            seed = seed * 1103515245u + 12345u;
+                            ob->radius[a] = 0.05 + (double)(seed >> 8) / 16777216.0 * 0.4;
+                        }
+                        for (int f = 0; f < DP_MAX_FIELDS; ++f) {
+                            ob->inside[f] = 1.0 + 0.37 * o - 0.11 * f;
+                            ob->outside[f] = 0.01 * (f - o);
+                        }
+                    }
+                    const int level = 2 + B % 5;
+                    const int32_t c[3] = { 3, 2, dim == 3 ? 1 : 0 };
+                    const double h = dp_spacing(&p, level);
+                    double T[DP_MAX_OBJECTS * 3 * 32];
+                    for (int e = 0; e < dp_model_table_size(&p); ++e) T[e] = dp_model_table_entry(&p, c, h, e);
+                    float row[DP_MAX_FIELDS][DP_ROW_MAX + 2];
+                    float *dst[DP_MAX_FIELDS];
+                    for (int f = 0; f < DP_MAX_FIELDS; ++f) dst[f] = row[f];
+                    for (int z = 0; z < (dim == 3 ? B : 1); z += dim == 3 ? 3 : 1)
+                        for (int y = 0; y < B; y += 3)
+                            for (int part = 0; part < 3; ++part) {
+                                /* the whole row, its first cell, its upper half */
+                                const int x0 = part == 2 ? B / 2 : 0, n = part == 0 ? B : part == 1 ? 1 : B / 2;
+                                for (int f = 0; f < DP_MAX_FIELDS; ++f)
+                                    for (int i = 0; i < DP_ROW_MAX + 2; ++i) row[f][i] = -7.0f;
+                                dp_model_row(&p, T, x0, n, y, z, dst, 1);
+                                ++rows;
+                                for (int i = 0; i < n; ++i) {
+                                    float want[DP_MAX_FIELDS];
+                                    dp_model_cells(&p, level, c[0], c[1], c[2], x0 + i, y, z, want);
+                                    for (int f = 0; f < p.nf; ++f)
+                                        same &= memcmp(&want[f], &row[f][1 + i], sizeof(float)) == 0;
+                                }
+                                for (int f = 0; f < DP_MAX_FIELDS; ++f)
+                                    for (int i = 0; i < DP_ROW_MAX + 2; ++i)
+                                        if (f >= p.nf || i == 0 || i > n) untouched &= row[f][i] == -7.0f;
+                            }
+                }
+        CHECK(same, "dp_model_row gives dp_model_cells' bits (%d rows)", rows);
+        CHECK(untouched, "dp_model_row writes only its n cells of its nf fields");
     }
 
     /* a gaussian is the product of its axis factors exp(-t_a^2), the exp of the sum to round-off (exp(-q) itself is only as exact as q, q x 1e-16);
@@ -338,6 +466,8 @@ int main(void)
     test_exp();
     test_criterion_prolong(2);
     test_criterion_prolong(3);
+    test_row_flags(2);
+    test_row_flags(3);
     test_model();
     return TEST_DONE();
 }
