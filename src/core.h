@@ -11,6 +11,7 @@
 #ifndef DPAMR_CORE_H
 #define DPAMR_CORE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __CUDACC__
