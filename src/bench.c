@@ -16,6 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "device/gpu.h"
 #include "io/h5io.h"
@@ -117,8 +120,64 @@ static int finish_file(FILE *fp, const char *tmp, const char *path, char *err)
     return 0;
 }
 
+/* The floor of a row: the cpu's against the host's copy bandwidth, a GPU variant's against the
+ * device's (0: not measured). */
+typedef struct {
+    double dev_ms, host_ms; /* the new cells and metadata written once at that bandwidth */
+    double dev_gbps, host_gbps;
+    int host_threads;
+} floors_t;
+
+static double row_floor(const floors_t *f, const row_t *w)
+{
+    return w->variant == DP_VARIANT_CPU ? f->host_ms : f->dev_ms;
+}
+
+/* The host's copy bandwidth with the cpu engine's threads, as gpu_copy_bandwidth measures the
+ * device's: two buffers of 512 MiB (past any cache), each thread's static share first touched by
+ * it (so the copy measures memory, not page faults), then 6 copies of the whole buffer by every
+ * thread's share at once; read plus write bytes over the fastest of the last 5. 0 or -1. */
+static int host_copy_bandwidth(double *gbps, int *threads)
+{
+    const size_t bytes = (size_t)512 << 20;
+    char *a = malloc(bytes), *b = malloc(bytes);
+    double best = 1e30;
+    *gbps = 0.0;
+    *threads = 1;
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return -1;
+    }
+    for (int i = 0; i < 7; ++i) {
+        const double t0 = timer_ms();
+#pragma omp parallel
+        {
+            int nt = 1, id = 0;
+#ifdef _OPENMP
+            nt = omp_get_num_threads();
+            id = omp_get_thread_num();
+#endif
+            const size_t lo = bytes / (size_t)nt * (size_t)id, hi = id == nt - 1 ? bytes : lo + bytes / (size_t)nt;
+            if (i == 0) { /* first touch */
+                memset(a + lo, 1, hi - lo);
+                memset(b + lo, 0, hi - lo);
+            } else {
+                memcpy(b + lo, a + lo, hi - lo);
+            }
+            if (id == 0) *threads = nt;
+        }
+        const double ms = timer_ms() - t0;
+        if (i > 1 && ms < best) best = ms; /* i = 1: the warm-up copy */
+    }
+    free(a);
+    free(b);
+    *gbps = best > 0 ? 2.0 * (double)bytes / (best * 1e-3) / 1e9 : 0.0;
+    return *gbps > 0 ? 0 : -1;
+}
+
 static int write_results(const deck_t *d, const row_t *rows, int nrows, int base, int cells, int Lfirst, int nlevels,
-                         const char *device, double floor_ms, char *err)
+                         const char *device, const floors_t *fl, char *err)
 {
     char path[2][8300], tmp[2][8400];
     FILE *fp[2];
@@ -140,7 +199,8 @@ static int write_results(const deck_t *d, const row_t *rows, int nrows, int base
                  "new_tiles,launches,pool,refine_min_ms,refine_max_ms,refine_samples_ms,host,commit,date\n");
     const run_info_t *ri = run_info();
     json_head(js, d, device);
-    fprintf(js, ",\"floor_ms\":%.6f", floor_ms);
+    fprintf(js, ",\"floor_ms\":%.6f,\"host_floor_ms\":%.6f,\"device_copy_gbps\":%.3f,\"host_copy_gbps\":%.3f",
+            fl->dev_ms, fl->host_ms, fl->dev_gbps, fl->host_gbps);
     fprintf(js, ",\"repeats\":%d,\"baseline\":\"%s\",\"rows\":[\n", d->bench_repeats,
             rows[base].variant == DP_VARIANT_CPU ? "cpu" : "hostlaunch pdl=off");
     for (int i = 0; i < nrows; ++i) {
@@ -150,7 +210,7 @@ static int write_results(const deck_t *d, const row_t *rows, int nrows, int base
         const int cdp = w->variant == DP_VARIANT_CDP;
         const char *variant = deck_variant_name(w->variant), *grain = cdp ? deck_grain_name(w->grain) : "";
         const int group = cdp && w->grain != DP_GRAIN_LEVEL ? w->group : 0;
-        const double xf = floor_ms > 0 ? w->med_refine / floor_ms : 0.0;
+        const double floor_ms = row_floor(fl, w), xf = floor_ms > 0 ? w->med_refine / floor_ms : 0.0;
         double lo = w->refine[0], hi = w->refine[0];
         for (int k = 1; k < w->nrep; ++k) {
             lo = w->refine[k] < lo ? w->refine[k] : lo;
@@ -622,15 +682,19 @@ int bench_main(int argc, char **argv)
         for (int L = Lfirst; L < nlevels; ++L) w->med_level[L] = median(w->level[L], w->nrep);
     }
 
-    /* 3. the table, with the bandwidth floor: the new cells and metadata written once at the
-     *    device's copy bandwidth (measured now) */
+    /* 3. the table, with the bandwidth floors: the new cells and metadata written once at the
+     *    device's copy bandwidth, and for the cpu at the host's with its threads (both measured now) */
     const double bytes_new = mesh_bytes((double)rows[0].new_tiles, d.p.dim, d.p.B, d.p.nf);
-    double bw = 0.0, floor_ms = 0.0;
-    if (gpu && gpu_copy_bandwidth(&bw, err, sizeof err) == 0 && bw > 0) floor_ms = bytes_new / (bw * 1e9) * 1e3;
+    floors_t fl;
+    memset(&fl, 0, sizeof fl);
+    if (gpu && gpu_copy_bandwidth(&fl.dev_gbps, err, sizeof err) == 0 && fl.dev_gbps > 0)
+        fl.dev_ms = bytes_new / (fl.dev_gbps * 1e9) * 1e3;
+    if (d.bench_cpu && host_copy_bandwidth(&fl.host_gbps, &fl.host_threads) == 0)
+        fl.host_ms = bytes_new / (fl.host_gbps * 1e9) * 1e3;
     printf("\nmedian of %d runs after %d warm-up; refine = from the input tiles on the device to the canonical mesh on\n"
            "the device (CUDA events; cdp tile and group include their sort to canonical order) or on the host (cpu);\n"
            "end-to-end adds upload and download; ratio = refine time / baseline (%s); x floor = refine time / the\n"
-           "bandwidth floor; gap = median over transitions of (next kernel's first block start - previous kernel's\n"
+           "bandwidth floor (the host's for cpu); gap = median over transitions of (next kernel's first block start - previous kernel's\n"
            "last block end), negative = overlap: PDL pairs (host, sort of cdp tile/group) or tail launches (cdp level)\n\n",
            d.bench_repeats, d.bench_warmup, rows[base].variant == DP_VARIANT_CPU ? "cpu" : "hostlaunch pdl=off");
     printf("%-10s %-4s %11s %13s %11s %11s %8s %8s %8s %9s %9s  per-level us\n", "variant", "pdl", "refine ms",
@@ -640,7 +704,7 @@ int bench_main(int argc, char **argv)
         const double sec = w->med_refine * 1e-3;
         char gap[32] = "-", xf[32] = "-", launches[32] = "-", pool[32] = "-";
         if (w->have_gap) snprintf(gap, sizeof gap, "%.0f", w->med_gap);
-        if (floor_ms > 0) snprintf(xf, sizeof xf, "%.1f", w->med_refine / floor_ms);
+        if (row_floor(&fl, w) > 0) snprintf(xf, sizeof xf, "%.1f", w->med_refine / row_floor(&fl, w));
         if (w->variant == DP_VARIANT_CDP) {
             snprintf(launches, sizeof launches, "%lld", w->launches);
             snprintf(pool, sizeof pool, "%lld", w->pool);
@@ -654,15 +718,19 @@ int bench_main(int argc, char **argv)
             else printf(" -");
         printf("\n");
     }
-    if (floor_ms > 0)
-        printf("\nbandwidth floor: %.3g new tiles, %.3f GB of new cells and metadata written; device copy bandwidth "
-               "%.0f GB/s (measured now) -> floor %.3f ms\n",
-               (double)rows[0].new_tiles, bytes_new * 1e-9, bw, floor_ms);
+    if (fl.dev_ms > 0 || fl.host_ms > 0)
+        printf("\nbandwidth floor: %.3g new tiles, %.3f GB of new cells and metadata written\n", (double)rows[0].new_tiles,
+               bytes_new * 1e-9);
+    if (fl.dev_ms > 0)
+        printf("  device copy bandwidth %.0f GB/s (measured now) -> floor %.3f ms\n", fl.dev_gbps, fl.dev_ms);
+    if (fl.host_ms > 0)
+        printf("  host copy bandwidth %.1f GB/s on %d thread%s (measured now) -> floor %.3f ms (the cpu row)\n",
+               fl.host_gbps, fl.host_threads, fl.host_threads == 1 ? "" : "s", fl.host_ms);
     printf("launches = device-side launches of one refinement; pool = the pending-launch pool granted (the computed "
            "bound for the grain)\n");
 
     /* CSV and JSON, each written to a temporary name and renamed */
-    if (write_results(&d, rows, nrows, base, cells, Lfirst, nlevels, gpu ? why : "none", floor_ms, err) != 0) {
+    if (write_results(&d, rows, nrows, base, cells, Lfirst, nlevels, gpu ? why : "none", &fl, err) != 0) {
         fprintf(stderr, "dpamr: error: %s\n", err);
         return 1;
     }

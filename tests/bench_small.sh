@@ -26,6 +26,12 @@ for r in rows:
 for k in ("host", "device", "cuda", "compiler", "build", "threads"):
     assert k in j["machine"], f"machine lacks {k}"
 assert j["commit"] and j["date"], j
+# x floor of every row against its own floor: the host's copy bandwidth for cpu, the device's else
+assert j["host_floor_ms"] > 0 and j["host_copy_gbps"] > 0, j
+for r in rows:
+    fl = j["host_floor_ms"] if r["variant"] == "cpu" else j["floor_ms"]
+    assert fl > 0 and r["x_floor"] is not None, (r, fl)
+    assert abs(r["x_floor"] - r["refine_ms"] / fl) <= 1e-3 * r["x_floor"], (r, fl)
 have = {(r["variant"], r["grain"], r["group"], r["pdl"]) for r in rows}
 if j["device"] == "none":
     assert have == {("cpu", None, None, "-")}, have
