@@ -372,8 +372,10 @@ static inline DP_HD void dp_prolong_brick(int dim, int B, const float *u, int o,
  * 2Z, 2Z + 1 in 3D), written to the child tile's cells dst (B^dim, x fastest). Per cell the brick's
  * arithmetic in its order, so the same bits (tests/test_core.c). The neighbours are read from
  * copies of the rows padded at the tile's border, where the brick reads the cell itself: its
- * slope there is 0 whatever the neighbour (dp_slope_of), so the loops over the row have no branch
- * per cell and the CPU runs them in vector registers. tile_fill's prolong path. */
+ * slope there is 0 whatever the neighbour (dp_slope_of), so no load depends on a branch. gcc runs
+ * the loop writing the children in vector registers; the slope loop stays scalar (dp_minmod's
+ * branches: as selects it vectorizes, but that changes the device code, docs/results.md, Session 20).
+ * tile_fill's prolong path. */
 static inline DP_HD void dp_prolong_row(int dim, int B, const float *u, int o, int Y, int Z, float *dst)
 {
     const int hb = B >> 1, px0 = (o & 1) * hb;
