@@ -14,6 +14,8 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "src/tmpfile.h"
+
 /* vtkGhostType chunks made and deflated together by w_ghost_chunks (64 x 256 KiB, twice) */
 #define GHOST_BATCH 64
 
@@ -854,7 +856,10 @@ void h5io_out_abort(h5io_out_t *o)
 {
     if (!o) return;
     h5i_close(o->f);
-    if (o->tmp) remove(o->tmp); /* also when the create failed part-way (a full disk) */
+    if (o->tmp) { /* also when the create failed part-way (a full disk) */
+        remove(o->tmp);
+        dp_tmp_done(o->tmp);
+    }
     progress_fail(&o->pg);
     w_buf_free(&o->b);
     free(o->tmp);
@@ -894,7 +899,8 @@ int h5io_out_open(const char *path, const mesh_t *m, int progress, h5io_out_t **
     }
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     const int fmt_ok = fapl >= 0 && w_format(fapl) == 0;
-    o->tmp = tmp; /* from here on an abort removes it */
+    o->tmp = tmp; /* from here on an abort removes it, and so does SIGINT, SIGTERM or SIGHUP */
+    dp_tmp_begin(tmp);
     o->f = fmt_ok ? w_create(&o->c, tmp, fapl) : -1;
     if (!fmt_ok) h5i_seterr(err, errlen, "cannot write %s: setting the file format (HDF5 1.8 to 1.10) failed", path);
     h5i_close(fapl);
@@ -951,6 +957,7 @@ int h5io_out_finish(h5io_out_t *o, const mesh_t *m, const h5io_meta_t *meta, cha
         h5io_out_abort(o);
         return -1;
     }
+    dp_tmp_done(o->tmp);
     free(o->tmp);
     o->tmp = NULL;
     h5io_out_abort(o); /* frees the rest: nothing to remove, nothing open */

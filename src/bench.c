@@ -12,6 +12,7 @@
 #include "src/bench.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 #include "src/engine.h"
 #include "src/run.h"
 #include "src/timer.h"
+#include "src/tmpfile.h"
 
 #define MAXREP 1000
 #define MAXROWS (3 + 2 * (2 + DP_MAX_BENCH_GROUPS))
@@ -108,6 +110,95 @@ static void json_head(FILE *js, const deck_t *d, const char *device)
     fprintf(js, ",\"threads\":%d}", ri->threads);
 }
 
+/* The first line of the CSV of `dpamr bench` (refinement, and time steps) and the start of its JSON:
+ * what bench_out may replace. */
+#define CSV_HEAD "deck,variant,grain,group,pdl,refine_ms,end_to_end_ms,tiles_per_s,cells_per_s,ratio,x_floor,gap_ns," \
+                 "new_tiles,launches,pool,refine_min_ms,refine_max_ms,refine_samples_ms,host,commit,date\n"
+#define CSV_HEAD_STEPS "deck,variant,pdl,step,time,tiles,added,removed,changed_fraction,regrid_ms,regrid_min_ms," \
+                       "regrid_max_ms,regrid_samples_ms,host,commit,date\n"
+#define JSON_HEAD "{\"deck\":"
+
+/* Is the regular file at path one that `dpamr bench` wrote: a CSV starting with one of its header
+ * lines, or a JSON starting as json_head starts with its machine record in the first 4 KiB? */
+static int bench_file_is_ours(const char *path, int json)
+{
+    char buf[4097];
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return 0;
+    const size_t k = fread(buf, 1, sizeof buf - 1, fp);
+    fclose(fp);
+    buf[k] = '\0';
+    if (json) return strncmp(buf, JSON_HEAD, strlen(JSON_HEAD)) == 0 && strstr(buf, ",\"machine\":{\"host\":") != NULL;
+    return strncmp(buf, CSV_HEAD, strlen(CSV_HEAD)) == 0 || strncmp(buf, CSV_HEAD_STEPS, strlen(CSV_HEAD_STEPS)) == 0;
+}
+
+/* Before any timing: bench_out's two files (PREFIX.csv, PREFIX.json) may be written. Each is new or
+ * a regular file that dpamr bench wrote earlier (replaced unless overwrite = never, and said so);
+ * never the deck, the mesh, a symbolic link, a folder or a file of the user's; its folder exists and
+ * takes new files, and its name leaves room for the temporary suffix. 0, or 1 after the message. */
+static int bench_check_out(const deck_t *d)
+{
+    char err[ERRLEN];
+    for (int k = 0; k < 2; ++k) {
+        char path[8300];
+        const char *ext = k ? "json" : "csv";
+        if (snprintf(path, sizeof path, "%s.%s", d->bench_out, ext) >= (int)sizeof path) {
+            snprintf(err, sizeof err, "bench_out = %.200s...: the path is too long", d->bench_out);
+            return run_die(err);
+        }
+        if (run_check_output("bench_out", path, 0.0, err, sizeof err) != 0) return run_die(err);
+        if (run_same_file(path, d->path) || run_same_file(path, d->mesh_file)) {
+            snprintf(err, sizeof err, "bench_out = %.500s: %.500s is the %s: dpamr never writes over its input",
+                     d->bench_out, path, run_same_file(path, d->path) ? "deck itself" : "input mesh (mesh_file)");
+            return run_die(err);
+        }
+        struct stat st;
+        if (lstat(path, &st) != 0) continue; /* a new file */
+        if (!S_ISREG(st.st_mode)) {
+            snprintf(err, sizeof err, "bench_out = %.500s: %.500s exists and is not a regular file (%s): dpamr writes "
+                     "only new files or replaces its own; choose another bench_out", d->bench_out, path,
+                     S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISDIR(st.st_mode) ? "a directory"
+                                                                                 : "a device, FIFO or socket");
+            return run_die(err);
+        }
+        if (!bench_file_is_ours(path, k)) {
+            snprintf(err, sizeof err, "bench_out = %.500s: %.500s exists and is not a %s that dpamr bench wrote: "
+                     "dpamr never writes over a file it did not write; move it away or choose another bench_out",
+                     d->bench_out, path, ext);
+            return run_die(err);
+        }
+        if (d->overwrite == DP_OVERWRITE_NEVER) {
+            snprintf(err, sizeof err, "bench_out = %.500s: %.500s exists (an earlier dpamr bench output) and overwrite "
+                     "= never: move it away, choose another bench_out, or set overwrite=own", d->bench_out, path);
+            return run_die(err);
+        }
+        run_say_replacing("bench_out", path);
+    }
+    return 0;
+}
+
+/* Open path's temporary name tmp (PATH.tmp.PID) for writing, registered so that a signal removes it
+ * (src/tmpfile.h). NULL with err. */
+static FILE *open_tmp(const char *path, char *tmp, size_t tn, char *err)
+{
+    if (dp_tmp_name(path, 0, tmp, tn) != 0) {
+        snprintf(err, ERRLEN, "cannot write %.1000s: the path is too long", path);
+        return NULL;
+    }
+    FILE *fp = fopen(tmp, "w");
+    if (!fp) snprintf(err, ERRLEN, "cannot write %.1000s: %s", path, strerror(errno));
+    else dp_tmp_begin(tmp);
+    return fp;
+}
+
+/* Remove an unfinished temporary file. */
+static void drop_tmp(FILE *fp, const char *tmp)
+{
+    fclose(fp);
+    remove(tmp);
+    dp_tmp_done(tmp);
+}
+
 /* Close fp (open on tmp) and rename tmp to path; 0 or -1 with a message naming path. */
 static int finish_file(FILE *fp, const char *tmp, const char *path, char *err)
 {
@@ -115,8 +206,10 @@ static int finish_file(FILE *fp, const char *tmp, const char *path, char *err)
     if (fclose(fp) != 0 || bad || rename(tmp, path) != 0) {
         snprintf(err, ERRLEN, "cannot write %.1000s: %s", path, strerror(errno ? errno : EIO));
         remove(tmp);
+        dp_tmp_done(tmp);
         return -1;
     }
+    dp_tmp_done(tmp);
     return 0;
 }
 
@@ -182,21 +275,15 @@ static int write_results(const deck_t *d, const row_t *rows, int nrows, int base
     char path[2][8300], tmp[2][8400];
     FILE *fp[2];
     for (int k = 0; k < 2; ++k) {
-        snprintf(path[k], sizeof path[k], "%s.%s", d->bench_out, k ? "json" : "csv");
-        snprintf(tmp[k], sizeof tmp[k], "%.8200s.tmp.%ld", path[k], (long)getpid());
-        fp[k] = fopen(tmp[k], "w");
+        snprintf(path[k], sizeof path[k], "%.8200s.%s", d->bench_out, k ? "json" : "csv");
+        fp[k] = open_tmp(path[k], tmp[k], sizeof tmp[k], err);
         if (!fp[k]) {
-            snprintf(err, ERRLEN, "cannot write %.1000s: %s", path[k], strerror(errno));
-            if (k) {
-                fclose(fp[0]);
-                remove(tmp[0]);
-            }
+            if (k) drop_tmp(fp[0], tmp[0]);
             return -1;
         }
     }
     FILE *csv = fp[0], *js = fp[1];
-    fprintf(csv, "deck,variant,grain,group,pdl,refine_ms,end_to_end_ms,tiles_per_s,cells_per_s,ratio,x_floor,gap_ns,"
-                 "new_tiles,launches,pool,refine_min_ms,refine_max_ms,refine_samples_ms,host,commit,date\n");
+    fprintf(csv, CSV_HEAD);
     const run_info_t *ri = run_info();
     json_head(js, d, device);
     fprintf(js, ",\"floor_ms\":%.6f,\"host_floor_ms\":%.6f,\"device_copy_gbps\":%.3f,\"host_copy_gbps\":%.3f",
@@ -244,7 +331,7 @@ static int write_results(const deck_t *d, const row_t *rows, int nrows, int base
     fprintf(js, "\n]}\n");
     errno = 0;
     const int rc0 = finish_file(csv, tmp[0], path[0], err);
-    const int rc1 = rc0 == 0 ? finish_file(js, tmp[1], path[1], err) : (fclose(js), remove(tmp[1]), -1);
+    const int rc1 = rc0 == 0 ? finish_file(js, tmp[1], path[1], err) : (drop_tmp(js, tmp[1]), -1);
     return rc0 == 0 && rc1 == 0 ? 0 : -1;
 }
 
@@ -498,18 +585,15 @@ static int bench_steps(deck_t *d, const mesh_t *in)
     /* CSV and JSON, each to a temporary name renamed */
     char path[2][8300], tmp[2][8400];
     for (int k = 0; k < 2 && rc == 0; ++k) {
-        snprintf(path[k], sizeof path[k], "%s.%s", d->bench_out, k ? "json" : "csv");
-        snprintf(tmp[k], sizeof tmp[k], "%.8200s.tmp.%ld", path[k], (long)getpid());
-        FILE *fp = fopen(tmp[k], "w");
+        snprintf(path[k], sizeof path[k], "%.8200s.%s", d->bench_out, k ? "json" : "csv");
+        FILE *fp = open_tmp(path[k], tmp[k], sizeof tmp[k], err);
         if (!fp) {
-            snprintf(err, sizeof err, "cannot write %.1000s: %s", path[k], strerror(errno));
             rc = run_die(err);
             break;
         }
         const run_info_t *ri = run_info();
         if (k == 0) {
-            fprintf(fp, "deck,variant,pdl,step,time,tiles,added,removed,changed_fraction,regrid_ms,regrid_min_ms,"
-                        "regrid_max_ms,regrid_samples_ms,host,commit,date\n");
+            fprintf(fp, CSV_HEAD_STEPS);
         } else {
             json_head(fp, d, gpu ? why : "none");
             fprintf(fp, ",\"repeats\":%d,\"steps\":%lld,\"dt\":%.17g,\"regrid_every\":%d,\"rows\":[\n", nrep, d->steps,
@@ -587,6 +671,11 @@ int bench_main(int argc, char **argv)
         return 1;
     }
     d.quiet = 1;
+    if (bench_check_out(&d) != 0) { /* before any work: where the results go */
+        mesh_free(&in);
+        deck_free(&d);
+        return 1;
+    }
     if (d.steps > 0) { /* a moving deck: the regrid per step (src/steps.c) */
         const int rc = bench_steps(&d, &in);
         mesh_free(&in);

@@ -55,6 +55,19 @@ static int check_failed(const char *msg)
     return 2;
 }
 
+/** A failed check of file: 2 (a difference) when file is dpamr's output, else 1 with why it is not
+ *  one (README: 1 when the file cannot be opened as a dpamr file; a mesh from mesh_from_numpy.py, an
+ *  HDF5 file of another program). Asked only after a failure: a passing check opens the file once. */
+static int check_failed_file(const char *file, const char *msg)
+{
+    char what[1500];
+    if (h5io_is_dpamr_output(file, what, sizeof what)) return check_failed(msg);
+    char err[ERRLEN];
+    snprintf(err, sizeof err, "%.800s: it %.900s, so there is nothing to check (dpamr check verifies files dpamr run or "
+             "dpamr mesh wrote)", file, what);
+    return run_die(err);
+}
+
 /** The cells on their way: the reading threads' count of tiles in, and how it ended; and /VTKHDF's
  *  comparison (its own thread while the cells come, when they need no HDF5: h5io_read_plan). */
 typedef struct {
@@ -169,7 +182,7 @@ int check_file(const char *file)
      * tree (one front-to-back stream from the disk), and /VTKHDF is compared on a thread of its own
      * once the tree is in; else the tree first */
     const int rd_rc = h5io_read_begin(file, &m, &rd, rerr, sizeof rerr);
-    if (rd_rc != 0) return rd_rc == H5IO_BAD_CONTENT ? check_failed(rerr) : run_die(rerr);
+    if (rd_rc != 0) return rd_rc == H5IO_BAD_CONTENT ? check_failed_file(file, rerr) : run_die(rerr);
     mesh_huge_pages(&m); /* allocated, not yet touched: the tree and the cells are read into it now */
     const int plan = h5io_read_plan(rd);
     if (plan != 0 && plan != 1) {
@@ -229,7 +242,7 @@ int check_file(const char *file)
         pthread_mutex_destroy(&f.mu);
         mesh_free(&m);
         if (d.text) deck_free(&d);
-        return rc == 2 ? check_failed(err) : run_die(err);
+        return rc == 2 ? check_failed_file(file, err) : run_die(err);
     }
 
     /* the validator works on the cells in while the rest come (progress: a long check on a

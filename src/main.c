@@ -12,6 +12,7 @@
 #include "src/deck.h"
 #include "src/engine.h"
 #include "src/mesh.h"
+#include "src/tmpfile.h"
 #include "src/run.h"
 #include "src/steps.h"
 #include "src/capacity.h"
@@ -47,7 +48,7 @@ static const struct {
              "  file size and memory. An existing output written by dpamr is replaced (and the run says so;\n"
              "  overwrite=never refuses); any other existing file is never written over.\n"
              "  A missing mesh_file: make it with `dpamr mesh DECK`.\n"
-             "  With steps > 0 (cpu variant): then regrid step by step as the model objects move, validate and write\n"
+             "  With steps > 0 (every variant): then regrid step by step as the model objects move, validate and write\n"
              "  a file every output_every steps (output = a pattern such as run_%05d.hdf) and the series\n"
              "  NAME.hdf.series for ParaView; mesh_file = a step's file continues its series (docs/decks.md).\n"
              "  Exit 0; 1 on bad input or a failed run; 2 when validation fails (nothing is written then).\n"
@@ -65,7 +66,8 @@ static const struct {
                "  Build the mesh once with every variant and require identical bytes, then time bench_warmup\n"
                "  untimed and bench_repeats timed runs of each (cpu, hostlaunch, cdp at every grain, pdl off and on).\n"
                "  Writes BENCH_OUT.csv and BENCH_OUT.json (bench_out, default `bench`). Exit 3 on a mismatch.\n"
-               "  With steps > 0: the cpu variant's regrid time per step and the fraction of tiles changed.\n" },
+               "  With steps > 0: every variant's regrid time per step (and per level) and the fraction of tiles\n"
+               "  changed.\n" },
     { "gpu", "usage: dpamr gpu\n"
              "  Say whether a usable CUDA device is present (exit 0) or why not (exit 1).\n" },
     { "help", "usage: dpamr help [KEY | SUBCOMMAND]\n"
@@ -329,6 +331,7 @@ static int cmd_mesh(int argc, char **argv)
 
 static int driver_main(int argc, char **argv)
 {
+    dp_tmp_handlers(); /* an interrupted write leaves no temporary file (src/tmpfile.h) */
     if (argc < 2) {
         usage(stderr);
         return 1;
@@ -369,7 +372,8 @@ static int driver_main(int argc, char **argv)
     }
     const int known = !strcmp(cmd, "run") || !strcmp(cmd, "mesh") || !strcmp(cmd, "check") || !strcmp(cmd, "bench");
     if (!known) {
-        fprintf(stderr, "dpamr: error: unknown subcommand '%s' (valid: run, mesh, check, bench, gpu)\n", cmd);
+        fprintf(stderr, "dpamr: error: unknown subcommand '%s' (valid: run, mesh, check, bench, gpu, help; "
+                "--help, --version, --man)\n", cmd);
         return 1;
     }
     if (argc < 3) {

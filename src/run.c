@@ -14,6 +14,7 @@
 #endif
 
 #include "device/gpu.h"
+#include "src/tmpfile.h"
 
 int run_die(const char *msg)
 {
@@ -56,8 +57,7 @@ int run_mesh_has_frontier(const mesh_t *m, const char *file, char *err, size_t n
     return 0;
 }
 
-/** 1 when paths a and b name the same existing file. */
-static int same_file(const char *a, const char *b)
+int run_same_file(const char *a, const char *b)
 {
     struct stat sa, sb;
     return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
@@ -65,9 +65,9 @@ static int same_file(const char *a, const char *b)
 
 int run_refuse_overwrite(const char *key, const char *target, const deck_t *d, int check_mesh, char *err, size_t n)
 {
-    if (same_file(target, d->path))
+    if (run_same_file(target, d->path))
         return snprintf(err, n, "%s = %.1000s is the deck itself: dpamr never writes over its input", key, target), -1;
-    if (check_mesh && same_file(target, d->mesh_file))
+    if (check_mesh && run_same_file(target, d->mesh_file))
         return snprintf(err, n, "%s = %.1000s is the input mesh (mesh_file): dpamr never writes over its input; "
                                 "choose another output", key, target), -1;
     struct stat st;
@@ -116,6 +116,16 @@ int run_check_output(const char *key, const char *target, double bytes, char *er
     if (access(dir, W_OK | X_OK) != 0)
         return snprintf(err, n, "%s = %.1000s: cannot write in the folder %.1000s (%s)", key, target, dir,
                         strerror(errno)), -1;
+    /* the file is written as NAME.tmp.PID first (src/tmpfile.h): that name must fit too */
+    const char *slash = strrchr(target, '/'), *base = slash ? slash + 1 : target;
+    const long name_max = pathconf(dir, _PC_NAME_MAX) > 0 ? pathconf(dir, _PC_NAME_MAX) : 255;
+    if ((long)strlen(base) + DP_TMP_SUFFIX_MAX > name_max)
+        return snprintf(err, n, "%s = %.1000s: the file name has %zu characters; at most %ld fit in %.1000s (dpamr "
+                                "writes NAME.tmp.PID first, %d characters more)", key, target, strlen(base),
+                        name_max - DP_TMP_SUFFIX_MAX, dir, DP_TMP_SUFFIX_MAX), -1;
+    if (strlen(target) + DP_TMP_SUFFIX_MAX >= 4096)
+        return snprintf(err, n, "%s = %.200s...: the path has %zu characters; at most %d are allowed", key, target,
+                        strlen(target), 4095 - DP_TMP_SUFFIX_MAX), -1;
     struct statvfs sv;
     if (statvfs(dir, &sv) == 0 && (double)sv.f_bavail * (double)sv.f_frsize < bytes)
         return snprintf(err, n, "%s = %.1000s: the file needs at least %.1f MB and the file system of %.1000s has "

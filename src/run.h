@@ -20,6 +20,8 @@ int run_die(const char *msg);
 int run_mesh_matches_deck(const mesh_t *m, const deck_t *d, const char *file, char *err, size_t n);
 /** A mesh to refine must have tiles on its finest declared level (the frontier). */
 int run_mesh_has_frontier(const mesh_t *m, const char *file, char *err, size_t n);
+/** 1 when paths a and b name the same existing file (through links too). */
+int run_same_file(const char *a, const char *b);
 /** Refuse to write `target` over one of dpamr's inputs (the deck, and the mesh file if check_mesh), over
  *  anything that is not a file dpamr wrote (h5io_is_dpamr_output), and over dpamr's own earlier
  *  output when the deck says overwrite = never. -1 with err; 0 for a new file; 1 when target is an

@@ -33,6 +33,7 @@
 #include "src/engine.h"
 #include "src/run.h"
 #include "src/timer.h"
+#include "src/tmpfile.h"
 
 /* The largest relative change of a field's composite total through the regrids between two outputs
  * that validation accepts (fill = prolong): restriction and prolongation round each cell to half an
@@ -123,6 +124,7 @@ static int series_write(const deck_t *d, const series_t *s, char *err, size_t n)
     snprintf(tmp, sizeof tmp, "%.8300s.tmp.%ld", s->series, (long)getpid());
     FILE *fp = fopen(tmp, "w");
     if (!fp) return snprintf(err, n, "cannot write the series %.1000s: %s", s->series, strerror(errno)), -1;
+    dp_tmp_begin(tmp);
     fprintf(fp, "{\n  \"file-series-version\" : \"1.0\",\n  \"files\" : [\n");
     for (long long i = 0; i < s->nout; ++i) {
         char name[8300], num[40];
@@ -141,8 +143,10 @@ static int series_write(const deck_t *d, const series_t *s, char *err, size_t n)
     if (fclose(fp) != 0 || bad || rename(tmp, s->series) != 0) {
         snprintf(err, n, "cannot write the series %.1000s: %s", s->series, strerror(errno ? errno : EIO));
         remove(tmp);
+        dp_tmp_done(tmp);
         return -1;
     }
+    dp_tmp_done(tmp);
     return 0;
 }
 

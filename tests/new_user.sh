@@ -94,11 +94,69 @@ if $py -c "import h5py" 2>/dev/null; then
     expect "mesh refuses a user's numpy mesh" 1 "not written by dpamr" "$dpamr" mesh ../decks/my.inp mesh_file=numpy.hdf
     expect "run refuses a user's numpy mesh as output" 1 "not written by dpamr" "$dpamr" run ../decks/my.inp output=numpy.hdf
     [ "$(md5 numpy.hdf)" = "$before" ] || fail "the numpy mesh was overwritten"
+    expect "check: a file dpamr did not write exits 1, not 2" 1 "numpy.hdf: it was not written by dpamr" \
+        "$dpamr" check numpy.hdf
 fi
+
+echo "== bench_out: the same rules, before any timing"
+echo "my notes" >notes.csv
+expect "bench refuses a foreign CSV" 1 "notes.csv exists and is not a csv that dpamr bench wrote" \
+    "$dpamr" bench ../decks/my.inp bench_repeats=1 bench_out=notes
+[ "$(cat notes.csv)" = "my notes" ] || fail "bench wrote over a foreign CSV"
+grep -q "gate:" "$work/out.log" && fail "bench timed before checking bench_out"
+echo '{"mine": 1}' >mine.json
+expect "bench refuses a foreign JSON" 1 "mine.json exists and is not a json that dpamr bench wrote" \
+    "$dpamr" bench ../decks/my.inp bench_repeats=1 bench_out=mine
+[ -e mine.csv ] && fail "bench wrote half of bench_out"
+ln -s notes.csv link.csv
+expect "bench refuses a symbolic link" 1 "link.csv exists and is not a regular file (a symbolic link)" \
+    "$dpamr" bench ../decks/my.inp bench_repeats=1 bench_out=link
+[ -L link.csv ] || fail "bench replaced a symbolic link"
+expect "bench_out folder missing" 1 "its folder nowhere does not exist" \
+    "$dpamr" bench ../decks/my.inp bench_repeats=1 bench_out=nowhere/b
+grep -q "gate:" "$work/out.log" && fail "bench timed before checking bench_out's folder"
+expect "bench writes its files" 0 "wrote mine2.csv and mine2.json" "$dpamr" bench ../decks/my.inp bench_repeats=1 bench_out=mine2
+expect "bench replaces its own, in one line each" 0 "bench_out = mine2.json exists, written by dpamr earlier" \
+    "$dpamr" bench ../decks/my.inp bench_repeats=1 bench_out=mine2
+expect "bench: overwrite=never keeps its own" 1 "overwrite = never" \
+    "$dpamr" bench ../decks/my.inp bench_repeats=1 bench_out=mine2 overwrite=never
+
+echo "== an interrupted write leaves no file behind"
+# SIGINT and SIGTERM while the output is written: neither the output nor its NAME.tmp.PID remains.
+# Job control on: a background job of a script otherwise starts with SIGINT ignored (as under nohup),
+# and dpamr leaves an ignored signal ignored.
+set -m
+for sig in INT TERM; do
+    rm -f killed.hdf killed.hdf.tmp.*
+    "$dpamr" run ../decks/my.inp max_level=11 output=killed.hdf >killed.log 2>&1 &
+    pid=$!
+    for _ in $(seq 1 600); do
+        compgen -G "killed.hdf.tmp.*" >/dev/null && break
+        kill -0 $pid 2>/dev/null || break
+        sleep 0.05
+    done
+    if compgen -G "killed.hdf.tmp.*" >/dev/null; then
+        kill -$sig $pid
+        wait $pid
+        rc=$?
+        [ $rc -ne 0 ] || fail "SIG$sig: the run exited 0"
+        ls killed.hdf* >/dev/null 2>&1 && { fail "SIG$sig left:"; ls -la killed.hdf*; }
+        echo "ok   SIG$sig during the write: exit $rc, no output and no temporary file left"
+    else
+        wait $pid
+        echo "note SIG$sig: the write ended before it was seen (nothing to interrupt)"
+        rm -f killed.hdf
+    fi
+done
+set +m
 
 echo "== the output location is checked before any refinement"
 expect "output folder missing" 1 "nowhere does not exist" "$dpamr" run ../decks/my.inp output=nowhere/x.hdf
 grep -q "level  1" "$work/out.log" && fail "refined before the output folder was checked"
+long=$(printf 'n%.0s' $(seq 1 246)).hdf
+expect "an output name with no room for NAME.tmp.PID" 1 "the file name has 250 characters; at most 240 fit" \
+    "$dpamr" run ../decks/my.inp output="$long"
+grep -q "level  1" "$work/out.log" && fail "refined before the output name was checked"
 if [ "$(id -u)" -ne 0 ]; then
     mkdir ro && chmod 555 ro
     expect "output folder not writable" 1 "cannot write in the folder" "$dpamr" run ../decks/my.inp output=ro/x.hdf

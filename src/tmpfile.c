@@ -1,0 +1,64 @@
+/* tmpfile.c - temporary output names removed on SIGINT, SIGTERM and SIGHUP (tmpfile.h). The
+ * handler calls only async-signal-safe functions (unlink, signal, raise) on slots that are complete
+ * whenever their flag is set: a slot's path is written before its flag is raised, and its flag is
+ * cleared before the path is reused. */
+#include "src/tmpfile.h"
+
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef PATH_MAX
+#define PATH_MAX 4096
+#endif
+
+static char slot_path[DP_TMP_SLOTS][PATH_MAX];
+static volatile sig_atomic_t slot_used[DP_TMP_SLOTS];
+
+int dp_tmp_name(const char *path, long pid, char *tmp, size_t n)
+{
+    const int k = snprintf(tmp, n, "%s.tmp.%ld", path, pid > 0 ? pid : (long)getpid());
+    return k >= 0 && (size_t)k < n ? 0 : -1;
+}
+
+int dp_tmp_begin(const char *tmp)
+{
+    if (strlen(tmp) >= PATH_MAX) return -1;
+    for (int i = 0; i < DP_TMP_SLOTS; ++i)
+        if (!slot_used[i]) {
+            memcpy(slot_path[i], tmp, strlen(tmp) + 1);
+            slot_used[i] = 1;
+            return 0;
+        }
+    return -1;
+}
+
+void dp_tmp_done(const char *tmp)
+{
+    for (int i = 0; i < DP_TMP_SLOTS; ++i)
+        if (slot_used[i] && strcmp(slot_path[i], tmp) == 0) slot_used[i] = 0;
+}
+
+static void on_signal(int sig)
+{
+    for (int i = 0; i < DP_TMP_SLOTS; ++i)
+        if (slot_used[i]) unlink(slot_path[i]);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void dp_tmp_handlers(void)
+{
+    static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; ++i) {
+        struct sigaction sa, old;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_signal;
+        sigemptyset(&sa.sa_mask);
+        /* a signal ignored at start (nohup, a background job of a non-interactive shell) stays ignored */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
