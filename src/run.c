@@ -13,6 +13,7 @@
 #include <omp.h>
 #endif
 
+#include "dpamr_commit.h" /* DPAMR_COMMIT: written at build time (cmake/commit.cmake) */
 #include "device/gpu.h"
 #include "src/tmpfile.h"
 
