@@ -36,19 +36,49 @@ typedef struct {
     int nslot;
 } kv_t;
 
+/* s, or its first 200 characters and how long it is, into buf: a message names the value and still
+ * has room to say what is wrong with it. */
+static const char *clip(const char *s, char *buf, size_t n)
+{
+    const size_t len = strlen(s);
+    if (len <= 200) snprintf(buf, n, "%s", s);
+    else snprintf(buf, n, "%.200s... (%zu characters)", s, len);
+    return buf;
+}
+
+/* The command line's overrides, for an error on a line of the file that one of them may have caused
+ * (an override of dim makes the file's root line wrong): " (the command line sets k=v, ...)", or "". */
+static const char *overrides_note(const kv_t *kv, char *buf, size_t n)
+{
+    size_t w = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < kv->n && w + 1 < n; ++i) {
+        if (kv->e[i].line != 0) continue;
+        char v[260];
+        const int k = snprintf(buf + w, n - w, "%s%s=%s", w ? ", " : " (the command line sets ", kv->e[i].key,
+                               clip(kv->e[i].val, v, sizeof v));
+        if (k < 0 || (size_t)k >= n - w) break;
+        w += (size_t)k;
+    }
+    if (w && w + 1 < n) snprintf(buf + w, n - w, ")");
+    return buf;
+}
+
 static int fail(kv_t *kv, const entry_t *e, const char *fmt, ...)
 {
-    char what[512];
+    char what[1024], key[260], val[260], note[600];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     if (!e)
-        snprintf(kv->err, kv->errlen, "%s: %s", kv->origin, what);
+        snprintf(kv->err, kv->errlen, "%s: %s%s", kv->origin, what, overrides_note(kv, note, sizeof note));
     else if (e->line > 0)
-        snprintf(kv->err, kv->errlen, "%s:%d: key '%s' = '%s': %s", kv->origin, e->line, e->key, e->val, what);
+        snprintf(kv->err, kv->errlen, "%s:%d: key '%s' = '%s': %s%s", kv->origin, e->line, clip(e->key, key, sizeof key),
+                 clip(e->val, val, sizeof val), what, overrides_note(kv, note, sizeof note));
     else
-        snprintf(kv->err, kv->errlen, "command line: override '%s=%s': %s", e->key, e->val, what);
+        snprintf(kv->err, kv->errlen, "command line: override '%s=%s': %s", clip(e->key, key, sizeof key),
+                 clip(e->val, val, sizeof val), what);
     return -1;
 }
 
@@ -117,6 +147,7 @@ static int add(kv_t *kv, const char *key, const char *val, int line, int quoted)
     entry_t *old = find(kv, key);
     if (old && line > 0)
         return fail(kv, &tmp, "duplicate key (first set on line %d)", old->line);
+    if (old && old->line == 0) return fail(kv, &tmp, "given twice on the command line (give each key once)");
     if (old) {
         free(old->val);
         old->val = strdup(val);
@@ -193,7 +224,8 @@ static int parse_text(kv_t *kv, const char *text)
         if (*t) {
             char *eq = strchr(t, '=');
             if (!eq) {
-                snprintf(kv->err, kv->errlen, "%s:%d: '%s' is not 'key = value'", kv->origin, line, t);
+                char v[260];
+                snprintf(kv->err, kv->errlen, "%s:%d: '%s' is not 'key = value'", kv->origin, line, clip(t, v, sizeof v));
                 rc = -1;
                 break;
             }
@@ -538,7 +570,7 @@ static const char *keys_help(char *buf, size_t n)
         const char *k = k_keys[i].key;
         if (!strncmp(k, "model.NAME.", 11)) {
             if (strcmp(k, "model.NAME.type") != 0) continue;
-            k = "model.NAME.{type,center,radius,inside,outside}";
+            k = "model.NAME.{type,center,radius,velocity,inside,outside}";
         }
         strncat(buf, i ? ", " : "", n - strlen(buf) - 1);
         strncat(buf, k, n - strlen(buf) - 1);
@@ -868,7 +900,18 @@ static int schema(kv_t *kv, deck_t *d, const char *deck_path)
 
     for (int i = 0; i < kv->n; ++i)
         if (!kv->e[i].used) {
-            char list[1024];
+            char list[1024], generic[128];
+            /* model.NAME.type and the like, for a NAME that model.objects does not list */
+            const char *k = kv->e[i].key, *last = strrchr(k, '.');
+            if (!strncmp(k, "model.", 6) && last > k + 6 && strchr(k + 6, '.') == last) {
+                snprintf(generic, sizeof generic, "model.NAME%.80s", last);
+                if (deck_key_find(generic)) {
+                    const entry_t *objs = find(kv, "model.objects");
+                    return fail(kv, &kv->e[i], "object '%.*s' is not in model.objects (%s): add it there, or remove "
+                                "its keys", (int)(last - (k + 6)), k + 6,
+                                objs ? clip(objs->val, list, sizeof list) : "not set");
+                }
+            }
             return fail(kv, &kv->e[i], "unknown key (valid keys: %s)", keys_help(list, sizeof list));
         }
     return 0;
@@ -967,7 +1010,8 @@ int deck_load(deck_t *d, const char *path, int noverride, char **overrides, char
         char *o = strdup(overrides[i]);
         char *eq = strchr(o, '=');
         if (!eq) {
-            snprintf(err, errlen, "command line: '%s' is not key=value", overrides[i]);
+            char v[260];
+            snprintf(err, errlen, "command line: '%s' is not key=value", clip(overrides[i], v, sizeof v));
             rc = -1;
         } else {
             *eq = '\0';

@@ -28,6 +28,15 @@ mkdeck syntax; echo "just some words" >>"$work/syntax.inp"
 expect_error "not key = value" "syntax.inp:.*not 'key = value'" run syntax
 mkdeck ok
 expect_error "bad override" "command line.*max_level=-1" run ok max_level=-1
+expect_error "a key twice on the command line" "override 'max_level=2': given twice on the command line" \
+    run ok max_level=3 max_level=2
+expect_error "a file line made wrong by an override names the override" "key 'root' = .*expected 3 values.*(the command line sets dim=3" \
+    run ok dim=3
+expect_error "an object's keys without the object in model.objects" "object 'hill' is not in model.objects (disc)" \
+    run ok model.objects=disc
+long=$(printf 'v%.0s' $(seq 1 5000))
+expect_error "a long value is cut, the reason stays" "mesh_file=v\{200\}\.\.\. (5004 characters)': longer than 4095 characters" \
+    run ok mesh_file="$long.hdf"
 expect_error "missing deck" "nosuch.inp.*cannot open" "$dpamr" run "$work/nosuch.inp"
 expect_error "unknown subcommand" "unknown subcommand" "$dpamr" frobnicate
 expect_error "missing argument" "needs a DECK" "$dpamr" run

@@ -77,7 +77,10 @@ int main(void)
     expect_error("model.objects = a\n", "object 'a' needs 'model.a.type'");
     expect_error("model.objects = a\nmodel.a.type = cube\n", "valid values are ellipsoid, box, gaussian, sphere");
     expect_error("model.objects = a\nmodel.a.type = box\nmodel.a.center = 0 0\nmodel.a.radius = 0\n", "radii");
-    expect_error("model.b.type = box\n", "unknown key");
+    expect_error("model.b.type = box\n", "object 'b' is not in model.objects (not set)");
+    expect_error("model.objects = a\nmodel.a.type = box\nmodel.a.center = 0 0\nmodel.a.radius = 1\nmodel.b.velocity = 1 1\n",
+                 "object 'b' is not in model.objects (a)");
+    expect_error("model.a.colour = red\n", "unknown key (valid keys: ");
     expect_error("criterion_field = nope\n", "not one of the names");
     expect_error("output = out.vtk\n", "must end in .hdf");
     expect_error("root = 65536 1\nmax_level = 20\n", "exceeds");
