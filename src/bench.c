@@ -286,8 +286,14 @@ static int write_results(const deck_t *d, const row_t *rows, int nrows, int base
     fprintf(csv, CSV_HEAD);
     const run_info_t *ri = run_info();
     json_head(js, d, device);
-    fprintf(js, ",\"floor_ms\":%.6f,\"host_floor_ms\":%.6f,\"device_copy_gbps\":%.3f,\"host_copy_gbps\":%.3f",
-            fl->dev_ms, fl->host_ms, fl->dev_gbps, fl->host_gbps);
+    /* null where not measured (no device; bench_cpu = off) */
+    char fj[4][32];
+    const double fv[4] = { fl->dev_ms, fl->host_ms, fl->dev_gbps, fl->host_gbps };
+    for (int k = 0; k < 4; ++k)
+        if (fv[k] > 0) snprintf(fj[k], sizeof fj[k], k < 2 ? "%.6f" : "%.3f", fv[k]);
+        else snprintf(fj[k], sizeof fj[k], "null");
+    fprintf(js, ",\"floor_ms\":%s,\"host_floor_ms\":%s,\"device_copy_gbps\":%s,\"host_copy_gbps\":%s", fj[0], fj[1],
+            fj[2], fj[3]);
     fprintf(js, ",\"repeats\":%d,\"baseline\":\"%s\",\"rows\":[\n", d->bench_repeats,
             rows[base].variant == DP_VARIANT_CPU ? "cpu" : "hostlaunch pdl=off");
     for (int i = 0; i < nrows; ++i) {
@@ -303,10 +309,16 @@ static int write_results(const deck_t *d, const row_t *rows, int nrows, int base
             lo = w->refine[k] < lo ? w->refine[k] : lo;
             hi = w->refine[k] > hi ? w->refine[k] : hi;
         }
-        fprintf(csv, "\"%s\",%s,%s,%d,%s,%.6f,%.6f,%.6g,%.6g,%.6f,%.3f,%.1f,%lld,%lld,%lld,%.6f,%.6f,", d->path, variant,
-                grain, group, pdl, w->med_refine, w->med_total, w->new_tiles / sec, w->new_tiles * (double)cells / sec,
-                w->med_refine / rows[base].med_refine, xf, w->have_gap ? w->med_gap : 0.0, w->new_tiles,
-                cdp ? w->launches : -1, cdp ? w->pool : -1, lo, hi);
+        /* what does not apply to a row (a floor not measured, a gap without PDL pairs, launches and
+         * pool of a variant that launches nothing from the device) is an empty CSV field, JSON null */
+        char xfc[32] = "", gapc[32] = "", lc[32] = "", pc[32] = "", groupc[16] = "";
+        if (floor_ms > 0) snprintf(xfc, sizeof xfc, "%.3f", xf);
+        if (w->have_gap) snprintf(gapc, sizeof gapc, "%.1f", w->med_gap);
+        if (cdp) snprintf(lc, sizeof lc, "%lld", w->launches), snprintf(pc, sizeof pc, "%lld", w->pool);
+        fprintf(csv, "\"%s\",%s,%s,%s,%s,%.6f,%.6f,%.6g,%.6g,%.6f,%s,%s,%lld,%s,%s,%.6f,%.6f,", d->path, variant, grain,
+                group ? (snprintf(groupc, sizeof groupc, "%d", group), groupc) : "", pdl, w->med_refine, w->med_total,
+                w->new_tiles / sec, w->new_tiles * (double)cells / sec, w->med_refine / rows[base].med_refine, xfc, gapc,
+                w->new_tiles, lc, pc, lo, hi);
         for (int k = 0; k < w->nrep; ++k) fprintf(csv, "%s%.6f", k ? ";" : "", w->refine[k]);
         fprintf(csv, ",\"%s\",%s,%s\n", ri->host, ri->commit, ri->date);
         char gapj[32] = "null", grainj[16] = "null", groupj[16] = "null", xfj[32] = "null";
@@ -317,10 +329,9 @@ static int write_results(const deck_t *d, const row_t *rows, int nrows, int base
         fprintf(js,
                 "%s{\"variant\":\"%s\",\"grain\":%s,\"group\":%s,\"pdl\":\"%s\",\"refine_ms\":%.6f,"
                 "\"end_to_end_ms\":%.6f,\"ratio\":%.6f,\"x_floor\":%s,\"gap_ns\":%s,\"new_tiles\":%lld,"
-                "\"launches\":%lld,\"pool\":%lld,\"level_ms\":[",
+                "\"launches\":%s,\"pool\":%s,\"level_ms\":[",
                 i ? ",\n" : "", variant, grainj, groupj, pdl, w->med_refine, w->med_total,
-                w->med_refine / rows[base].med_refine, xfj, gapj, w->new_tiles, cdp ? w->launches : -1,
-                cdp ? w->pool : -1);
+                w->med_refine / rows[base].med_refine, xfj, gapj, w->new_tiles, cdp ? lc : "null", cdp ? pc : "null");
         for (int L = Lfirst; L < nlevels; ++L) fprintf(js, "%s%.6f", L > Lfirst ? "," : "", w->med_level[L]);
         fprintf(js, "],\"refine_min_ms\":%.6f,\"refine_max_ms\":%.6f,\"refine_samples_ms\":[", lo, hi);
         for (int k = 0; k < w->nrep; ++k) fprintf(js, "%s%.6f", k ? "," : "", w->refine[k]);
@@ -596,8 +607,9 @@ static int bench_steps(deck_t *d, const mesh_t *in)
             fprintf(fp, CSV_HEAD_STEPS);
         } else {
             json_head(fp, d, gpu ? why : "none");
-            fprintf(fp, ",\"repeats\":%d,\"steps\":%lld,\"dt\":%.17g,\"regrid_every\":%d,\"rows\":[\n", nrep, d->steps,
-                    d->dt, d->regrid_every);
+            char dtnum[40];
+            fprintf(fp, ",\"repeats\":%d,\"steps\":%lld,\"dt\":%s,\"regrid_every\":%d,\"rows\":[\n", nrep, d->steps,
+                    run_number_text(dtnum, sizeof dtnum, d->dt), d->regrid_every);
         }
         int firstrow = 1;
         for (int i = 0; i < nv; ++i) {
@@ -606,17 +618,19 @@ static int bench_steps(deck_t *d, const mesh_t *in)
             for (long long s = 1; s <= d->steps; ++s) {
                 if (s % d->regrid_every) continue;
                 const step_row_t *w = &vars[i].rows[s];
+                char tnum[40];
                 if (k == 0) {
-                    fprintf(fp, "\"%s\",%s,%s,%lld,%.17g,%lld,%lld,%lld,%.6f,%.6f,%.6f,%.6f,", d->path, vn, pdl, s,
-                            (double)s * d->dt, w->tiles, w->added, w->removed, w->changed, w->med, w->lo, w->hi);
+                    fprintf(fp, "\"%s\",%s,%s,%lld,%s,%lld,%lld,%lld,%.6f,%.6f,%.6f,%.6f,", d->path, vn, pdl, s,
+                            run_number_text(tnum, sizeof tnum, (double)s * d->dt), w->tiles, w->added, w->removed,
+                            w->changed, w->med, w->lo, w->hi);
                     for (int j = 0; j < nrep; ++j) fprintf(fp, "%s%.6f", j ? ";" : "", w->ms[j]);
                     fprintf(fp, ",\"%s\",%s,%s\n", ri->host, ri->commit, ri->date);
                 } else {
-                    fprintf(fp, "%s{\"variant\":\"%s\",\"pdl\":\"%s\",\"step\":%lld,\"time\":%.17g,\"tiles\":%lld,"
+                    fprintf(fp, "%s{\"variant\":\"%s\",\"pdl\":\"%s\",\"step\":%lld,\"time\":%s,\"tiles\":%lld,"
                                 "\"added\":%lld,\"removed\":%lld,\"changed_fraction\":%.6f,\"regrid_ms\":%.6f,"
                                 "\"regrid_min_ms\":%.6f,\"regrid_max_ms\":%.6f,\"regrid_samples_ms\":[",
-                            firstrow ? "" : ",\n", vn, pdl, s, (double)s * d->dt, w->tiles, w->added, w->removed,
-                            w->changed, w->med, w->lo, w->hi);
+                            firstrow ? "" : ",\n", vn, pdl, s, run_number_text(tnum, sizeof tnum, (double)s * d->dt),
+                            w->tiles, w->added, w->removed, w->changed, w->med, w->lo, w->hi);
                     for (int j = 0; j < nrep; ++j) fprintf(fp, "%s%.6f", j ? "," : "", w->ms[j]);
                     fprintf(fp, "]}");
                 }

@@ -135,6 +135,15 @@ int run_check_output(const char *key, const char *target, double bytes, char *er
     return 0;
 }
 
+const char *run_number_text(char *buf, size_t n, double v)
+{
+    for (int prec = 1; prec <= 17; ++prec) {
+        snprintf(buf, n, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    return buf;
+}
+
 const char *run_bytes_text(double bytes, char *buf, size_t n)
 {
     if (bytes < 1e6) snprintf(buf, n, "%.1f kB", bytes / 1e3);

@@ -32,6 +32,9 @@ void run_say_replacing(const char *key, const char *target);
 /** Before any work: the folder of target exists and takes new files, and its file system has bytes
  *  free. 0, or -1 with err naming the key, the path and what is wrong. */
 int run_check_output(const char *key, const char *target, double bytes, char *err, size_t n);
+/** The shortest decimal that reads back as v, into buf (0.05, not 0.050000000000000003): times in
+ *  JSON and CSV. */
+const char *run_number_text(char *buf, size_t n, double v);
 /** "12.3 kB", "4.5 MB", "1.23 GB" into buf. */
 const char *run_bytes_text(double bytes, char *buf, size_t n);
 /** Host memory of a tile store of cap tiles shaped like m. */

@@ -82,14 +82,6 @@ int steps_series_name(const char *pattern, char *out, size_t n)
     return k < 0 || (size_t)k >= n ? -1 : 0;
 }
 
-/* The shortest decimal that reads back as v (JSON numbers: 0.05, not 0.050000000000000003). */
-static void json_number(char *buf, size_t n, double v)
-{
-    for (int prec = 1; prec <= 17; ++prec) {
-        snprintf(buf, n, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v) return;
-    }
-}
 
 static const char *base_name(const char *path)
 {
@@ -129,7 +121,7 @@ static int series_write(const deck_t *d, const series_t *s, char *err, size_t n)
     for (long long i = 0; i < s->nout; ++i) {
         char name[8300], num[40];
         steps_file_name(d->output, s->step[i], name, sizeof name);
-        json_number(num, sizeof num, s->time[i]);
+        run_number_text(num, sizeof num, s->time[i]);
         fprintf(fp, "    { \"name\" : \"");
         for (const char *c = base_name(name); *c; ++c) { /* a JSON string: quote and backslash escaped */
             if (*c == '"' || *c == '\\') fputc('\\', fp);

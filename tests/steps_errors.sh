@@ -66,7 +66,7 @@ refused "overwrite=never" "the series r.hdf.series exists (an earlier dpamr outp
 refused "restart past the end" "mesh_file = r_00004.hdf is step 4 of a series and steps = 4: nothing is left" \
     "$dpamr" run "$d2" "${short[@]}" mesh_file=r_00004.hdf
 refused "restart with another dt" "is step 2 at time 0.02.*but dt = 0.5" \
-    "$dpamr" run "$d2" "${short[@]}" mesh_file=r_00002.hdf dt=0.5
+    "$dpamr" run "$d2" steps=4 dt=0.5 output=r_%05d.hdf output_every=2 mesh_file=r_00002.hdf
 refused "restart deeper than max_level" "has levels up to 6 but max_level = 3" \
     "$dpamr" run "$d2" "${short[@]}" mesh_file=r_00002.hdf max_level=3
 refused "bench from a step's file" "is step 2 of a series: dpamr bench times a series from its first build" \
