@@ -295,7 +295,8 @@ static int get_doubles(kv_t *kv, const char *key, double *out, int nmin, int nma
         char *end;
         errno = 0;
         double x = strtod(tok[i], &end);
-        if (*end || errno || !isfinite(x)) rc = fail(kv, e, "'%s' is not a finite number (%s)", tok[i], what);
+        if (strpbrk(tok[i], "xX")) rc = fail(kv, e, "'%s' is not a decimal number (%s)", tok[i], what); /* strtod reads hex */
+        else if (*end || errno || !isfinite(x)) rc = fail(kv, e, "'%s' is not a finite number (%s)", tok[i], what);
         else out[i] = x;
     }
     free(v);

@@ -304,8 +304,9 @@ static int cmd_mesh(int argc, char **argv)
     const double ntiles = (double)d.root[0] * d.root[1] * d.root[2], cells = (double)dp_cells(d.p.dim, d.p.B);
     const double bytes = mesh_bytes(ntiles, d.p.dim, d.p.B, d.p.nf) + ntiles * (24.0 + cells);
     char why[256];
-    printf("dpamr mesh %s: level 0 of %.0f tiles x %.0f cells x %d field(s) needs about %.3g GB of memory\n", d.path,
-           ntiles, cells, d.p.nf, bytes / 1e9);
+    if (d.verbosity != DP_VERBOSITY_QUIET)
+        printf("dpamr mesh %s: level 0 of %.0f tiles x %.0f cells x %d field(s) needs about %.3g GB of memory\n", d.path,
+               ntiles, cells, d.p.nf, bytes / 1e9);
     if (mesh_fits_memory(bytes, why, sizeof why) != 0) {
         snprintf(err, sizeof err, "%.1000s: root %d %d %d: level 0 does not fit in memory: %s", d.path, d.root[0],
                  d.root[1], d.root[2], why);
@@ -350,6 +351,11 @@ static int driver_main(int argc, char **argv)
             return 1;
         }
         return cmd_help(argv[2]);
+    }
+    /* the commands without arguments refuse one, as check and help refuse a second */
+    if ((!strcmp(cmd, "--man") || !strcmp(cmd, "--version") || !strcmp(cmd, "gpu")) && argc > 2) {
+        fprintf(stderr, "dpamr: error: '%s' takes no arguments (got '%s')\n", cmd, argv[2]);
+        return 1;
     }
     if (!strcmp(cmd, "--man")) return cmd_man();
     if (!strcmp(cmd, "--version")) {

@@ -386,6 +386,10 @@ int steps_loop(deck_t *d, mesh_t *m, double t0, int variant, const steps_ops_t *
                 s.time[s.nout++] = (double)k * d->dt;
             }
         }
+    if (root && d->steps % d->output_every) /* a warning: said at every verbosity */
+        fprintf(stderr, "dpamr: warning: steps = %lld is not a multiple of output_every = %d: the last step written "
+                "is %lld, steps %lld..%lld are computed and not saved\n", d->steps, d->output_every,
+                d->steps - d->steps % d->output_every, d->steps - d->steps % d->output_every + 1, d->steps);
     if (root && say) {
         char label[128];
         printf("dpamr run %s: variant=%s, %dD, tile %d^%d, %lld tiles on levels 0..%d, max_level %d, fill %s\n", d->path,

@@ -167,6 +167,12 @@ expect "model object outside the domain" 0 "warning: .*'hill' lies entirely outs
     "$dpamr" mesh ../decks/my.inp mesh_file=outside.hdf model.hill.center="5 5"
 expect "refinement stopped before max_level" 0 "warning: refinement stopped at level .* below max_level 12" \
     "$dpamr" run ../decks/my.inp output=shallow.hdf criterion=jump threshold=0.1 max_level=12
+expect "steps past the last output step, even when quiet" 0 "warning: steps = 3 is not a multiple of output_every = 10: the last step written is 0" \
+    "$dpamr" run "$src/inputs/moving2d.inp" mesh_file="$src/inputs/moving2d.mesh.hdf" steps=3 output=st_%05d.hdf verbosity=quiet
+"$dpamr" mesh ../decks/my.inp mesh_file=quiet.mesh.hdf verbosity=quiet >qm.log 2>&1 || fail "quiet mesh"
+grep -q "needs about" qm.log && fail "mesh verbosity=quiet printed its memory estimate"
+expect "gpu takes no arguments" 1 "'gpu' takes no arguments (got 'extra')" "$dpamr" gpu extra
+expect "--version takes no arguments" 1 "'--version' takes no arguments" "$dpamr" --version extra
 if ! "$dpamr" gpu >/dev/null 2>&1 && ! ldconfig -p 2>/dev/null | grep -q "libcuda.so.1 "; then
     expect "no driver is not called an old driver" 1 "no NVIDIA driver\|built without CUDA" "$dpamr" gpu
 fi

@@ -81,6 +81,7 @@ int main(void)
     expect_error("model.objects = a\nmodel.a.type = box\nmodel.a.center = 0 0\nmodel.a.radius = 1\nmodel.b.velocity = 1 1\n",
                  "object 'b' is not in model.objects (a)");
     expect_error("model.a.colour = red\n", "unknown key (valid keys: ");
+    expect_error("threshold = 0x10\n", "'0x10' is not a decimal number");
     expect_error("criterion_field = nope\n", "not one of the names");
     expect_error("output = out.vtk\n", "must end in .hdf");
     expect_error("root = 65536 1\nmax_level = 20\n", "exceeds");
