@@ -7,6 +7,7 @@
 #include "device/gpu.h"
 #include "device/gpu_common.cuh"
 #include "device/level_scan.cuh"
+#include "src/tmpfile.h"
 
 cudaError_t launch_pdl(const void *kernel, dim3 grid, dim3 block, cudaStream_t s, int pdl, void **args)
 {
@@ -36,8 +37,10 @@ int timeline_write(const char *path, const char *const *names, const unsigned lo
     if (!path || !path[0]) return 0;
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%.4000s.tmp.%ld", path, (long)getpid());
+    dp_tmp_begin(tmp); /* removed if a signal ends the run before the rename (src/tmpfile.h) */
     FILE *fp = fopen(tmp, "w");
     if (!fp) {
+        dp_tmp_done(tmp);
         snprintf(err, errlen, "trace %s: cannot write", path);
         return -1;
     }
@@ -62,9 +65,11 @@ int timeline_write(const char *path, const char *const *names, const unsigned lo
     const int bad = ferror(fp);
     if (fclose(fp) != 0 || bad || rename(tmp, path) != 0) {
         remove(tmp);
+        dp_tmp_done(tmp);
         snprintf(err, errlen, "trace %s: write failed", path);
         return -1;
     }
+    dp_tmp_done(tmp);
     return 0;
 }
 

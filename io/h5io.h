@@ -183,6 +183,10 @@ int h5io_read_step(const char *path, long long *step, double *time, char *err, s
  *  header on the way), with what the file is in what (n bytes; a phrase that follows "PATH exists
  *  and ...", e.g. "was not written by dpamr (...)"). */
 int h5io_is_dpamr_output(const char *path, char *what, size_t n);
+/** Does path carry any trace of dpamr: /dpamr/deck or /dpamr/provenance (1), neither (0), or can it
+ *  not be told (-1: unreadable, an HDF5 format dpamr does not open, a damaged header on the way)?
+ *  `dpamr check` tells a damaged dpamr file (exit 2) from another program's file (exit 1) by it. */
+int h5io_dpamr_trace(const char *path);
 
 #ifdef __cplusplus
 }

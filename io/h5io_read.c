@@ -2106,6 +2106,21 @@ int h5io_is_dpamr_output(const char *path, char *what, size_t n)
     return own;
 }
 
+int h5io_dpamr_trace(const char *path)
+{
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    char err[1200] = "";
+    rctx c = { path, err, sizeof err, -1, "/dpamr", -1, FORMAT_VERSION, 0, NULL };
+    const int sb = r_sb_version(path, NULL, 0);
+    hid_t f = sb >= 2 ? r_open(&c, NULL, 0) : -1;
+    if (f < 0) return sb == -1 ? 0 : -1; /* not HDF5: no trace; unreadable or an old format: cannot tell */
+    const int deck = r_has(&c, f, "dpamr/deck"), prov = r_has(&c, f, "dpamr/provenance");
+    H5Fclose(f);
+    H5Eclear2(H5E_DEFAULT);
+    if (deck > 0 || prov > 0) return 1;
+    return deck < 0 || prov < 0 ? -1 : 0;
+}
+
 int h5io_verify(const char *path, const mesh_t *m, const valid_report_t *v, char *err, size_t errlen)
 {
     return v_verify_file(path, NULL, 0, m, v, VERIFY_ALL, err, errlen);

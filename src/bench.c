@@ -119,10 +119,11 @@ static void json_head(FILE *js, const deck_t *d, const char *device)
 #define JSON_HEAD "{\"deck\":"
 
 /* Is the regular file at path one that `dpamr bench` wrote: a CSV starting with one of its header
- * lines, or a JSON starting as json_head starts with its machine record in the first 4 KiB? */
+ * lines, or a JSON starting as json_head starts with its machine record in the first 32 KiB (after
+ * the deck's path and the device's name, each at most a few KiB)? */
 static int bench_file_is_ours(const char *path, int json)
 {
-    char buf[4097];
+    static char buf[32769];
     FILE *fp = fopen(path, "rb");
     if (!fp) return 0;
     const size_t k = fread(buf, 1, sizeof buf - 1, fp);
@@ -185,9 +186,12 @@ static FILE *open_tmp(const char *path, char *tmp, size_t tn, char *err)
         snprintf(err, ERRLEN, "cannot write %.1000s: the path is too long", path);
         return NULL;
     }
+    dp_tmp_begin(tmp); /* before the file exists: a signal in between finds nothing to remove */
     FILE *fp = fopen(tmp, "w");
-    if (!fp) snprintf(err, ERRLEN, "cannot write %.1000s: %s", path, strerror(errno));
-    else dp_tmp_begin(tmp);
+    if (!fp) {
+        snprintf(err, ERRLEN, "cannot write %.1000s: %s", path, strerror(errno));
+        dp_tmp_done(tmp);
+    }
     return fp;
 }
 
@@ -227,16 +231,19 @@ static double row_floor(const floors_t *f, const row_t *w)
 }
 
 /* The host's copy bandwidth with the cpu engine's threads, as gpu_copy_bandwidth measures the
- * device's: two buffers of 512 MiB (past any cache), each thread's static share first touched by
- * it (so the copy measures memory, not page faults), then 6 copies of the whole buffer by every
- * thread's share at once; read plus write bytes over the fastest of the last 5. 0 or -1. */
+ * device's: two buffers of 256 MiB (past the caches of today's CPUs), each thread's static share
+ * first touched by it (so the copy measures memory, not page faults), then 6 copies of the whole
+ * buffer by every thread's share at once; read plus write bytes over the fastest of the last 5.
+ * 0, or -1 (not measured: the floor is then left out) when the host has not 1 GiB free for them. */
 static int host_copy_bandwidth(double *gbps, int *threads)
 {
-    const size_t bytes = (size_t)512 << 20;
-    char *a = malloc(bytes), *b = malloc(bytes);
-    double best = 1e30;
+    const size_t bytes = (size_t)256 << 20;
+    const long page = sysconf(_SC_PAGESIZE), avail = sysconf(_SC_AVPHYS_PAGES);
     *gbps = 0.0;
     *threads = 1;
+    if (page > 0 && avail > 0 && (double)avail * (double)page < 4.0 * (double)bytes) return -1;
+    char *a = malloc(bytes), *b = malloc(bytes);
+    double best = 1e30;
     if (!a || !b) {
         free(a);
         free(b);

@@ -55,16 +55,16 @@ static int check_failed(const char *msg)
     return 2;
 }
 
-/** A failed check of file: 2 (a difference) when file is dpamr's output, else 1 with why it is not
- *  one (README: 1 when the file cannot be opened as a dpamr file; a mesh from mesh_from_numpy.py, an
- *  HDF5 file of another program). Asked only after a failure: a passing check opens the file once. */
+/** A failed check of file: 2 (a difference) when file carries a trace of dpamr (/dpamr/deck or
+ *  /dpamr/provenance: a dpamr file, damaged or changed, even with one of them deleted), else 1 with
+ *  why it is not one (README: 1 when the file cannot be opened as a dpamr file; a mesh from
+ *  mesh_from_numpy.py, an HDF5 file of another program). Asked only after a failure. */
 static int check_failed_file(const char *file, const char *msg)
 {
-    char what[1500];
-    if (h5io_is_dpamr_output(file, what, sizeof what)) return check_failed(msg);
+    if (h5io_dpamr_trace(file) != 0) return check_failed(msg);
     char err[ERRLEN];
-    snprintf(err, sizeof err, "%.800s: it %.900s, so there is nothing to check (dpamr check verifies files dpamr run or "
-             "dpamr mesh wrote)", file, what);
+    snprintf(err, sizeof err, "%.800s: it was not written by dpamr (no /dpamr/deck, no /dpamr/provenance), so there is "
+             "nothing to check (dpamr check verifies files dpamr run or dpamr mesh wrote)", file);
     return run_die(err);
 }
 

@@ -34,6 +34,8 @@ typedef struct {
     size_t errlen;
     int *slot;          /* open-addressing index of e by key (-1: empty), nslot a power of 2 */
     int nslot;
+    int user;           /* 1: a deck and overrides from the user (deck_load), 0: a deck stored in a file
+                           (deck_parse_text), held to the rules of the version that wrote it */
 } kv_t;
 
 /* s, or its first 200 characters and how long it is, into buf: a message names the value and still
@@ -271,7 +273,8 @@ static int get_ints(kv_t *kv, const char *key, long long *out, int nmin, int nma
         char *end;
         errno = 0;
         long long x = strtoll(tok[i], &end, 10);
-        if (*end || errno) rc = fail(kv, e, "'%s' is not an integer (%s)", tok[i], what);
+        char t[260];
+        if (*end || errno) rc = fail(kv, e, "'%s' is not an integer (%s)", clip(tok[i], t, sizeof t), what);
         else if (x < lo || x > hi) rc = fail(kv, e, "%lld is out of range (%s)", x, what);
         else out[i] = x;
     }
@@ -295,8 +298,12 @@ static int get_doubles(kv_t *kv, const char *key, double *out, int nmin, int nma
         char *end;
         errno = 0;
         double x = strtod(tok[i], &end);
-        if (strpbrk(tok[i], "xX")) rc = fail(kv, e, "'%s' is not a decimal number (%s)", tok[i], what); /* strtod reads hex */
-        else if (*end || errno || !isfinite(x)) rc = fail(kv, e, "'%s' is not a finite number (%s)", tok[i], what);
+        char t[260];
+        /* strtod reads hex (0x10 = 16): refused from the user; a stored deck of an earlier version may hold it */
+        if (kv->user && strpbrk(tok[i], "xX"))
+            rc = fail(kv, e, "'%s' is not a decimal number (%s)", clip(tok[i], t, sizeof t), what);
+        else if (*end || errno || !isfinite(x))
+            rc = fail(kv, e, "'%s' is not a finite number (%s)", clip(tok[i], t, sizeof t), what);
         else out[i] = x;
     }
     free(v);
@@ -349,8 +356,10 @@ static int get_path(kv_t *kv, const char *key, char *out, size_t outlen, const c
     if (r <= 0) return r;
     const entry_t *e = find(kv, key);
     if (e->line > 0 && given[0] != '/' && dir[0]) {
+        char dbuf[260];
         if ((size_t)snprintf(out, outlen, "%s/%s", dir, given) >= outlen)
-            return fail(kv, e, "longer than %zu characters once joined to the deck's folder %s", outlen - 1, dir);
+            return fail(kv, e, "longer than %zu characters once joined to the deck's folder %s", outlen - 1,
+                        clip(dir, dbuf, sizeof dbuf));
     } else {
         snprintf(out, outlen, "%s", given);
     }
@@ -371,9 +380,11 @@ static int get_names(kv_t *kv, const char *key, char (*out)[64], int nmin, int n
         size_t len = strlen(tok[i]);
         int ok = len > 0 && len < 64 && (isalpha((unsigned char)tok[i][0]) || tok[i][0] == '_');
         for (size_t c = 0; ok && c < len; ++c) ok = isalnum((unsigned char)tok[i][c]) || tok[i][c] == '_';
-        if (!ok) rc = fail(kv, e, "'%s' is not a name (a letter or '_', then letters, digits, '_'; < 64 chars)", tok[i]);
+        char t[260];
+        if (!ok) rc = fail(kv, e, "'%s' is not a name (a letter or '_', then letters, digits, '_'; < 64 chars)",
+                           clip(tok[i], t, sizeof t));
         for (int j = 0; rc >= 0 && j < i; ++j)
-            if (strcmp(tok[i], tok[j]) == 0) rc = fail(kv, e, "'%s' is named twice", tok[i]);
+            if (strcmp(tok[i], tok[j]) == 0) rc = fail(kv, e, "'%s' is named twice", clip(tok[i], t, sizeof t));
         if (rc >= 0) strcpy(out[i], tok[i]);
     }
     free(v);
@@ -693,6 +704,7 @@ int deck_pattern_check(const char *pat, size_t *len, char *why, size_t n)
 /* steps, dt, regrid_every, output_every: the time-step keys (after output, whose pattern they check). */
 static int parse_steps(kv_t *kv, deck_t *d)
 {
+    char obuf[260];
     long long v[2];
     int r;
     d->steps = 0;
@@ -721,7 +733,8 @@ static int parse_steps(kv_t *kv, deck_t *d)
     if (deck_pattern_check(d->output, &len, why, sizeof why) < 0) {
         entry_t *e = find(kv, "output");
         return e ? fail(kv, e, "%s", why)
-                 : fail(kv, NULL, "output = %s (the default) with steps = %lld: %s", d->output, d->steps, why);
+                 : fail(kv, NULL, "output = %s (the default) with steps = %lld: %s", clip(d->output, obuf, sizeof obuf),
+                        d->steps, why);
     }
     return 0;
 }
@@ -954,7 +967,7 @@ int deck_parse_text(deck_t *d, const char *origin, const char *text, char *err, 
 {
     memset(d, 0, sizeof *d);
     snprintf(d->path, sizeof d->path, "%s", origin);
-    kv_t kv = { NULL, 0, 0, origin, err, errlen, NULL, 0 };
+    kv_t kv = { NULL, 0, 0, origin, err, errlen, NULL, 0, 0 };
     int rc = parse_text(&kv, text);
     if (rc == 0) rc = schema(&kv, d, origin);
     return finish(d, &kv, rc);
@@ -1004,7 +1017,7 @@ int deck_load(deck_t *d, const char *path, int noverride, char **overrides, char
         snprintf(err, errlen, "%s: not a text deck (contains a NUL byte)", path);
         return -1;
     }
-    kv_t kv = { NULL, 0, 0, path, err, errlen, NULL, 0 };
+    kv_t kv = { NULL, 0, 0, path, err, errlen, NULL, 0, 1 };
     int rc = parse_text(&kv, text);
     free(text);
     for (int i = 0; rc == 0 && i < noverride; ++i) {

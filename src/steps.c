@@ -114,9 +114,12 @@ static int series_write(const deck_t *d, const series_t *s, char *err, size_t n)
 {
     char tmp[8400];
     snprintf(tmp, sizeof tmp, "%.8300s.tmp.%ld", s->series, (long)getpid());
+    dp_tmp_begin(tmp); /* before the file exists: a signal in between finds nothing to remove */
     FILE *fp = fopen(tmp, "w");
-    if (!fp) return snprintf(err, n, "cannot write the series %.1000s: %s", s->series, strerror(errno)), -1;
-    dp_tmp_begin(tmp);
+    if (!fp) {
+        dp_tmp_done(tmp);
+        return snprintf(err, n, "cannot write the series %.1000s: %s", s->series, strerror(errno)), -1;
+    }
     fprintf(fp, "{\n  \"file-series-version\" : \"1.0\",\n  \"files\" : [\n");
     for (long long i = 0; i < s->nout; ++i) {
         char name[8300], num[40];
@@ -370,6 +373,12 @@ int steps_loop(deck_t *d, mesh_t *m, double t0, int variant, const steps_ops_t *
         steps_file_name(d->output, from + (d->output_every - from % d->output_every) % d->output_every, first,
                         sizeof first);
         if (replacing >= 0 && run_check_output("output", first, h5io_raw_bytes(m, ntiles), err, sizeof err) != 0)
+            replacing = -1;
+        /* the longest names too: the last step's (its number has the most digits) and the series' */
+        char last[8300];
+        steps_file_name(d->output, d->steps - d->steps % d->output_every, last, sizeof last);
+        if (replacing >= 0 && (run_check_output("output", last, 0.0, err, sizeof err) != 0 ||
+                               run_check_output("output", s.series, 0.0, err, sizeof err) != 0))
             replacing = -1;
     }
     if (o->agree(o->ctx, replacing >= 0, err, sizeof err) != 0) {

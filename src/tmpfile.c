@@ -6,6 +6,7 @@
 
 #include <limits.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -29,6 +30,7 @@ int dp_tmp_begin(const char *tmp)
     for (int i = 0; i < DP_TMP_SLOTS; ++i)
         if (!slot_used[i]) {
             memcpy(slot_path[i], tmp, strlen(tmp) + 1);
+            atomic_signal_fence(memory_order_seq_cst); /* the path is complete before the flag is seen */
             slot_used[i] = 1;
             return 0;
         }
@@ -38,7 +40,10 @@ int dp_tmp_begin(const char *tmp)
 void dp_tmp_done(const char *tmp)
 {
     for (int i = 0; i < DP_TMP_SLOTS; ++i)
-        if (slot_used[i] && strcmp(slot_path[i], tmp) == 0) slot_used[i] = 0;
+        if (slot_used[i] && strcmp(slot_path[i], tmp) == 0) {
+            slot_used[i] = 0;
+            atomic_signal_fence(memory_order_seq_cst); /* cleared before the path may be reused */
+        }
 }
 
 static void on_signal(int sig)

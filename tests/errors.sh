@@ -34,6 +34,7 @@ expect_error "a file line made wrong by an override names the override" "key 'ro
     run ok dim=3
 expect_error "an object's keys without the object in model.objects" "object 'hill' is not in model.objects (disc)" \
     run ok model.objects=disc
+expect_error "a hex number from the user" "'0x10' is not a decimal number" run ok threshold=0x10
 long=$(printf 'v%.0s' $(seq 1 5000))
 expect_error "a long value is cut, the reason stays" "mesh_file=v\{200\}\.\.\. (5004 characters)': longer than 4095 characters" \
     run ok mesh_file="$long.hdf"

@@ -118,9 +118,18 @@ static void test_row_flags(int dim)
             char what[64];
             snprintf(what, sizeof what, "%dD B=%d trial %d", dim, B, trial);
             check_tile_flags(&p, u, trial % 3 ? 1.0 : 0.25, what);
-            /* the prolongation's rows of bricks on the same values: the bricks' bits, NaN included */
+            /* the prolongation's rows of bricks on the same values, and on values that change along every
+               axis (random, some odd: slopes on all three axes, so the order of their sum shows): the
+               bricks' bits and dp_prolong's, NaN included */
+            if (trial % 2) {
+                for (int c = 0; c < cells; ++c) {
+                    seed = seed * 1103515245u + 12345u;
+                    const unsigned r = seed >> 8;
+                    u[c] = r % 89 == 0 ? odd[r % (unsigned)nodd] : (float)(r % 20011u) * 1.37e-4f - 1.3f;
+                }
+            }
             float *a = malloc(sizeof(float) * (size_t)cells), *b = malloc(sizeof(float) * (size_t)cells);
-            int same = 1;
+            int same = 1, ref_same = 1;
             for (int o = 0; o < (1 << dim); ++o) {
                 for (int Z = 0; Z < (dim == 3 ? B / 2 : 1); ++Z)
                     for (int Y = 0; Y < B / 2; ++Y) {
@@ -133,8 +142,16 @@ static void test_row_flags(int dim)
                         }
                     }
                 same &= memcmp(a, b, sizeof(float) * (size_t)cells) == 0;
+                /* and the independent per-cell reference, dp_prolong (not built on dp_prolong_child) */
+                for (int z = 0; z < (dim == 3 ? B : 1); ++z)
+                    for (int y = 0; y < B; ++y)
+                        for (int x = 0; x < B; ++x) {
+                            const float ref = dp_prolong(dim, B, u, o, x, y, z);
+                            ref_same &= memcmp(&ref, &a[x + B * (y + B * z)], sizeof ref) == 0;
+                        }
             }
             CHECK(same, "%s: dp_prolong_row gives dp_prolong_brick's bits in every octant", what);
+            CHECK(ref_same, "%s: dp_prolong_row gives dp_prolong's bits, cell by cell, in every octant", what);
             free(a);
             free(b);
         }
@@ -315,7 +332,8 @@ static void test_model(void)
         int same = 1, untouched = 1, rows = 0;
         for (int dim = 2; dim <= 3; ++dim)
             for (int B = 4; B <= 32; B *= 2)
-                for (int nobj = 1; nobj <= DP_MAX_OBJECTS; nobj += 5) {
+                for (int nobj = 1; nobj <= DP_MAX_OBJECTS; nobj += 5)
+                for (int mode = 0; mode < 2; ++mode) {
                     p.dim = dim;
                     p.B = B;
                     p.nf = 1 + (nobj + B) % DP_MAX_FIELDS;
@@ -330,8 +348,15 @@ static void test_model(void)
                             ob->radius[a] = 0.05 + (double)(seed >> 8) / 16777216.0 * 0.4;
                         }
                         for (int f = 0; f < DP_MAX_FIELDS; ++f) {
-                            ob->inside[f] = 1.0 + 0.37 * o - 0.11 * f;
-                            ob->outside[f] = 0.01 * (f - o);
+                            if (mode == 0) { /* moderate values, a -0.0 outside among them */
+                                ob->inside[f] = 1.0 + 0.37 * o - 0.11 * f;
+                                ob->outside[f] = (o + f) % 3 == 0 ? -0.0 : 0.01 * (f - o);
+                            } else { /* pairs of objects whose outside values, +-1e15, cancel: the double sum's
+                                        order shows in the float written (a reassociated sum fails here) */
+                                const double big = 1e15 * (1.0 + 0.125 * (o / 2));
+                                ob->outside[f] = o % 2 ? -big : big;
+                                ob->inside[f] = ob->outside[f] + 0.37 + 0.01 * f;
+                            }
                         }
                     }
                     const int level = 2 + B % 5;
