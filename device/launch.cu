@@ -36,7 +36,10 @@ int timeline_write(const char *path, const char *const *names, const unsigned lo
 {
     if (!path || !path[0]) return 0;
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%.4000s.tmp.%ld", path, (long)getpid());
+    if (dp_tmp_name(path, 0, tmp, sizeof tmp) != 0) {
+        snprintf(err, errlen, "trace %.1000s: the path is too long", path);
+        return -1;
+    }
     dp_tmp_begin(tmp); /* removed if a signal ends the run before the rename (src/tmpfile.h) */
     FILE *fp = fopen(tmp, "w");
     if (!fp) {

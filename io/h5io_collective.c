@@ -91,7 +91,7 @@ int h5io_write_dist(const char *path, const mesh_t *part, const h5io_dist_t *dis
     char *tmp = malloc(tl);
     hid_t fapl = -1, f = -1;
     if (ok && !tmp) ok = (h5i_seterr(err, errlen, "cannot write %s: out of memory", path), 0);
-    if (ok) snprintf(tmp, tl, "%s.tmp.%ld", path, pid);
+    if (ok) dp_tmp_name(path, pid, tmp, tl); /* tl holds it: the path, ".tmp." and a pid */
     if (ok && rank == 0)
         ok = w_target_ok(path, err, errlen) == 0 && w_room(path, tmp, h5io_raw_bytes(part, head.ntiles), err, errlen) == 0;
     /* H5Pset_fapl_mpio duplicates the communicator, a collective: every rank or none gets there */

@@ -891,7 +891,7 @@ int h5io_out_open(const char *path, const mesh_t *m, int progress, h5io_out_t **
         h5io_out_abort(o);
         return -1;
     }
-    snprintf(tmp, tl, "%s.tmp.%ld", path, (long)getpid());
+    dp_tmp_name(path, 0, tmp, tl); /* tl holds it: the path, ".tmp." and a pid */
     if (w_target_ok(path, err, errlen) != 0 || w_room(path, tmp, h5io_raw_bytes(m, m->ntiles), err, errlen) != 0) {
         free(tmp);
         h5io_out_abort(o);

@@ -113,7 +113,8 @@ typedef struct {
 static int series_write(const deck_t *d, const series_t *s, char *err, size_t n)
 {
     char tmp[8400];
-    snprintf(tmp, sizeof tmp, "%.8300s.tmp.%ld", s->series, (long)getpid());
+    if (dp_tmp_name(s->series, 0, tmp, sizeof tmp) != 0)
+        return snprintf(err, n, "cannot write the series %.1000s: the path is too long", s->series), -1;
     dp_tmp_begin(tmp); /* before the file exists: a signal in between finds nothing to remove */
     FILE *fp = fopen(tmp, "w");
     if (!fp) {
