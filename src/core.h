@@ -406,13 +406,12 @@ static inline DP_HD void dp_prolong_row(int dim, int B, const float *u, int o, i
 
 /* ---- model ------------------------------------------------------------------------------- */
 
-/* exp(x) for x <= 0 from basic IEEE operations only (no libm), so host and device agree to the
- * bit. Cody-Waite reduction x = k ln2 + r, |r| <= ln2/2, degree-13 Taylor polynomial (relative
- * error below 1e-15), then scaling by 2^k built from the exponent bits. */
-static inline DP_HD double dp_exp(double x)
+/* exp(x) for x in [-708, 0] from basic IEEE operations only (no libm), so host and device agree to
+ * the bit. Cody-Waite reduction x = k ln2 + r, |r| <= ln2/2, degree-13 Taylor polynomial (relative
+ * error below 1e-15), then scaling by 2^k built from the exponent bits. No branch: dp_exp and
+ * dp_exp_row clamp the argument first. */
+static inline DP_HD double dp_exp_core(double x)
 {
-    if (!(x > -708.0)) return 0.0; /* also maps NaN to 0: callers pass -|q| */
-    if (x > 0.0) x = 0.0;
     const double ln2_hi = 6.93147180369123816490e-01;
     const double ln2_lo = 1.90821492927058770002e-10;
     const double inv_ln2 = 1.44269504088896338700e+00;
@@ -434,10 +433,32 @@ static inline DP_HD double dp_exp(double x)
     s = s * r + 0.5;
     s = s * r + 1.0;
     s = s * r + 1.0;
-    /* 2^k for k in [-1022, 0]; below that the result underflows to 0 in the check above */
+    /* 2^k for k in [-1022, 0]; below that the result underflows to 0 (the callers' clamp) */
     union { uint64_t u; double d; } two_k;
     two_k.u = (uint64_t)(k + 1023) << 52;
     return s * two_k.d;
+}
+
+/* exp(x) for x <= 0: 0 below -708 (and for NaN: callers pass -|q|), exp(0) = 1 above 0. */
+static inline DP_HD double dp_exp(double x)
+{
+    if (!(x > -708.0)) return 0.0;
+    if (x > 0.0) x = 0.0;
+    return dp_exp_core(x);
+}
+
+/* dp_exp of n values in place, the same bits, with the branches as selects: the argument clamped
+ * into dp_exp_core's range first (so no NaN or out-of-range value reaches its conversion to int),
+ * the result replaced after, so the loop has no branch and out-of-order cores overlap the
+ * polynomials of successive values (the CPU's model tables, dp_model_table). */
+static inline void dp_exp_row(double *v, int n)
+{
+    for (int i = 0; i < n; ++i) {
+        const double x = v[i];
+        const int in = x > -708.0;
+        const double e = dp_exp_core(in ? (x > 0.0 ? 0.0 : x) : 0.0);
+        v[i] = in ? e : 0.0;
+    }
 }
 
 /* Object ob's term on axis a at coordinate xa: |(xa - c_a) / r_a|. */
@@ -543,6 +564,28 @@ static inline DP_HD double dp_model_table_entry(const dp_params *p, const int32_
 {
     const int B = p->B, x = e % B, a = (e / B) % p->dim, o = e / (B * p->dim);
     return dp_axis_v(&p->obj[o], a, dp_centre(p, a, tc[a], x, h));
+}
+
+/* The whole model table of the tile at coordinates tc and spacing h into T, entry e equal to
+ * dp_model_table_entry(p, tc, h, e) bit for bit (the same operations per entry: dp_axis_t, then the
+ * square, then dp_exp for a gaussian, as dp_axis_v), computed a row of B entries at a time with the
+ * object's kind tested once per row: the CPU's form (tile_fill), where one entry at a time spent
+ * most of a model fill in the latency of dp_exp's polynomial. */
+static inline void dp_model_table(const dp_params *p, const int32_t *tc, double h, double *T)
+{
+    const int B = p->B, dim = p->dim;
+    for (int o = 0; o < p->nobj; ++o) {
+        const dp_object *ob = &p->obj[o];
+        for (int a = 0; a < dim; ++a) {
+            double *v = T + (o * dim + a) * B;
+            for (int x = 0; x < B; ++x) v[x] = dp_axis_t(ob, a, dp_centre(p, a, tc[a], x, h));
+            if (ob->kind == DP_OBJ_BOX) continue;
+            for (int x = 0; x < B; ++x) v[x] = v[x] * v[x];
+            if (ob->kind == DP_OBJ_ELLIPSOID) continue;
+            for (int x = 0; x < B; ++x) v[x] = -v[x];
+            dp_exp_row(v, B);
+        }
+    }
 }
 
 /* dp_model_cells from the tile's model table T: the same arithmetic, no division per cell. */

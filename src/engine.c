@@ -62,7 +62,7 @@ int engine_regrid_begin(engine_regrids_t *e, int variant, const deck_t *d, const
 int engine_regrid_next(engine_regrids_t *e, mesh_t *m, double t, regrid_report_t *r, char *err, size_t errlen)
 {
     if (e->variant == DP_VARIANT_CPU) {
-        const int rc = regrid_cpu(e->d, m, t, r, err, errlen);
+        const int rc = regrid_cpu(e->d, m, &e->spare, t, r, err, errlen);
         r->device_launches = -1;
         return rc;
     }
@@ -83,6 +83,7 @@ void engine_regrid_end(engine_regrids_t *e)
 {
     gpu_regrid_close(e->g);
     e->g = NULL;
+    mesh_free(&e->spare);
 }
 
 int engine_regrid(int variant, const deck_t *d, mesh_t *m, double t, regrid_report_t *r, char *err, size_t errlen)

@@ -35,6 +35,7 @@ typedef struct {
     int variant;
     const deck_t *d;
     struct gpu_regrid *g; /* the GPU variants' resident mesh (device/gpu.h) */
+    mesh_t spare;         /* cpu: the store the next regrid builds in (regrid_cpu) */
     int stale;            /* the host mesh is older than the device's */
 } engine_regrids_t;
 

@@ -42,18 +42,40 @@ int regrid_totals(const dp_params *p, const mesh_t *m, double *sum, double *abs)
     return 0;
 }
 
-/* Grow the new mesh and its old-index array to hold k tiles. 0 or -1. */
-static int grow(mesh_t *nm, dp_tidx **old, dp_tidx k)
+/* Grow the new mesh and its old-index array to hold k tiles (by a quarter at least: a regrid
+ * changes few tiles, and each growth of the store is a copy). 0 or -1. */
+static int grow(mesh_t *nm, dp_tidx **old, dp_tidx *oldcap, dp_tidx k)
 {
-    if (k <= nm->cap) return 0;
-    dp_tidx cap = nm->cap * 2 > k ? nm->cap * 2 : k;
-    dp_tidx *o = realloc(*old, (size_t)cap * sizeof *o);
-    if (!o) return -1;
-    *old = o;
-    return mesh_reserve_unset(nm, cap); /* not cleared: the rebuild writes every tile it adds */
+    if (k > nm->cap) {
+        const dp_tidx cap = nm->cap + nm->cap / 4 > k ? nm->cap + nm->cap / 4 : k;
+        if (mesh_reserve_unset(nm, cap) != 0) return -1; /* not cleared: the rebuild writes every tile it adds */
+    }
+    if (k > *oldcap) {
+        dp_tidx *o = realloc(*old, (size_t)nm->cap * sizeof *o);
+        if (!o) return -1;
+        *old = o;
+        *oldcap = nm->cap;
+    }
+    return 0;
 }
 
-int regrid_cpu(const deck_t *d, mesh_t *m, double t, regrid_report_t *r, char *err, size_t errlen)
+/* The store the new hierarchy is built in: m's header with the spare's arrays (at least n tiles),
+ * or new arrays. Not cleared: every tile of the new mesh is written whole (its metadata, childmask
+ * and cells) before anything reads it; tiles past its ntiles are never read. 0 or -1. */
+static int new_store(const mesh_t *m, mesh_t *spare, dp_tidx n, mesh_t *nm)
+{
+    *nm = *m;
+    if (!spare || spare->cap == 0) return mesh_alloc_unset(nm, n > 0 ? n : 1);
+#define TAKE_ARRAY(name, type, per) nm->name = spare->name;
+    DP_TILE_ARRAYS(TAKE_ARRAY)
+#undef TAKE_ARRAY
+    for (int f = 0; f < DP_MAX_FIELDS; ++f) nm->field[f] = spare->field[f];
+    nm->cap = spare->cap;
+    memset(spare, 0, sizeof *spare); /* the arrays are nm's now */
+    return mesh_reserve_unset(nm, n);
+}
+
+int regrid_cpu(const deck_t *d, mesh_t *m, mesh_t *spare, double t, regrid_report_t *r, char *err, size_t errlen)
 {
     memset(r, 0, sizeof *r);
     for (int L = 0; L < DP_MAX_LEVELS; ++L) r->level_ms[L] = -1.0;
@@ -89,12 +111,12 @@ int regrid_cpu(const deck_t *d, mesh_t *m, double t, regrid_report_t *r, char *e
     r->restrict_ms = t2 - t1;
 
     /* 3. rebuild from the roots. first[] = each old tile's first child (children are consecutive) */
-    dp_tidx *first = malloc((size_t)(n > 0 ? n : 1) * sizeof *first), *old = NULL;
-    mesh_t nm = *m;
-    /* not cleared: every tile of the new mesh is written whole (its metadata, childmask and cells)
-     * before anything reads it; tiles past nm.ntiles are never read */
-    int ok = first && mesh_alloc_unset(&nm, n > 0 ? n : 1) == 0;
+    dp_tidx *first = malloc((size_t)(n > 0 ? n : 1) * sizeof *first), *old = NULL, oldcap = 0;
+    mesh_t nm;
+    memset(&nm, 0, sizeof nm);
+    int ok = first && new_store(m, spare, n, &nm) == 0;
     if (ok) ok = (old = malloc((size_t)nm.cap * sizeof *old)) != NULL;
+    if (ok) oldcap = nm.cap;
     uint8_t *mask = NULL;
     dp_tidx *off = NULL;
     if (!ok) goto oom;
@@ -131,7 +153,7 @@ int regrid_cpu(const deck_t *d, mesh_t *m, double t, regrid_report_t *r, char *e
                      L + 1, t, (long long)(at + total), cap, (long long)(at + total));
             goto fail;
         }
-        if (grow(&nm, &old, at + total) != 0) goto oom;
+        if (grow(&nm, &old, &oldcap, at + total) != 0) goto oom;
         const dp_tiles T = mesh_tiles(&nm);
         long long kk = 0, ka = 0;
 #pragma omp parallel for schedule(dynamic, 16) reduction(+ : kk, ka)
@@ -179,7 +201,12 @@ int regrid_cpu(const deck_t *d, mesh_t *m, double t, regrid_report_t *r, char *e
         kept += b.from_old;
         added += b.added - b.from_old;
     }
-    mesh_free(m);
+    if (spare) {
+        *spare = *m; /* m's old arrays, for the next regrid */
+        spare->ntiles = 0;
+    } else {
+        mesh_free(m);
+    }
     *m = nm;
     r->rebuild_ms = timer_ms() - t2;
     r->tiles_after = m->ntiles;
@@ -203,6 +230,9 @@ fail:
     free(off);
     free(first);
     free(old);
-    if (nm.cap > 0 && nm.level != m->level) mesh_free(&nm);
+    if (nm.cap > 0 && nm.level != m->level) {
+        if (spare) *spare = nm; /* back to the spare, as grown */
+        else mesh_free(&nm);
+    }
     return -1;
 }

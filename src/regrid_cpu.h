@@ -10,8 +10,11 @@
 
 /** Regrid m (canonical, complete to max_level) to time t = step x dt: sample, restrict (prolong),
  *  flag top-down, keep, add and drop children; m is replaced by the new hierarchy in canonical
- *  order. 0, or -1 with err (m unchanged in structure then, its cells resampled). */
-int regrid_cpu(const deck_t *d, mesh_t *m, double t, regrid_report_t *r, char *err, size_t errlen);
+ *  order. spare: NULL, or arrays the caller keeps between regrids (zeroed before the first): the
+ *  new hierarchy is built in them (grown when short) and m's old arrays go there for the next
+ *  regrid, so a sequence of regrids allocates (and the kernel zeroes the pages of) two stores, not
+ *  one per step. 0, or -1 with err (m unchanged in structure then, its cells resampled). */
+int regrid_cpu(const deck_t *d, mesh_t *m, mesh_t *spare, double t, regrid_report_t *r, char *err, size_t errlen);
 
 /** The composite totals of every field (sum of value x cell volume over the cells without a child)
  *  into sum[f] and their absolute values into abs[f]: per-tile sums (tile_leaf_sum) added in

@@ -48,9 +48,8 @@ void tile_fill(const dp_params *p, mesh_t *m, dp_tidx t, dp_tidx parent, int oct
     /* the model through the tile's table of axis terms */
     double T[DP_MAX_OBJECTS * 3 * 32];
     const double h = dp_spacing(p, level);
-    const int nt = dp_model_table_size(p);
-    assert(nt <= (int)(sizeof T / sizeof T[0]));
-    for (int e = 0; e < nt; ++e) T[e] = dp_model_table_entry(p, c, h, e);
+    assert(dp_model_table_size(p) <= (int)(sizeof T / sizeof T[0]));
+    dp_model_table(p, c, h, T);
     for (int z = 0; z < nz; ++z)
         for (int y = 0; y < B; ++y) dp_model_row(p, T, 0, B, y, z, dst, (size_t)B * (y + B * z));
 }

@@ -1,4 +1,5 @@
 /* test_core.c - the shared numerics of src/core.h: Morton keys, dp_exp, criterion, prolongation. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,34 @@ static void test_exp(void)
     CHECK(worst < 1e-14, "dp_exp relative error %.3g", worst);
     CHECK(dp_exp(0.0) == 1.0, "exp(0) = %.17g", dp_exp(0.0));
     CHECK(dp_exp(-1000.0) == 0.0 && dp_exp(NAN) == 0.0, "underflow and NaN map to 0");
+
+    /* dp_exp_row (the CPU's model tables) gives dp_exp's bits for every argument, the clamps'
+       edges and the values they replace included */
+    {
+        double v[64], w[64];
+        const double special[] = { 0.0, -0.0, 1e-300, 3.0, INFINITY, -INFINITY, NAN, -NAN, -708.0,
+                                   nextafter(-708.0, 0.0), nextafter(-708.0, -1000.0), -707.9, -745.2,
+                                   -1e300, -DBL_MIN, -5e-324, -0.5 * 0.6931471805599453, -1.0 };
+        const int ns = (int)(sizeof special / sizeof special[0]);
+        int same = 1;
+        uint64_t r = 88172645463325252ull;
+        for (int round = 0; round < 2000; ++round) {
+            const int n = 1 + round % 64;
+            for (int i = 0; i < n; ++i) {
+                r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+                if (round % 3 == 0) v[i] = special[r % (uint64_t)ns];
+                else if (round % 3 == 1) v[i] = -750.0 * (double)(r >> 11) / 9007199254740992.0;
+                else memcpy(&v[i], &r, sizeof r); /* any bit pattern */
+                w[i] = v[i];
+            }
+            dp_exp_row(w, n);
+            for (int i = 0; i < n; ++i) {
+                const double e = dp_exp(v[i]);
+                same &= memcmp(&e, &w[i], sizeof e) == 0;
+            }
+        }
+        CHECK(same, "dp_exp_row gives dp_exp's bits (special values, [-750, 0], random bit patterns)");
+    }
 }
 
 /* The reference for dp_tile_flags, the flag loop every engine and validation run: written
@@ -311,6 +340,9 @@ static void test_model(void)
             const int32_t c[3] = { 5 << level >> 1, 3 << level >> 1, dim == 3 ? 7 << level >> 2 : 0 };
             const double h = dp_spacing(&p, level);
             for (int e = 0; e < dp_model_table_size(&p); ++e) T[e] = dp_model_table_entry(&p, c, h, e);
+            double T2[DP_MAX_OBJECTS * 3 * 32];
+            dp_model_table(&p, c, h, T2);
+            same &= memcmp(T, T2, sizeof(double) * (size_t)dp_model_table_size(&p)) == 0;
             for (int z = 0; z < (dim == 3 ? p.B : 1); ++z)
                 for (int y = 0; y < p.B; ++y)
                     for (int x = 0; x < p.B; ++x) {
@@ -320,7 +352,7 @@ static void test_model(void)
                         same &= memcmp(a, b, sizeof(float) * (size_t)p.nf) == 0;
                     }
         }
-        CHECK(same, "%dD: dp_model_cells_tab gives dp_model_cells' bits", dim);
+        CHECK(same, "%dD: dp_model_table gives dp_model_table_entry's bits, dp_model_cells_tab dp_model_cells'", dim);
     }
 
     /* dp_model_row (tile_fill's model path) gives every cell of its row the per-cell reference's
@@ -364,6 +396,9 @@ static void test_model(void)
                     const double h = dp_spacing(&p, level);
                     double T[DP_MAX_OBJECTS * 3 * 32];
                     for (int e = 0; e < dp_model_table_size(&p); ++e) T[e] = dp_model_table_entry(&p, c, h, e);
+                    double T2[DP_MAX_OBJECTS * 3 * 32];
+                    dp_model_table(&p, c, h, T2); /* tile_fill's table: the same bits */
+                    same &= memcmp(T, T2, sizeof(double) * (size_t)dp_model_table_size(&p)) == 0;
                     float row[DP_MAX_FIELDS][DP_ROW_MAX + 2];
                     float *dst[DP_MAX_FIELDS];
                     for (int f = 0; f < DP_MAX_FIELDS; ++f) dst[f] = row[f];
@@ -387,7 +422,7 @@ static void test_model(void)
                                         if (f >= p.nf || i == 0 || i > n) untouched &= row[f][i] == -7.0f;
                             }
                 }
-        CHECK(same, "dp_model_row gives dp_model_cells' bits (%d rows)", rows);
+        CHECK(same, "dp_model_table and dp_model_row give the per-entry and per-cell references' bits (%d rows)", rows);
         CHECK(untouched, "dp_model_row writes only its n cells of its nf fields");
     }
 
