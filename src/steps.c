@@ -89,16 +89,31 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
-/* Is the existing file at path a series dpamr wrote (its marker in the first 4 KB)? */
+/* Is the existing file at path a series dpamr wrote: its JSON header first and its marker within
+ * the last 4 KB (series_write puts it after the list of files, which grows with the run)? 1, 0, or
+ * -1 with errno when it cannot be read. */
 static int series_is_own(const char *path)
 {
+    static const char head[] = "{\n  \"file-series-version\" : \"1.0\"";
     FILE *fp = fopen(path, "rb");
-    if (!fp) return 0;
+    if (!fp) return -1;
     char buf[4097];
-    const size_t k = fread(buf, 1, sizeof buf - 1, fp);
+    size_t k = fread(buf, 1, sizeof head - 1, fp);
+    int own = k == sizeof head - 1 && memcmp(buf, head, k) == 0;
+    if (own) { /* the last 4 KB (or the whole file) */
+        const long size = fseek(fp, 0, SEEK_END) == 0 ? ftell(fp) : -1;
+        own = size >= 0 && fseek(fp, size > 4096 ? size - 4096 : 0, SEEK_SET) == 0;
+        k = own ? fread(buf, 1, sizeof buf - 1, fp) : 0;
+        buf[k] = '\0';
+        own = own && strstr(buf, SERIES_MARK) != NULL;
+    }
+    const int bad = ferror(fp);
     fclose(fp);
-    buf[k] = '\0';
-    return strstr(buf, SERIES_MARK) != NULL && strncmp(buf, "{\n  \"file-series-version\" : \"1.0\"", 33) == 0;
+    if (bad) {
+        errno = EIO;
+        return -1;
+    }
+    return own;
 }
 
 /** What a run writes: the steps with a file, their names, the series. */
@@ -156,7 +171,11 @@ static long long check_outputs(const deck_t *d, long long from, const char *seri
         if (!S_ISREG(st.st_mode))
             return snprintf(err, n, "the series %.1000s exists and is not a regular file: dpamr writes only new files "
                                     "or replaces its own; choose another output", series), -1;
-        if (!series_is_own(series))
+        const int own = series_is_own(series);
+        if (own < 0)
+            return snprintf(err, n, "cannot read the series %.1000s (to see whether dpamr wrote it): %s", series,
+                            strerror(errno)), -1;
+        if (!own)
             return snprintf(err, n, "the series %.1000s exists and was not written by dpamr: dpamr never writes over "
                                     "a file it did not write; move it away or choose another output", series), -1;
         if (d->overwrite == DP_OVERWRITE_NEVER)

@@ -6,7 +6,8 @@
 #    accepts steps 0, 50 and 100; the shipped mesh is what `dpamr mesh` makes;
 #  - the same steps on one thread give the same datasets;
 #  - restart: from step 40's file and from step 0's, the continued series equals the uninterrupted
-#    one (every dataset of every later file, and the series file, byte for byte);
+#    one (every dataset of every later file, and the series file, byte for byte); from step 99 in
+#    place, over the run's own series (4.5 KB: its marker past the first 4 KB);
 #  - inputs/moving3d.inp (fill = model, regrid every 2, a file every 4): validated; step 8's file is
 #    the first build of the objects moved to t = 8 dt, byte for byte;
 #  - steps = 0 keeps the single build: the same datasets as the deck without the step keys, and no
@@ -77,6 +78,12 @@ for k in 0 40; do
     cmp "$work/a/r.hdf.series" "$work/c/r.hdf.series" || fail "restart from $k: the series file differs"
     echo "restart from step $k: steps 41, 77, 100 and the series identical"
 done
+
+echo "== restart in place from step 99: its own series of 101 files (over 4 KB) is replaced, unchanged"
+cp "$work/a/r.hdf.series" "$work/a/series.before"
+(cd "$work/a" && "$dpamr" run "$d2" variant=cpu output=r_%05d.hdf output_every=1 mesh_file=r_00099.hdf \
+    verbosity=quiet >/dev/null) || fail "restart in place from step 99 (series of $(wc -c <"$work/a/series.before") bytes)"
+cmp "$work/a/series.before" "$work/a/r.hdf.series" || fail "restart in place: the series differs"
 
 echo "== moving3d: fill = model, regrid every 2, a file every 4"
 if ! (cd "$work/e" && "$dpamr" run "$d3" variant=cpu output=s_%05d.hdf >run.log 2>&1); then
