@@ -1,5 +1,6 @@
 /* launch.cu - the one host-side launch helper (PDL bit on or off), the device timeline's download and trace
  * writer, the reset of the level scans (level_scan.cuh). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -40,11 +41,10 @@ int timeline_write(const char *path, const char *const *names, const unsigned lo
         snprintf(err, errlen, "trace %.1000s: the path is too long", path);
         return -1;
     }
-    dp_tmp_begin(tmp); /* removed if a signal ends the run before the rename (src/tmpfile.h) */
-    FILE *fp = fopen(tmp, "w");
+    FILE *fp = dp_tmp_fopen(tmp); /* removed if a signal ends the run before the rename (src/tmpfile.h) */
     if (!fp) {
-        dp_tmp_done(tmp);
-        snprintf(err, errlen, "trace %s: cannot write", path);
+        snprintf(err, errlen, "trace %.1000s: cannot write its temporary file %.1000s: %s", path, tmp,
+                 dp_tmp_strerror(errno));
         return -1;
     }
     unsigned long long t0 = ~0ull;

@@ -109,10 +109,11 @@ int h5io_write_dist(const char *path, const mesh_t *part, const h5io_dist_t *dis
         ok = (h5i_seterr(err, errlen, "cannot write %s: setting up parallel HDF5 (MPI-IO) failed", path), 0);
     int rc = -1;
     if (dp_agree(comm, ok, err, errlen) == 0) {
-        if (rank == 0) dp_tmp_begin(tmp); /* removed by SIGINT, SIGTERM or SIGHUP until renamed */
-        f = w_create(&c, tmp, fapl); /* collective */
+        int taken = 0;
+        f = w_create(&c, tmp, fapl, &taken); /* collective; exclusive (a name taken since w_room: not ours) */
+        if (rank == 0 && f >= 0) dp_tmp_begin(tmp); /* removed by SIGINT, SIGTERM or SIGHUP until renamed */
         if (dp_agree(comm, f >= 0, err, errlen) != 0) {
-            if (rank == 0) remove(tmp), dp_tmp_done(tmp); /* a create that failed part-way (a full disk) leaves a file */
+            if (rank == 0 && !taken) remove(tmp), dp_tmp_done(tmp); /* a create that failed part-way (a full disk) leaves a file */
             w_open_all_or_abort(comm, f, err);
         } else {
             /* collective from here: every rank makes the same calls, and the leaf writers agree

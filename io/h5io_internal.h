@@ -129,7 +129,7 @@ int w_target_ok(const char *path, char *err, size_t errlen);
 /** The file format written (HDF5 1.8 to 1.10: checksummed metadata). 0 or -1. */
 int w_format(hid_t fapl);
 /** Create the temporary file; message with errno when the system refused it. */
-hid_t w_create(wctx *c, const char *tmp, hid_t fapl);
+hid_t w_create(wctx *c, const char *tmp, hid_t fapl, int *taken);
 /** The /VTKHDF group with /dpamr's tree (first in the file: the tree and every level's AMRBox, then
  *  the cells), and then the rest of the /dpamr group (meta's provenance, deck and validation). In
  *  the read-back pass (c->verify) the same traversal opens and compares instead of creating. */

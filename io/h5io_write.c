@@ -772,8 +772,8 @@ double h5io_raw_bytes(const mesh_t *m, dp_tidx ntiles)
     return (double)ntiles * (33.0 + (double)mesh_cells(m) * 4.0 * m->nf);
 }
 
-/** Before the file is made: the directory of path takes a new file, and its file system has room
- *  for bytes. A full disk found after minutes of writing wastes them, and MPI-IO gives no reason for
+/** Before the file is made: no file, directory or link has the temporary name tmp, the directory of
+ *  path takes a new file, and its file system has room for bytes. A full disk found after minutes of writing wastes them, and MPI-IO gives no reason for
  *  either failure. 0, or -1 with err set. */
 int w_room(const char *path, const char *tmp, double bytes, char *err, size_t errlen)
 {
@@ -786,8 +786,12 @@ int w_room(const char *path, const char *tmp, double bytes, char *err, size_t er
     if (slash) *(slash == dir ? slash + 1 : slash) = '\0';
     const char *d = slash ? dir : ".";
     struct statvfs sv;
+    struct stat st;
     int rc = 0;
-    if (access(d, W_OK) != 0) {
+    if (lstat(tmp, &st) == 0) { /* never through a link or over a file of that name (H5F_ACC_EXCL too) */
+        h5i_seterr(err, errlen, "cannot write %s: its temporary file %s: %s", path, tmp, dp_tmp_strerror(EEXIST));
+        rc = -1;
+    } else if (access(d, W_OK) != 0) {
         h5i_seterr(err, errlen, "cannot write %s: cannot create %s: %s", path, tmp, strerror(errno));
         rc = -1;
     } else if (statvfs(d, &sv) == 0 && (double)sv.f_bavail * (double)sv.f_frsize < bytes) {
@@ -818,18 +822,22 @@ int w_format(hid_t fapl)
     return H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V110) < 0 ? -1 : 0;
 }
 
-/** Create the temporary file; message with errno when the system refused it. */
-hid_t w_create(wctx *c, const char *tmp, hid_t fapl)
+/** Create the temporary file, only if nothing has its name (H5F_ACC_EXCL: O_CREAT | O_EXCL, never
+ *  through a symbolic link); message with errno when the system refused it, and *taken set when the
+ *  name was taken (that file is not ours to remove). */
+hid_t w_create(wctx *c, const char *tmp, hid_t fapl, int *taken)
 {
     hid_t fcpl = w_ocpl(H5P_FILE_CREATE); /* root group without time stamps too */
     errno = 0;
-    hid_t f = fcpl < 0 ? -1 : H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, fapl);
+    hid_t f = fcpl < 0 ? -1 : H5Fcreate(tmp, H5F_ACC_EXCL, fcpl, fapl);
     const int e = errno;
     h5i_close(fcpl);
+    *taken = f < 0 && e == EEXIST;
     if (f < 0) {
         char why[200];
         h5i_reason(why);
-        h5i_seterr(c->err, c->errlen, "cannot write %s: cannot create %s: %s", c->path, tmp, e ? strerror(e) : why);
+        h5i_seterr(c->err, c->errlen, "cannot write %s: cannot create %s: %s", c->path, tmp,
+                   *taken ? dp_tmp_strerror(e) : e ? strerror(e) : why);
     }
     return f;
 }
@@ -899,9 +907,15 @@ int h5io_out_open(const char *path, const mesh_t *m, int progress, h5io_out_t **
     }
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     const int fmt_ok = fapl >= 0 && w_format(fapl) == 0;
-    o->tmp = tmp; /* from here on an abort removes it, and so does SIGINT, SIGTERM or SIGHUP */
-    dp_tmp_begin(tmp);
-    o->f = fmt_ok ? w_create(&o->c, tmp, fapl) : -1;
+    int taken = 0;
+    o->f = fmt_ok ? w_create(&o->c, tmp, fapl, &taken) : -1;
+    if (!taken) { /* ours: from here on an abort removes it (also one a failed create left), and so does a
+                     SIGINT, SIGTERM or SIGHUP */
+        o->tmp = tmp;
+        dp_tmp_begin(tmp);
+    } else {
+        free(tmp);
+    }
     if (!fmt_ok) h5i_seterr(err, errlen, "cannot write %s: setting the file format (HDF5 1.8 to 1.10) failed", path);
     h5i_close(fapl);
     if (o->f < 0) {

@@ -186,12 +186,8 @@ static FILE *open_tmp(const char *path, char *tmp, size_t tn, char *err)
         snprintf(err, ERRLEN, "cannot write %.1000s: the path is too long", path);
         return NULL;
     }
-    dp_tmp_begin(tmp); /* before the file exists: a signal in between finds nothing to remove */
-    FILE *fp = fopen(tmp, "w");
-    if (!fp) {
-        snprintf(err, ERRLEN, "cannot write %.1000s: %s", path, strerror(errno));
-        dp_tmp_done(tmp);
-    }
+    FILE *fp = dp_tmp_fopen(tmp);
+    if (!fp) snprintf(err, ERRLEN, "cannot write %.1000s: its temporary file %.1000s: %s", path, tmp, dp_tmp_strerror(errno));
     return fp;
 }
 

@@ -130,12 +130,10 @@ static int series_write(const deck_t *d, const series_t *s, char *err, size_t n)
     char tmp[8400];
     if (dp_tmp_name(s->series, 0, tmp, sizeof tmp) != 0)
         return snprintf(err, n, "cannot write the series %.1000s: the path is too long", s->series), -1;
-    dp_tmp_begin(tmp); /* before the file exists: a signal in between finds nothing to remove */
-    FILE *fp = fopen(tmp, "w");
-    if (!fp) {
-        dp_tmp_done(tmp);
-        return snprintf(err, n, "cannot write the series %.1000s: %s", s->series, strerror(errno)), -1;
-    }
+    FILE *fp = dp_tmp_fopen(tmp);
+    if (!fp)
+        return snprintf(err, n, "cannot write the series %.1000s: its temporary file %.1000s: %s", s->series, tmp,
+                        dp_tmp_strerror(errno)), -1;
     fprintf(fp, "{\n  \"file-series-version\" : \"1.0\",\n  \"files\" : [\n");
     for (long long i = 0; i < s->nout; ++i) {
         char name[8300], num[40];

@@ -4,6 +4,8 @@
  * cleared before the path is reused. */
 #include "src/tmpfile.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -44,6 +46,29 @@ void dp_tmp_done(const char *tmp)
             slot_used[i] = 0;
             atomic_signal_fence(memory_order_seq_cst); /* cleared before the path may be reused */
         }
+}
+
+FILE *dp_tmp_fopen(const char *tmp)
+{
+    const int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0) return NULL;
+    dp_tmp_begin(tmp); /* after the create: a signal before it must not remove a file of that name */
+    FILE *fp = fdopen(fd, "w");
+    if (!fp) {
+        const int e = errno;
+        close(fd);
+        unlink(tmp);
+        dp_tmp_done(tmp);
+        errno = e;
+    }
+    return fp;
+}
+
+const char *dp_tmp_strerror(int e)
+{
+    return e == EEXIST ? "a file of that name exists (left by an interrupted run, or not dpamr's); dpamr never writes "
+                         "through or over it: remove it, or choose another output"
+                       : strerror(e);
 }
 
 static void on_signal(int sig)

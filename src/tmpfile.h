@@ -7,6 +7,7 @@
 #define DPAMR_TMPFILE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -24,6 +25,14 @@ int dp_tmp_name(const char *path, long pid, char *tmp, size_t n);
 int dp_tmp_begin(const char *tmp);
 /** tmp was renamed or removed: no longer removed on a signal. */
 void dp_tmp_done(const char *tmp);
+/** Create tmp for writing only if no file, directory or symbolic link of that name exists
+ *  (O_CREAT | O_EXCL: never through a link, never over another file), then register it as
+ *  dp_tmp_begin does. NULL with errno (EEXIST when the name is taken: the caller must not remove
+ *  it, it is not the caller's). */
+FILE *dp_tmp_fopen(const char *tmp);
+/** The reason for errno e of a temporary file's creation: for EEXIST, that the name is taken and
+ *  what to do; else strerror(e). */
+const char *dp_tmp_strerror(int e);
 /** Install the handlers (once, at start; idempotent). */
 void dp_tmp_handlers(void);
 

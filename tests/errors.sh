@@ -128,6 +128,20 @@ ln -s "$work/elsewhere.hdf" "$work/link.hdf"
 expect_error "a symbolic link as mesh_file" "link.hdf: it exists and is not a regular file (a symbolic link)" \
     "$dpamr" mesh "$deck" mesh_file="$work/link.hdf"
 [ -L "$work/link.hdf" ] && [ ! -e "$work/elsewhere.hdf" ] || fail "the symbolic link was replaced or followed"
+# a file or link already at the temporary name (NAME.tmp.PID, exec keeps the shell's pid) is neither
+# written through nor removed: the HDF5 writer and the series (created with O_EXCL)
+echo precious >"$work/victim.txt"
+expect_error "a symbolic link at the output's temporary name" "sym.hdf.tmp.[0-9]*: a file of that name exists" \
+    sh -c 'ln -s "$1/victim.txt" "$1/sym.hdf.tmp.$$" && exec "$2" run "$3" output="$1/sym.hdf"' sh "$work" "$dpamr" "$deck"
+[ "$(cat "$work/victim.txt")" = precious ] && [ -L "$(echo "$work"/sym.hdf.tmp.*)" ] && [ ! -e "$work/sym.hdf" ] ||
+    fail "the link at the temporary name was followed, removed, or the output written"
+rm -f "$work"/sym.hdf.tmp.*
+expect_error "a symbolic link at the series' temporary name" "sym.hdf.series.tmp.[0-9]*: a file of that name exists" \
+    sh -c 'ln -s "$1/victim.txt" "$1/sym.hdf.series.tmp.$$" && exec "$2" run "$3" output="$1/sym_%02d.hdf" steps=1 dt=0.1' \
+    sh "$work" "$dpamr" "$deck"
+[ "$(cat "$work/victim.txt")" = precious ] && [ -L "$(echo "$work"/sym.hdf.series.tmp.*)" ] ||
+    fail "the link at the series' temporary name was followed or removed"
+rm -f "$work"/sym*
 # a deck with CR line ends (old Mac) is read line by line, not as one comment line
 mkdeck cr; sed -i 's/^max_level .*/max_level = 2/' "$work/cr.inp"; tr '\n' '\r' <"$work/cr.inp" >"$work/cr2.inp"
 "$dpamr" run "$work/cr2.inp" output="$work/cr.hdf" >"$work/cr.log" 2>&1

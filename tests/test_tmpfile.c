@@ -1,6 +1,7 @@
 /* test_tmpfile.c - src/tmpfile.c: temporary names, the registry's slots, and what SIGTERM, SIGINT
  * and SIGHUP leave: a child process registers files, gets the signal, and must end by it with its
  * registered files gone and the unregistered one kept. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -63,6 +64,38 @@ int main(int argc, char **argv)
         CHECK(exists(c), "signal %d: a finished file is kept", sigs[k]);
         remove(c);
     }
+    /* dp_tmp_fopen: a new name is created and registered; a taken name (a file, a symbolic link to a
+       file, a dangling link) is refused with EEXIST, its file left as it was */
+    snprintf(a, sizeof a, "%s/tmpfile_new", dir);
+    snprintf(b, sizeof b, "%s/tmpfile_taken", dir);
+    snprintf(c, sizeof c, "%s/tmpfile_link", dir);
+    remove(a), remove(b), remove(c);
+    FILE *fp = dp_tmp_fopen(a);
+    CHECK(fp && fputs("x", fp) >= 0 && fclose(fp) == 0 && exists(a), "dp_tmp_fopen creates a new name");
+    dp_tmp_done(a);
+    {
+        FILE *t = fopen(b, "w");
+        CHECK(t && fputs("precious", t) >= 0 && fclose(t) == 0, "the taken file");
+    }
+    CHECK(symlink(b, c) == 0, "a link to it");
+    for (int k = 0; k < 2; ++k) {
+        const char *name = k ? c : b;
+        errno = 0;
+        CHECK(dp_tmp_fopen(name) == NULL && errno == EEXIST, "%s: refused with EEXIST (errno %d)", name, errno);
+    }
+    {
+        char buf[16] = "";
+        FILE *t = fopen(b, "r");
+        CHECK(t && fgets(buf, sizeof buf, t) && strcmp(buf, "precious") == 0, "the taken file is unchanged: '%s'", buf);
+        if (t) fclose(t);
+    }
+    remove(b);
+    errno = 0;
+    CHECK(dp_tmp_fopen(c) == NULL && errno == EEXIST, "a dangling link is refused too (errno %d)", errno);
+    CHECK(!exists(b), "and nothing is created through it");
+    CHECK(strstr(dp_tmp_strerror(EEXIST), "remove it") != NULL, "EEXIST's reason says what to do");
+    remove(a), remove(c);
+
     /* a signal ignored at start stays ignored (nohup): the handler is not installed over it */
     snprintf(a, sizeof a, "%s/tmpfile_ign", dir);
     touch(a);
