@@ -728,6 +728,22 @@ static int parse_steps(kv_t *kv, deck_t *d)
     if (d->p.nobj == 0)
         return fail(kv, find(kv, "steps"), "steps > 0 needs model.objects: the steps move the model's objects and "
                     "sample them again");
+    /* the last step's time and every object's centre then, as the steps compute them (k x dt,
+     * dp_object_at): finite, or the objects would vanish (0 x inf) and the series hold no number */
+    const double tmax = (double)d->steps * d->dt;
+    if (!isfinite(tmax))
+        return fail(kv, find(kv, "dt"), "steps x dt = %lld x %g is not a finite number: the last step's time must be "
+                    "one", d->steps, d->dt);
+    for (int o = 0; o < d->p.nobj; ++o)
+        for (int a = 0; a < d->p.dim; ++a) {
+            const dp_object *ob = &d->p.obj[o];
+            if (isfinite(ob->center[a] + ob->velocity[a] * tmax)) continue;
+            char key[160];
+            snprintf(key, sizeof key, "model.%s.velocity", d->object_name[o]);
+            entry_t *e = find(kv, key);
+            return fail(kv, e ? e : find(kv, "dt"), "object '%s' would be at a coordinate that is not a finite number "
+                        "by the last step (t = %g, axis %d): lower its velocity, dt or steps", d->object_name[o], tmax, a);
+        }
     size_t len = 0;
     char why[256];
     if (deck_pattern_check(d->output, &len, why, sizeof why) < 0) {

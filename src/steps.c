@@ -140,9 +140,11 @@ static int series_write(const deck_t *d, const series_t *s, char *err, size_t n)
         steps_file_name(d->output, s->step[i], name, sizeof name);
         run_number_text(num, sizeof num, s->time[i]);
         fprintf(fp, "    { \"name\" : \"");
-        for (const char *c = base_name(name); *c; ++c) { /* a JSON string: quote and backslash escaped */
-            if (*c == '"' || *c == '\\') fputc('\\', fp);
-            fputc(*c, fp);
+        for (const char *c = base_name(name); *c; ++c) { /* a JSON string: quote, backslash, control characters escaped */
+            const unsigned char u = (unsigned char)*c;
+            if (u < 0x20) fprintf(fp, "\\u%04x", u);
+            else if (u == '"' || u == '\\') fprintf(fp, "\\%c", u);
+            else fputc(u, fp);
         }
         fprintf(fp, "\", \"time\" : %s }%s\n", num, i + 1 < s->nout ? "," : "");
     }

@@ -103,6 +103,12 @@ moved=(steps=0 "model.ball.center=${ball//,/ }" "model.brick.center=${brick//,/ 
     verbosity=quiet >/dev/null || fail "build at t = 8 dt"
 h5cmp "$work/f/at8.hdf" "$work/e/s_00008.hdf" --ignore /dpamr/deck || fail "3D step 8 is not the build at its time"
 
+echo "== a name with a tab and a backslash: the series is still JSON"
+(cd "$work/z" && "$dpamr" run "$d2" variant=cpu steps=1 output_every=1 max_level=2 output=$'t\tq_%d\\x.hdf' \
+    verbosity=quiet >/dev/null) || fail "a run with a tab in its output name"
+"$py" -c "import json,sys; f=json.load(open(sys.argv[1]))['files']; assert [e['name'] for e in f]==['t\\tq_0\\\\x.hdf','t\\tq_1\\\\x.hdf'], f" \
+    "$work/z/"$'t\tq_\\x.hdf.series' || fail "the series of a name with a tab is not JSON, or lists other names"
+
 echo "== steps = 0: the single build, as without the step keys"
 "$dpamr" run "$src/inputs/default.inp" variant=cpu output="$work/z/plain.hdf" verbosity=quiet >/dev/null || fail "plain"
 "$dpamr" run "$src/inputs/default.inp" variant=cpu output="$work/z/zero.hdf" steps=0 dt=0.5 regrid_every=2 \

@@ -38,6 +38,11 @@ else
     echo "skip GPU refusals: a usable device is present (the gpu label runs the GPU regrids)"
 fi
 refused "steps=-1" "override 'steps=-1': -1 is out of range (0 to 1000000)" "$dpamr" run "$d2" steps=-1
+refused "steps x dt past the largest double" "override 'dt=1e308': steps x dt = 4 x 1e+308 is not a finite number" \
+    "$dpamr" run "$d2" steps=4 dt=1e308 output=r_%05d.hdf
+refused "a velocity that takes an object past the largest double" \
+    "override 'model.hill.velocity=1e307 0': object 'hill' would be at a coordinate that is not a finite number" \
+    "$dpamr" run "$d2" steps=4 dt=100 output=r_%05d.hdf "model.hill.velocity=1e307 0"
 refused "no dt" "override 'steps=3': steps > 0 needs dt" "$dpamr" run "$src/inputs/default.inp" steps=3 output=r_%d.hdf
 refused "dt=0" "override 'dt=0': must be > 0" "$dpamr" run "$d2" dt=0
 refused "no %d" "override 'output=r.hdf': no %d" "$dpamr" run "$d2" output=r.hdf
