@@ -56,12 +56,14 @@ int engine_regrid_begin(engine_regrids_t *e, int variant, const deck_t *d, const
                  deck_variant_name(variant));
         return -1;
     }
+    /* an empty part stays empty: nothing to put on a device (regrid_cpu gives its report) */
+    if (m->ntiles == 0) return (e->empty = 1), 0;
     return gpu_regrid_open(variant, d, m, &e->g, upload_ms, err, errlen);
 }
 
 int engine_regrid_next(engine_regrids_t *e, mesh_t *m, double t, regrid_report_t *r, char *err, size_t errlen)
 {
-    if (e->variant == DP_VARIANT_CPU) {
+    if (e->variant == DP_VARIANT_CPU || e->empty) {
         const int rc = regrid_cpu(e->d, m, &e->spare, t, r, err, errlen);
         r->device_launches = -1;
         return rc;

@@ -37,6 +37,7 @@ typedef struct {
     struct gpu_regrid *g; /* the GPU variants' resident mesh (device/gpu.h) */
     mesh_t spare;         /* cpu: the store the next regrid builds in (regrid_cpu) */
     int stale;            /* the host mesh is older than the device's */
+    int empty;            /* no tiles (an MPI rank's part without a root): regridded on the host */
 } engine_regrids_t;
 
 /** Start regrids of m (canonical, complete to max_level) with variant (cpu, hostlaunch or cdp);

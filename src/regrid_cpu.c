@@ -126,7 +126,7 @@ int regrid_cpu(const deck_t *d, mesh_t *m, mesh_t *spare, double t, regrid_repor
     nm.ntiles = nroots;
     nm.level_start[0] = 0;
     nm.level_start[1] = nroots;
-    nm.nlevels = 1;
+    nm.nlevels = nroots > 0; /* an MPI rank's part may hold no root */
     long long kept = nroots, added = 0;
     const long long cap = d->max_tiles;
     for (int L = 0;; ++L) {

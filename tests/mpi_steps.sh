@@ -6,6 +6,7 @@
 #    table differs), the same series file, and the same per-step lines (counts, conservation, total
 #    hash; the times taken out);
 #  - with a parallel HDF5 (the runs above write collectively), np 2 with mpi_write=gather too;
+#  - tests/decks/skew2d.inp on 3 ranks, one of whose parts holds no root tile: the same files;
 #  - restart with 2 ranks from step 12's file: the continued series equals the uninterrupted one;
 #  - still refused with 2 ranks: balance = 2:1, and a GPU variant (time steps on ranks run on the cpu).
 set -uo pipefail
@@ -58,6 +59,14 @@ nv=$(grep -c "^  step [0-9]* validated.*conserved" "$work/m2.np3/log.txt")
 [ "$nv" -eq 7 ] || fail "moving2d np 3: expected 7 validated and conserved output steps, the log says $nv"
 echo "== moving3d, 8 steps: np 1, 2, 3 against the serial run"
 run_deck "$d3" m3 steps=8
+
+echo "== a rank whose part holds no root tile (tests/decks/skew2d.inp on 3 ranks): its steps are empty"
+if "$serial" mesh "$src/tests/decks/skew2d.inp" mesh_file="$work/skew2d.mesh.hdf" >/dev/null; then
+    run_deck "$src/tests/decks/skew2d.inp" sk mesh_file="$work/skew2d.mesh.hdf"
+    grep -q "\[0,0)" "$work/sk.np3/log.txt" || fail "skew2d np 3: no empty part in the partition line"
+else
+    fail "skew2d: dpamr mesh"
+fi
 
 if "$dpamr" --version | grep -q "parallel HDF5: yes"; then # the runs above wrote collectively
     echo "== moving2d, np 2, mpi_write=gather"
