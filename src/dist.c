@@ -329,6 +329,38 @@ static void global_parents(const mesh_t *part, const dp_tidx *gstart_mine, int64
     }
 }
 
+/* Longest final path component a collective write takes: Open MPI's shared-file-pointer component
+ * (sharedfp/sm) makes a file named after the one opened (NAME.tmp.PID, DP_TMP_SUFFIX_MAX more) with
+ * "_cid-C-PID.sm" (up to 29 more) in its session folder, at file open even when no shared pointer
+ * is used; past NAME_MAX (255) the open fails, a little beyond it the library aborts (a fixed
+ * buffer). 255 - 15 - 29. */
+#define DIST_COLLECTIVE_NAME_MAX 211
+
+static size_t name_part_len(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return strlen(s ? s + 1 : path);
+}
+
+/* Is name written collectively: mpi_write = collective, or auto with a parallel HDF5 and a name
+ * short enough (DIST_COLLECTIVE_NAME_MAX; a longer one is gathered to rank 0). The same on every
+ * rank. */
+static int dist_collective(const deck_t *d, const char *name)
+{
+    if (d->mpi_write == DP_MPI_WRITE_COLLECTIVE) return 1;
+    return d->mpi_write == DP_MPI_WRITE_AUTO && h5io_parallel() && name_part_len(name) <= DIST_COLLECTIVE_NAME_MAX;
+}
+
+/* mpi_write = collective with a name longer than a collective write takes: the message, -1. */
+static int dist_name_check(const deck_t *d, const char *name, char *err, size_t n)
+{
+    if (d->mpi_write != DP_MPI_WRITE_COLLECTIVE || name_part_len(name) <= DIST_COLLECTIVE_NAME_MAX) return 0;
+    return snprintf(err, n, "%.1000s: mpi_write = collective and the file name '%.300s' has %zu characters: a collective "
+                    "write takes at most %d (Open MPI names a file of its own after it); shorten it, or set "
+                    "mpi_write = gather or auto (auto gathers a longer name to rank 0)",
+                    d->path, name, name_part_len(name), DIST_COLLECTIVE_NAME_MAX), -1;
+}
+
 /* Write the file name: collectively with parallel HDF5 when the library has it (every rank writes its
  * rows), else gather the parts into one mesh on rank 0 (placed level by level) and write it there.
  * rows (the per-rank table) must be filled on every rank except write_ms, which is measured here. */
@@ -343,8 +375,8 @@ static int write_output(const dctx *c, const deck_t *d, const char *name, const 
     memset(&g, 0, sizeof g);
     int ok = pbuf != NULL;
     if (!ok) snprintf(err, n, "out of memory for its %lld parent links", (long long)part->ntiles);
-    const int collective = d->mpi_write == DP_MPI_WRITE_COLLECTIVE ||
-                           (d->mpi_write == DP_MPI_WRITE_AUTO && h5io_parallel());
+    const int collective = dist_collective(d, name);
+    if (ok && dist_name_check(d, name, err, n) != 0) ok = 0; /* the same on every rank */
     if (ok && !collective && c->rank == 0) {
         g = *part;
         ok = mesh_alloc(&g, total) == 0;
@@ -594,6 +626,11 @@ int dist_run(int argc, char **argv)
                  "auto, gather; build with a parallel HDF5 such as Debian's libhdf5-openmpi-dev)", d.path);
         return root ? run_die(err) : 1;
     }
+    {
+        char last[8300]; /* the longest name written: the output, or the last step's */
+        if (d.steps == 0 || steps_file_name(d.output, d.steps, last, sizeof last) != 0) snprintf(last, sizeof last, "%s", d.output);
+        if (dist_name_check(&d, last, err, sizeof err) != 0) return root ? run_die(err) : 1;
+    }
     const int say = d.verbosity != DP_VERBOSITY_QUIET; /* quiet: warnings, errors and "wrote" only */
     d.quiet |= c.size > 1 || !say; /* per-level lines would be one rank's */
     if (!root) d.trace[0] = '\0'; /* one timeline: rank 0's */
@@ -816,10 +853,7 @@ int dist_run(int argc, char **argv)
     myrow.write_ms = write_ms;
     MPI_Gather(&myrow, (int)sizeof myrow, MPI_BYTE, rows, (int)sizeof myrow, MPI_BYTE, 0, c.comm);
     if (root) {
-        printf("wrote %s (%s)\n", d.output,
-               d.mpi_write == DP_MPI_WRITE_COLLECTIVE || (d.mpi_write == DP_MPI_WRITE_AUTO && h5io_parallel())
-                   ? "collectively, parallel HDF5"
-                   : "gathered to rank 0");
+        printf("wrote %s (%s)\n", d.output, dist_collective(&d, d.output) ? "collectively, parallel HDF5" : "gathered to rank 0");
     }
     if (root && say) {
         printf("%5s %7s %11s %12s %14s %11s %10s\n", "rank", "device", "root tiles", "tiles", "cells", "refine ms",

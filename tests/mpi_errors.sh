@@ -4,7 +4,7 @@
 #   1. a mesh file that only rank 0 reads is not HDF5;
 #   2. only one rank's part overflows max_tiles (its subtree holds the refinement);
 #   3. a deck error, found on every rank, is printed once; mpi_write=collective without a parallel
-#      HDF5 is refused.
+#      HDF5 is refused, and with one a name too long for a collective open (auto gathers it).
 # VARIANT (default cpu): cdp or host run case 2 on the GPU (a device-side overflow); exit 77 without one.
 set -uo pipefail
 mpiexec=$1 dpamr=$2 deck=$3 work=$4 variant=${5:-cpu}
@@ -44,6 +44,27 @@ expect deck_error 4 "dpamr: error: .*max_level" max_level=-3
 if "$dpamr" --version | grep -q "parallel HDF5: no"; then
     expect collective_without_phdf5 2 "mpi_write = collective, but this dpamr's HDF5 has no parallel I/O" \
         mpi_write=collective
+fi
+# a file name too long for a collective open (Open MPI's sharedfp names a file of its own after it;
+# 235 characters made it abort): auto gathers it to rank 0, collective refuses it before any work
+if "$dpamr" --version | grep -q "parallel HDF5: yes"; then
+    long=$(printf 'n%.0s' $(seq 1 215)).hdf
+    if timeout -k 10 120 "$mpiexec" "${mpiflags[@]}" -np 2 "$dpamr" run "$deck" variant="$variant" output="$long" \
+        max_level=3 >long.out 2>long.err && grep -q "(gathered to rank 0)" long.out && "$dpamr" check "$long" >/dev/null; then
+        echo "ok   a 219-character name with mpi_write = auto: gathered to rank 0, checked"
+    else
+        fail "a 219-character name with mpi_write = auto"; cat long.out long.err
+    fi
+    rm -f "$long"
+    timeout -k 10 120 "$mpiexec" "${mpiflags[@]}" -np 2 "$dpamr" run "$deck" variant="$variant" output="$long" \
+        mpi_write=collective >long.out 2>long.err
+    rc=$?
+    if [ $rc -ne 0 ] && [ "$(grep -c "mpi_write = collective and the file name .* has 219 characters: a collective write takes at most 211" long.err)" -eq 1 ] &&
+        ! ls | grep -q "^nnnn"; then
+        echo "ok   a 219-character name with mpi_write = collective (exit $rc): refused"
+    else
+        fail "a 219-character name with mpi_write = collective (exit $rc)"; cat long.err
+    fi
 fi
 # the output's directory does not exist: found by rank 0 before any work (run_check_output), every
 # rank ends, no hang
