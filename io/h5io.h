@@ -174,8 +174,9 @@ double h5io_raw_bytes(const mesh_t *m, dp_tidx ntiles);
 
 /** The time step a file of a series holds: /dpamr@step and /dpamr@time, written by a run with
  *  steps > 0. 1 with *step and *time set, 0 when the file has no /dpamr@step (not a step's file),
- *  -1 with err when it cannot be read or the attributes are malformed. */
-int h5io_read_step(const char *path, long long *step, double *time, char *err, size_t errlen);
+ *  -1 with err when it cannot be read or the attributes are malformed. deck_text (optional): with
+ *  1, a malloc'd copy of the step's /dpamr/deck (NULL when it has none); the caller frees it. */
+int h5io_read_step(const char *path, long long *step, double *time, char **deck_text, char *err, size_t errlen);
 
 /** 1 when path is an HDF5 file dpamr wrote (`dpamr run` or `dpamr mesh`, in either layout: format
  *  version 1 or 2; /dpamr/provenance with its version and variant, and /dpamr/deck); 0 for anything

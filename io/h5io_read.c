@@ -2132,8 +2132,9 @@ int h5io_verify_image(const void *image, size_t n, const char *name, const mesh_
     return v_verify_file(name, image, n, m, v, VERIFY_ALL, err, errlen);
 }
 
-int h5io_read_step(const char *path, long long *step, double *time, char *err, size_t errlen)
+int h5io_read_step(const char *path, long long *step, double *time, char **deck_text, char *err, size_t errlen)
 {
+    if (deck_text) *deck_text = NULL;
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     rctx c = { path, err, errlen, -1, "/dpamr", -1, FORMAT_VERSION, 0, NULL };
     hid_t f = r_open(&c, NULL, 0), g = -1;
@@ -2152,6 +2153,10 @@ int h5io_read_step(const char *path, long long *step, double *time, char *err, s
     if (rc == 1 && (s < 0 || !isfinite(*time) || *time < 0))
         rc = rfail(&c, "/dpamr@step = %lld, @time = %g: a step is >= 0 and its time finite and >= 0", (long long)s, *time);
     if (rc == 1) *step = (long long)s;
+    if (rc == 1 && deck_text) {
+        c.g = g;
+        if (r_deck(&c, deck_text) < 0) rc = -1;
+    }
     h5i_close(g);
     H5Fclose(f);
     H5Eclear2(H5E_DEFAULT);

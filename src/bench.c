@@ -412,7 +412,7 @@ static int bench_steps(deck_t *d, const mesh_t *in)
     char err[ERRLEN], why[512];
     long long k0 = 0;
     double tk = 0.0;
-    const int is_step = h5io_read_step(d->mesh_file, &k0, &tk, err, sizeof err);
+    const int is_step = h5io_read_step(d->mesh_file, &k0, &tk, NULL, err, sizeof err);
     if (is_step < 0) return run_die(err);
     if (is_step) {
         snprintf(err, sizeof err, "mesh_file = %.1000s is step %lld of a series: dpamr bench times a series from its "

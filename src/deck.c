@@ -1056,6 +1056,42 @@ int deck_load(deck_t *d, const char *path, int noverride, char **overrides, char
     return finish(d, &kv, rc);
 }
 
+static int same_doubles(const double *a, const double *b, int n) { return memcmp(a, b, (size_t)n * sizeof *a) == 0; }
+
+int deck_same_refinement(const deck_t *a, const deck_t *b, char *key, size_t n)
+{
+    const dp_params *p = &a->p, *q = &b->p;
+#define DIFFERS(...) return snprintf(key, n, __VA_ARGS__), 0
+    if (p->dim != q->dim) DIFFERS("dim");
+    if (memcmp(a->root, b->root, sizeof a->root) != 0) DIFFERS("root");
+    if (p->B != q->B) DIFFERS("tile_size");
+    if (!same_doubles(p->origin, q->origin, 3)) DIFFERS("origin");
+    if (!same_doubles(&p->h0, &q->h0, 1)) DIFFERS("cell_size");
+    if (p->max_level != q->max_level) DIFFERS("max_level");
+    if (p->nf != q->nf) DIFFERS("fields");
+    for (int f = 0; f < p->nf; ++f)
+        if (strcmp(a->field_name[f], b->field_name[f]) != 0) DIFFERS("fields");
+    if (p->fill != q->fill) DIFFERS("fill");
+    if (p->balance != q->balance) DIFFERS("balance");
+    if (p->crit != q->crit) DIFFERS("criterion");
+    if (p->crit_field != q->crit_field) DIFFERS("criterion_field");
+    if (!same_doubles(&p->threshold, &q->threshold, 1) || p->threshold_f != q->threshold_f) DIFFERS("threshold");
+    if (p->nobj != q->nobj) DIFFERS("model.objects");
+    for (int o = 0; o < p->nobj; ++o) {
+        const dp_object *u = &p->obj[o], *v = &q->obj[o];
+        const char *nm = a->object_name[o];
+        if (strcmp(nm, b->object_name[o]) != 0) DIFFERS("model.objects");
+        if (u->kind != v->kind) DIFFERS("model.%s.type", nm);
+        if (!same_doubles(u->center, v->center, 3)) DIFFERS("model.%s.center", nm);
+        if (!same_doubles(u->radius, v->radius, 3)) DIFFERS("model.%s.radius", nm);
+        if (!same_doubles(u->velocity, v->velocity, 3)) DIFFERS("model.%s.velocity", nm);
+        if (!same_doubles(u->inside, v->inside, p->nf)) DIFFERS("model.%s.inside", nm);
+        if (!same_doubles(u->outside, v->outside, p->nf)) DIFFERS("model.%s.outside", nm);
+    }
+#undef DIFFERS
+    return 1;
+}
+
 void deck_free(deck_t *d)
 {
     free(d->text);

@@ -93,6 +93,11 @@ int deck_load(deck_t *d, const char *path, int noverride, char **overrides, char
 /** Parse deck text (as stored in an output file); `origin` names it in messages. */
 int deck_parse_text(deck_t *d, const char *origin, const char *text, char *err, size_t errlen);
 void deck_free(deck_t *d);
+/** Do decks a and b make the same hierarchy from the same mesh: the same dim, root, tile_size,
+ *  origin, cell_size, max_level, fields, fill, balance, criterion, criterion_field, threshold and
+ *  model (objects, kinds, centres, radii, velocities, values), to the bit? 1, or 0 with the first key
+ *  that differs in key (a continued series must use its run's deck). */
+int deck_same_refinement(const deck_t *a, const deck_t *b, char *key, size_t n);
 /** The step-number conversion of an output pattern (steps > 0): exactly one %d, %Nd or %0Nd in the
  *  file name and no other '%'. Returns its offset (its length in *len), or -1 with why. */
 int deck_pattern_check(const char *pat, size_t *len, char *why, size_t n);

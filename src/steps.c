@@ -272,9 +272,25 @@ static long long restart_step(const deck_t *d, int *is_step, double *t, char *er
 {
     long long k = 0;
     *t = 0.0;
-    const int r = h5io_read_step(d->mesh_file, &k, t, err, n);
+    char *stored = NULL;
+    const int r = h5io_read_step(d->mesh_file, &k, t, &stored, err, n);
     *is_step = r == 1;
     if (r <= 0) return r;
+    /* the series continues with the deck it was run with: the refinement's keys as in the step's
+     * stored deck (a deck of an earlier version that this one cannot parse is not compared) */
+    if (stored) {
+        deck_t was;
+        memset(&was, 0, sizeof was);
+        char why[512], key[160];
+        const int parsed = deck_parse_text(&was, d->mesh_file, stored, why, sizeof why) == 0;
+        free(stored);
+        const int same = !parsed || deck_same_refinement(d, &was, key, sizeof key);
+        if (parsed) deck_free(&was);
+        if (!same)
+            return snprintf(err, n, "mesh_file = %.1000s is step %lld of a series run with another '%s' (its stored "
+                            "deck, /dpamr/deck): a series continues with the deck it was run with; set %s as it was, or "
+                            "start a new series under another output", d->mesh_file, k, key, key), -1;
+    }
     if (k >= d->steps)
         return snprintf(err, n, "mesh_file = %.1000s is step %lld of a series and steps = %lld: nothing is left to run "
                                 "(steps must be larger to continue the series)", d->mesh_file, k, d->steps), -1;

@@ -3,7 +3,7 @@
 # non-zero exit and nothing written (no step file, no series), and leave other files untouched:
 # the GPU variants without a device, bad step keys on the command
 # line, a series or step file dpamr did not write, overwrite = never, restarts past the end or with
-# another dt, bench with nothing to time; with MPIRUN, more than one rank (and one rank runs).
+# another dt or another refinement (max_level, threshold, a velocity: the step's stored deck), bench with nothing to time; with MPIRUN, more than one rank (and one rank runs).
 set -uo pipefail
 dpamr=$1 src=$2 work=$3 mpirun=${4:-}
 source "$(dirname "$0")/lib.sh"
@@ -72,8 +72,16 @@ refused "restart past the end" "mesh_file = r_00004.hdf is step 4 of a series an
     "$dpamr" run "$d2" "${short[@]}" mesh_file=r_00004.hdf
 refused "restart with another dt" "is step 2 at time 0.02.*but dt = 0.5" \
     "$dpamr" run "$d2" steps=4 dt=0.5 output=r_%05d.hdf output_every=2 mesh_file=r_00002.hdf
-refused "restart deeper than max_level" "has levels up to 6 but max_level = 3" \
+refused "restart with another max_level" "r_00002.hdf is step 2 of a series run with another 'max_level'" \
     "$dpamr" run "$d2" "${short[@]}" mesh_file=r_00002.hdf max_level=3
+"$dpamr" run "$d2" steps=0 output=plain.hdf verbosity=quiet >/dev/null || fail "a single build"
+refused "a mesh (not a step's file) deeper than max_level" "has levels up to 6 but max_level = 3" \
+    "$dpamr" run "$d2" "${short[@]}" mesh_file=plain.hdf max_level=3
+rm -f plain.hdf
+refused "restart with another threshold" "r_00002.hdf is step 2 of a series run with another 'threshold'" \
+    "$dpamr" run "$d2" "${short[@]}" mesh_file=r_00002.hdf threshold=0.3
+refused "restart with another object's velocity" "run with another 'model.hill.velocity'" \
+    "$dpamr" run "$d2" "${short[@]}" mesh_file=r_00002.hdf "model.hill.velocity=0 0"
 refused "bench from a step's file" "is step 2 of a series: dpamr bench times a series from its first build" \
     "$dpamr" bench "$d2" "${short[@]}" mesh_file=r_00002.hdf bench_out=b
 cmp -s r.hdf.series series.before || fail "the series changed"

@@ -1172,8 +1172,8 @@ static void test_step_attrs(const mesh_t *m)
     CHECK(h5io_write(step, m, &mt, err, sizeof err) == 0, "%s", err);
     long long k = -1;
     double t = -1.0;
-    CHECK(h5io_read_step(step, &k, &t, err, sizeof err) == 1 && k == 7 && t == 0.35, "step %lld time %g: %s", k, t, err);
-    CHECK(h5io_read_step(plain, &k, &t, err, sizeof err) == 0, "a file without @step: %s", err);
+    CHECK(h5io_read_step(step, &k, &t, NULL, err, sizeof err) == 1 && k == 7 && t == 0.35, "step %lld time %g: %s", k, t, err);
+    CHECK(h5io_read_step(plain, &k, &t, NULL, err, sizeof err) == 0, "a file without @step: %s", err);
     CHECK(compare_file_datasets(plain, step) >= 8 + 2 * m->nf, "a step's datasets are the mesh's");
     mesh_t r;
     CHECK(h5io_read(step, &r, NULL, err, sizeof err) == 0, "a step's file reads as a mesh: %s", err);
@@ -1181,9 +1181,9 @@ static void test_step_attrs(const mesh_t *m)
     mesh_free(&r);
     const double neg = -1.0;
     replace_attr(step, scratch("step_bad.hdf"), "time", H5T_NATIVE_DOUBLE, 1, &neg);
-    CHECK(h5io_read_step(scratch("step_bad.hdf"), &k, &t, err, sizeof err) == -1 && strstr(err, "@time = -1"),
+    CHECK(h5io_read_step(scratch("step_bad.hdf"), &k, &t, NULL, err, sizeof err) == -1 && strstr(err, "@time = -1"),
           "a negative time: %s", err);
-    CHECK(h5io_read_step(scratch("no_such.hdf"), &k, &t, err, sizeof err) == -1 && strstr(err, "no_such.hdf"),
+    CHECK(h5io_read_step(scratch("no_such.hdf"), &k, &t, NULL, err, sizeof err) == -1 && strstr(err, "no_such.hdf"),
           "a missing file: %s", err);
     CHECK_NO_OPEN();
     remove(plain);
