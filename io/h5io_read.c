@@ -1997,11 +1997,25 @@ static int v_vtkhdf(rctx *c, hid_t file, const mesh_t *m)
         h5i_close(lev);
         cd = lev = -1;
     }
-    snprintf(why, sizeof why, "Level%d", nv);
-    const int extra = r_has(c, vtk, why);
-    if (extra != 0) {
-        if (extra > 0)
-            rfail(c, "/VTKHDF/%s exists, but the tiles in /dpamr give %d level(s) to show (0..%d)", why, nv, nv - 1);
+    /* nothing else in /VTKHDF: its members are exactly Level0 .. Level(nv-1), checked above (a reader
+     * shows what it finds there) */
+    H5G_info_t gi;
+    if (H5Gget_info(vtk, &gi) < 0) {
+        rfail(c, "cannot list /VTKHDF");
+        goto done;
+    }
+    for (hsize_t i = 0; gi.nlinks != (hsize_t)nv && i < gi.nlinks; ++i) {
+        char nm[80] = "";
+        int L = -1, used = 0;
+        if (H5Lget_name_by_idx(vtk, ".", H5_INDEX_NAME, H5_ITER_INC, i, nm, sizeof nm, H5P_DEFAULT) < 0) {
+            rfail(c, "cannot list /VTKHDF");
+            goto done;
+        }
+        if (sscanf(nm, "Level%d%n", &L, &used) == 1 && nm[used] == '\0' && L >= 0 && L < nv &&
+            snprintf(why, sizeof why, "Level%d", L) > 0 && strcmp(why, nm) == 0)
+            continue; /* one of the levels checked */
+        rfail(c, "/VTKHDF/%.64s exists, but /VTKHDF holds only the levels the tiles in /dpamr give: Level0..Level%d",
+              nm, nv - 1);
         goto done;
     }
     rc = 0;

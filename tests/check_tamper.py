@@ -7,7 +7,8 @@ GOOD.hdf is a file from `dpamr run` or `dpamr mesh` that `dpamr check` accepts. 
   - every attribute checked against the data (all but the timings and labels of
     /dpamr/provenance, which nothing can recompute): its value changed -> exit 2 and a message;
   - every attribute but the optional provenance (OPTIONAL below) deleted -> non-zero exit and a message;
-  - every group and every dataset deleted -> non-zero exit and a message.
+  - every group and every dataset deleted -> non-zero exit and a message;
+  - a group added to /VTKHDF (a level past the tiles', a misnamed level, another name) -> exit 2.
 With --format-1 (a file in format version 1), the recorded checksums (checksum_hash, checksum_sum,
 tree_hash, total_hash) are of the definition before the GPU validator and `check` does not compare
 their values (docs/format.md): they must be present, and changes to their values are not cases.
@@ -175,6 +176,17 @@ for k, info in where[-1:]:
         fp.seek(info.byte_offset + info.size - 1)
         fp.write(bytes([b[0] ^ 0x5A]))
     check("/%s: a byte of its last stored chunk damaged" % k, copy, 2)
+
+# a member added to /VTKHDF (a level past the tiles', a misnamed level, anything else): a reader shows
+# what it finds there
+with h5py.File(good, "r") as f:
+    nlev = len([k for k in f["VTKHDF"].keys() if k.startswith("Level")])
+for extra in ("Level%d" % nlev, "Level%d" % (nlev + 1), "Level01", "Extra"):
+    n += 1
+    copy = fresh(n)
+    with h5py.File(copy, "a") as f:
+        f["VTKHDF"].create_group(extra)
+    check("/VTKHDF/%s: added" % extra, copy, 2)
 
 copy = fresh("untouched")
 p = subprocess.run([dpamr, "check", copy], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
