@@ -402,7 +402,7 @@ int steps_loop(deck_t *d, mesh_t *m, double t0, int variant, const steps_ops_t *
     engine_regrids_t eng; /* the GPU variants' device-resident mesh: released at done */
     memset(&eng, 0, sizeof eng);
     const long long from = restart ? k0 + 1 : 0;
-    long long replacing = 0;
+    long long replacing = 0, nout0 = 0;
     if (root) { /* the file checks on one process: the files are the same for all */
         replacing = check_outputs(d, from, s.series, err, sizeof err);
         char first[8300];
@@ -449,6 +449,7 @@ int steps_loop(deck_t *d, mesh_t *m, double t0, int variant, const steps_ops_t *
                               "them)\n", replacing);
         if (d->verbosity == DP_VERBOSITY_VERBOSE) run_print_info(stdout);
     }
+    nout0 = s.nout; /* the earlier files a continued series lists */
     double write_ms = 0.0, cons = 0.0, first_ms = 0.0, xfer_ms = 0.0;
     long long nregrid = 0;
     if (!restart) {
@@ -527,6 +528,28 @@ int steps_loop(deck_t *d, mesh_t *m, double t0, int variant, const steps_ops_t *
         printf("write %.3f ms, total %.3f ms\n", write_ms, timer_ms() - t0);
     }
 done:
+    if (rc != 0 && root && replacing > 0 && s.nout > nout0) { /* what the failure left of an earlier run's files
+                                                                  (when this run replaced the series) */
+        const long long after = s.nout > 0 ? s.step[s.nout - 1] + d->output_every : from;
+        long long left = 0, k1 = -1, k2 = -1;
+        for (long long k = after - after % d->output_every; k <= d->steps; k += d->output_every) {
+            char name[8300], what[512];
+            if (k < after || steps_file_name(d->output, k, name, sizeof name) != 0 ||
+                !h5io_is_dpamr_output(name, what, sizeof what))
+                continue;
+            if (k1 < 0) k1 = k;
+            k2 = k;
+            ++left;
+        }
+        if (left > 0) {
+            char a[8300], b[8300];
+            steps_file_name(d->output, k1, a, sizeof a);
+            steps_file_name(d->output, k2, b, sizeof b);
+            fprintf(stderr, "dpamr: note: %lld file(s) of an earlier run were not replaced (%s%s%s): they are not in "
+                    "%s, which lists this run's %lld file(s)\n", left, a, left > 1 ? " .. " : "", left > 1 ? b : "",
+                    s.series, s.nout);
+        }
+    }
     engine_regrid_end(&eng);
     free(s.step);
     free(s.time);

@@ -87,6 +87,15 @@ refused "bench from a step's file" "is step 2 of a series: dpamr bench times a s
 cmp -s r.hdf.series series.before || fail "the series changed"
 expect_line "own series replaced" "existing file(s) written by dpamr earlier will be replaced" \
     "$dpamr" run "$d2" "${short[@]}"
+# a re-run over its own files that fails at step 1 (max_tiles: step 0 builds 3115 tiles, step 1 needs
+# 6354): says which earlier files it did not replace
+if "$dpamr" run "$d2" "${short[@]}" max_tiles=4000 >fail.out 2>fail.err; then
+    fail "a re-run with max_tiles=4000: exit 0"
+elif grep -q "dpamr: note: 2 file(s) of an earlier run were not replaced (r_00002.hdf .. r_00004.hdf): they are not in r.hdf.series, which lists this run's 1 file(s)" fail.err; then
+    echo "ok   a failed re-run names the earlier files it left: $(grep note fail.err)"
+else
+    fail "a failed re-run: no note of the earlier files left"; cat fail.err
+fi
 
 if [ -n "$mpirun" ]; then
     mpiexec=$mpirun
