@@ -57,7 +57,8 @@ static const struct {
               "  Sample level 0 from the deck's model.objects and write it to mesh_file (default: the deck's name\n"
               "  with .mesh.hdf, beside the deck). A mesh_file dpamr did not write (e.g. one from\n"
               "  tools/mesh_from_numpy.py) is never written over; an earlier `dpamr mesh` output is replaced and\n"
-              "  the command says so (overwrite=never refuses).\n" },
+              "  the command says so (overwrite=never refuses). It writes no output: output= on its command line is\n"
+              "  refused (give mesh_file=).\n" },
     { "check", "usage: dpamr check FILE\n"
                "  Re-validate a file written by dpamr with the deck stored in it and compare its checksums with the\n"
                "  ones recorded when it was written. Exit 0 when it passes; 1 when dpamr cannot open the file\n"
@@ -292,11 +293,32 @@ static int cmd_run(int argc, char **argv)
 
 #endif
 
+/* An override of `output` given to `dpamr mesh`, which writes mesh_file: the user meant the mesh to
+ * go there, and the mesh would have replaced the deck's mesh_file instead. 1 with err, else 0. */
+static int mesh_output_override(int n, char **ov, char *err, size_t len)
+{
+    for (int i = 0; i < n; ++i) {
+        const char *s = ov[i], *eq = strchr(s, '=');
+        if (!eq) continue;
+        while (*s == ' ' || *s == '\t') ++s;
+        const char *e = eq;
+        while (e > s && (e[-1] == ' ' || e[-1] == '\t')) --e;
+        if (e - s == 6 && strncmp(s, "output", 6) == 0) {
+            const char *v = eq + 1;
+            while (*v == ' ' || *v == '\t') ++v;
+            return snprintf(err, len, "override '%.300s': dpamr mesh writes level 0 to mesh_file, not to output (the "
+                            "file dpamr run writes); give mesh_file=%.300s", ov[i], v), 1;
+        }
+    }
+    return 0;
+}
+
 static int cmd_mesh(int argc, char **argv)
 {
     char err[ERRLEN];
     deck_t d;
     mesh_t m;
+    if (mesh_output_override(argc - 1, argv + 1, err, sizeof err)) return run_die(err);
     if (deck_load(&d, argv[0], argc - 1, argv + 1, err, sizeof err) != 0) return run_die(err);
     const int replacing = run_refuse_overwrite("mesh_file", d.mesh_file, &d, 0, err, sizeof err);
     if (replacing < 0) return run_die(err);

@@ -90,6 +90,12 @@ expect_error "output over the input mesh" "is the input mesh" "$dpamr" run "$wor
 cp "$work/ok.inp" "$work/self.inp"
 expect_error "mesh_file over the deck" "is the deck itself" "$dpamr" mesh "$work/self.inp" mesh_file="$work/self.inp"
 grep -q "^max_level" "$work/self.inp" || fail "the deck was overwritten"
+# dpamr mesh writes mesh_file: an output= given to it is refused, not silently replaced by the deck's mesh_file
+cp "$work/own.hdf" "$work/own2.hdf"
+sed -e "s#^mesh_file.*#mesh_file = $work/own2.hdf#" "$deck" >"$work/meshout.inp"
+expect_error "output= given to dpamr mesh" "override 'output=$work/m.hdf': dpamr mesh writes level 0 to mesh_file, not to output.*give mesh_file=$work/m.hdf" \
+    "$dpamr" mesh "$work/meshout.inp" "output=$work/m.hdf"
+cmp -s "$work/own.hdf" "$work/own2.hdf" && [ ! -e "$work/m.hdf" ] || fail "dpamr mesh with output= wrote a file"
 mkdir -p "$work/adir.inp"
 expect_error "a directory as the deck" "not a regular file" "$dpamr" run "$work/adir.inp"
 mkdeck badlen; sed -i 's/^model.hill.radius .*/model.hill.radius = 0.1 0.2 0.3/' "$work/badlen.inp"
