@@ -442,7 +442,7 @@ static const deck_key_t k_keys[] = {
     { "mesh_file", "path", "deck name with .mesh.hdf, beside the deck", "an HDF5 mesh (docs/format.md)",
       "what run loads and mesh writes; in the deck relative to the deck's folder, on the command line to the "
       "current directory", 'p', 1, 1, 0, 0, NULL, { NULL } },
-    { "output", "path", "dpamr_out.hdf", "must end in .hdf; with steps > 0 a pattern with one %d (e.g. run_%05d.hdf)",
+    { "output", "path", "deck name with .hdf (steps > 0: _%05d.hdf), in the current directory", "must end in .hdf; with steps > 0 a pattern with one %d (e.g. run_%05d.hdf)",
       "what run writes; in the deck relative to the deck's folder, on the command line to the current directory. "
       "With steps > 0 the name of each output step's file: the pattern's %d (or %Nd, %0Nd) in the file name is the "
       "step index, and the series NAME.hdf.series (the pattern without its number) lists the files for ParaView",
@@ -674,6 +674,19 @@ static int parse_objects(kv_t *kv, deck_t *d)
     return 0;
 }
 
+void deck_default_output(const char *deck_path, int steps, char *out, size_t n)
+{
+    const char *base = strrchr(deck_path, '/');
+    base = base ? base + 1 : deck_path;
+    char name[4096];
+    snprintf(name, sizeof name, "%s", base);
+    char *dot = strrchr(name, '.');
+    if (dot && dot != name) *dot = '\0';
+    for (char *c = name; *c; ++c)
+        if (*c == '%') *c = '_'; /* a pattern holds one %d only */
+    snprintf(out, n, steps ? "%s_%%05d.hdf" : "%s.hdf", name);
+}
+
 /* The step number conversion of an output pattern: exactly one %d, %Nd or %0Nd (width up to 9), in
  * the file name (after the last '/'), no other '%'. Returns its start offset, or -1 with what is wrong
  * in why. */
@@ -722,7 +735,14 @@ static int parse_steps(kv_t *kv, deck_t *d)
     if (d->output_every % d->regrid_every != 0)
         return fail(kv, find(kv, "output_every"), "must be a multiple of regrid_every = %d (a file shows a regridded "
                     "mesh; the steps between regrids only advance the time)", d->regrid_every);
-    if (d->steps == 0) return 0;
+    size_t len = 0;
+    char why[256];
+    if (d->steps == 0) { /* a name, '%' and all; but not one that reads as a pattern of steps */
+        if (deck_pattern_check(d->output, &len, why, sizeof why) >= 0)
+            return fail(kv, find(kv, "output"), "is a pattern of time steps (a %%d in the name) but steps = 0 writes "
+                        "one file: give its name, or steps > 0");
+        return 0;
+    }
     if (!find(kv, "dt"))
         return fail(kv, find(kv, "steps"), "steps > 0 needs dt (the time step, a number > 0)");
     if (d->p.nobj == 0)
@@ -744,8 +764,7 @@ static int parse_steps(kv_t *kv, deck_t *d)
             return fail(kv, e ? e : find(kv, "dt"), "object '%s' would be at a coordinate that is not a finite number "
                         "by the last step (t = %g, axis %d): lower its velocity, dt or steps", d->object_name[o], tmax, a);
         }
-    size_t len = 0;
-    char why[256];
+    if (d->output_default) deck_default_output(d->path, 1, d->output, sizeof d->output);
     if (deck_pattern_check(d->output, &len, why, sizeof why) < 0) {
         entry_t *e = find(kv, "output");
         return e ? fail(kv, e, "%s", why)
@@ -858,11 +877,18 @@ static int schema(kv_t *kv, deck_t *d, const char *deck_path)
         else snprintf(d->mesh_file, sizeof d->mesh_file, "%s/%s", d->dir, mf);
     }
 
-    snprintf(d->output, sizeof d->output, "dpamr_out.hdf");
-    if (get_path(kv, "output", d->output, sizeof d->output, d->dir) < 0) return -1;
-    size_t ol = strlen(d->output);
-    if (ol < 5 || strcmp(d->output + ol - 4, ".hdf") != 0)
+    /* output's default: the deck's name with .hdf (with steps > 0, _%05d.hdf: parse_steps) in the
+     * current directory, so a shipped or shared deck writes where the user runs it */
+    deck_default_output(deck_path, 0, d->output, sizeof d->output);
+    if ((r = get_path(kv, "output", d->output, sizeof d->output, d->dir)) < 0) return -1;
+    d->output_default = r == 0;
+    const char *oname = strrchr(d->output, '/');
+    oname = oname ? oname + 1 : d->output;
+    const size_t ol = strlen(oname);
+    if (ol < 4 || strcmp(oname + ol - 4, ".hdf") != 0)
         return fail(kv, find(kv, "output"), "must end in .hdf (the extension ParaView 5.11 opens as VTKHDF)");
+    if (ol == 4)
+        return fail(kv, find(kv, "output"), "has no name before .hdf (give one, e.g. run.hdf)");
 
     if (parse_steps(kv, d) < 0) return -1;
 

@@ -35,6 +35,7 @@ typedef struct {
     char object_name[DP_MAX_OBJECTS][64];
     char mesh_file[8192];   /* resolved path */
     char output[8192];      /* resolved path (steps > 0: a pattern with one %d, deck_pattern_check) */
+    int output_default;     /* output not given: the deck's name (deck_default_output) */
     long long steps;        /* time steps after the first build (0: one build) */
     double dt;              /* time step: step k is at time k * dt */
     int regrid_every;       /* regrid every this many steps */
@@ -101,6 +102,10 @@ int deck_same_refinement(const deck_t *a, const deck_t *b, char *key, size_t n);
 /** The step-number conversion of an output pattern (steps > 0): exactly one %d, %Nd or %0Nd in the
  *  file name and no other '%'. Returns its offset (its length in *len), or -1 with why. */
 int deck_pattern_check(const char *pat, size_t *len, char *why, size_t n);
+
+/* output's default for the deck at deck_path: its file name without the extension, '%' replaced by
+ * '_', then ".hdf", or "_%05d.hdf" with steps > 0 (a series); in the current directory. */
+void deck_default_output(const char *deck_path, int steps, char *out, size_t n);
 const char *deck_variant_name(int v);
 const char *deck_grain_name(int g);
 /** "cpu", "host pdl=on", "cdp cdp_grain=level pdl=on", ...: what a run used, for its header line. */

@@ -137,6 +137,15 @@ int main(void)
         CHECK(deck_parse_text(&sa, "s", "output = 100%.hdf\n", err, sizeof err) == 0 && !strcmp(sa.output, "100%.hdf"),
               "steps = 0: output is a name: %s", err);
         deck_free(&sa);
+        /* output's default: the deck's name with .hdf, _%05d.hdf with steps > 0, in the current directory */
+        CHECK(deck_parse_text(&sa, "decks/my.run.inp", "", err, sizeof err) == 0 && !strcmp(sa.output, "my.run.hdf") &&
+                  sa.output_default,
+              "default output '%s': %s", sa.output, err);
+        deck_free(&sa);
+        snprintf(buf, sizeof buf, "%ssteps = 2\ndt = 1\n", obj);
+        CHECK(deck_parse_text(&sa, "d/50%.inp", buf, err, sizeof err) == 0 && !strcmp(sa.output, "50__%05d.hdf"),
+              "default pattern '%s': %s", sa.output, err);
+        deck_free(&sa);
         struct {
             const char *keys, *needle;
         } bad[] = {
@@ -146,7 +155,7 @@ int main(void)
             { "steps = 2\ndt = inf\noutput = r_%d.hdf\n", "key 'dt' = 'inf': 'inf' is not a finite number" },
             { "regrid_every = 0\n", "key 'regrid_every' = '0': 0 is out of range (1 to 1000000)" },
             { "regrid_every = 3\noutput_every = 4\n", "key 'output_every' = '4': must be a multiple of regrid_every = 3" },
-            { "steps = 2\ndt = 1\n", "output = dpamr_out.hdf (the default) with steps = 2: no %d" },
+            { "steps = 0\noutput = r_%05d.hdf\n", "key 'output' = 'r_%05d.hdf': is a pattern of time steps" },
             { "steps = 2\ndt = 1\noutput = r.hdf\n", "key 'output' = 'r.hdf': no %d" },
             { "steps = 2\ndt = 1\noutput = r_%d_%d.hdf\n", "more than one %d" },
             { "steps = 2\ndt = 1\noutput = r_%s.hdf\n", "'%' at character 3 is not %d, %Nd or %0Nd" },
