@@ -42,8 +42,8 @@ expect "help's range is the deck's" 1 "max_level.*out of range (0 to 23)" "$dpam
 
 echo "== a deck of one's own: paths in the deck from its folder, on the command line from here"
 mkdir -p "$work/decks" "$work/here"
-sed -e 's/^mesh_file.*/mesh_file = my.mesh.hdf/' -e 's/^output.*/output = my_out.hdf/' \
-    "$src/inputs/default.inp" >"$work/decks/my.inp"
+{ sed -e 's/^mesh_file.*/mesh_file = my.mesh.hdf/' "$src/inputs/default.inp"; echo "output = my_out.hdf"; } \
+    >"$work/decks/my.inp"
 cd "$work/here" || exit 1
 expect "a missing mesh says how to make it" 1 "dpamr mesh ../decks/my.inp" "$dpamr" run ../decks/my.inp
 expect "dpamr mesh writes beside the deck" 0 "wrote ../decks/my.mesh.hdf" "$dpamr" mesh ../decks/my.inp
@@ -188,6 +188,19 @@ if cmake --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1; then
     expect "installed dpamr runs" 0 "wrote inst.hdf" "$prefix/bin/dpamr" run "$prefix/share/dpamr/inputs/default.inp" output=inst.hdf
     expect "installed dpamr checks" 0 "validation: PASSED" "$prefix/bin/dpamr" check inst.hdf
     expect "installed cu-launch-lint runs" 0 "launch(es) read" "$prefix/bin/cu-launch-lint" "$src/device/engine_host.cu"
+    # a shipped deck run from elsewhere without output=: its file lands here, not in the install
+    mkdir -p "$work/elsewhere"
+    expect "an installed deck writes into the current directory" 0 "wrote default.hdf" \
+        sh -c 'cd "$1" && exec "$2" run "$3" max_level=3' sh "$work/elsewhere" "$prefix/bin/dpamr" \
+        "$prefix/share/dpamr/inputs/default.inp"
+    [ -f "$work/elsewhere/default.hdf" ] && [ ! -e "$prefix/share/dpamr/inputs/default.hdf" ] ||
+        fail "the installed deck's output is not in the current directory"
+    # the installed scripts find their module (dpamr_file.py) beside them
+    pick_python matplotlib
+    if $py -c "import h5py, matplotlib" 2>/dev/null; then
+        expect "installed render.py runs" 0 "wrote inst.png" env -u DISPLAY timeout 120 "$py" \
+            "$prefix/share/dpamr/render.py" inst.hdf inst.png --no-edges
+    fi
     grep -q "^.TH DPAMR" "$prefix/share/man/man1/dpamr.1" || fail "install: the man page is not one"
 else
     fail "cmake --install"; cat "$work/install.log"
