@@ -266,6 +266,41 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Was a step's file, whose stored deck is `stored` (freed here; NULL: none), written with d's
+ * refinement: the keys deck_same_refinement compares (a deck of an earlier version that this one
+ * cannot parse is not compared). 1, or 0 with the first key that differs. */
+static int same_series_deck(const deck_t *d, const char *path, char *stored, char *key, size_t n)
+{
+    if (!stored) return 1;
+    deck_t was;
+    memset(&was, 0, sizeof was);
+    char why[512];
+    const int parsed = deck_parse_text(&was, path, stored, why, sizeof why) == 0;
+    free(stored);
+    const int same = !parsed || deck_same_refinement(d, &was, key, n);
+    if (parsed) deck_free(&was);
+    return same;
+}
+
+/* Does the file `name` belong to this run's series at step k: dpamr's step k at time k x dt, run
+ * with d's refinement. 1, or 0 with the reason in why (for a note). */
+static int series_member(const deck_t *d, const char *name, long long k, char *why, size_t n)
+{
+    long long kk = -1;
+    double t = 0.0;
+    char *stored = NULL, key[160], err[512];
+    const int r = h5io_read_step(name, &kk, &t, &stored, err, sizeof err);
+    if (r < 0) return snprintf(why, n, "%s", err), 0;
+    if (r == 0) return snprintf(why, n, "not a step's file"), free(stored), 0;
+    if (kk != k || t != (double)k * d->dt) {
+        free(stored);
+        return snprintf(why, n, "it is step %lld at time %.17g, not step %lld at %.17g", kk, t, k, (double)k * d->dt), 0;
+    }
+    if (!same_series_deck(d, name, stored, key, sizeof key))
+        return snprintf(why, n, "it was run with another '%s'", key), 0;
+    return 1;
+}
+
 /* The restart point: *is_step = 0 for a mesh that is not a step's file; else 1 and its step
  * (checked against the deck) is returned. -1 with err. */
 static long long restart_step(const deck_t *d, int *is_step, double *t, char *err, size_t n)
@@ -276,21 +311,11 @@ static long long restart_step(const deck_t *d, int *is_step, double *t, char *er
     const int r = h5io_read_step(d->mesh_file, &k, t, &stored, err, n);
     *is_step = r == 1;
     if (r <= 0) return r;
-    /* the series continues with the deck it was run with: the refinement's keys as in the step's
-     * stored deck (a deck of an earlier version that this one cannot parse is not compared) */
-    if (stored) {
-        deck_t was;
-        memset(&was, 0, sizeof was);
-        char why[512], key[160];
-        const int parsed = deck_parse_text(&was, d->mesh_file, stored, why, sizeof why) == 0;
-        free(stored);
-        const int same = !parsed || deck_same_refinement(d, &was, key, sizeof key);
-        if (parsed) deck_free(&was);
-        if (!same)
-            return snprintf(err, n, "mesh_file = %.1000s is step %lld of a series run with another '%s' (its stored "
-                            "deck, /dpamr/deck): a series continues with the deck it was run with; set %s as it was, or "
-                            "start a new series under another output", d->mesh_file, k, key, key), -1;
-    }
+    char key[160];
+    if (!same_series_deck(d, d->mesh_file, stored, key, sizeof key))
+        return snprintf(err, n, "mesh_file = %.1000s is step %lld of a series run with another '%s' (its stored "
+                        "deck, /dpamr/deck): a series continues with the deck it was run with; set %s as it was, or "
+                        "start a new series under another output", d->mesh_file, k, key, key), -1;
     if (k >= d->steps)
         return snprintf(err, n, "mesh_file = %.1000s is step %lld of a series and steps = %lld: nothing is left to run "
                                 "(steps must be larger to continue the series)", d->mesh_file, k, d->steps), -1;
@@ -301,6 +326,12 @@ static long long restart_step(const deck_t *d, int *is_step, double *t, char *er
     if (k % d->regrid_every)
         return snprintf(err, n, "mesh_file = %.1000s is step %lld, not a multiple of regrid_every = %d: a series "
                                 "continues from a regridded step", d->mesh_file, k, d->regrid_every), -1;
+    const long long next = (k / d->output_every + 1) * d->output_every; /* the first step the run would write */
+    if (next > d->steps)
+        return snprintf(err, n, "mesh_file = %.1000s is step %lld and steps = %lld: no step from %lld to %lld is a "
+                                "multiple of output_every = %d, so the run would write no file (steps must be at "
+                                "least %lld to continue the series)", d->mesh_file, k, d->steps, k + 1, d->steps,
+                        d->output_every, next), -1;
     return k;
 }
 
@@ -425,10 +456,13 @@ int steps_loop(deck_t *d, mesh_t *m, double t0, int variant, const steps_ops_t *
     /* a continued series lists the earlier steps' files that are there, as the run that wrote them did */
     if (restart)
         for (long long k = 0; k <= k0; k += d->output_every) {
-            char name[8300], what[512];
-            if (steps_file_name(d->output, k, name, sizeof name) == 0 && h5io_is_dpamr_output(name, what, sizeof what)) {
+            char name[8300], why[1024];
+            if (steps_file_name(d->output, k, name, sizeof name) != 0 || access(name, F_OK) != 0) continue;
+            if (series_member(d, name, k, why, sizeof why)) {
                 s.step[s.nout] = k;
                 s.time[s.nout++] = (double)k * d->dt;
+            } else if (root) { /* said at every verbosity: a file of the user's left out */
+                fprintf(stderr, "dpamr: note: %s is left out of the continued series %s: %s\n", name, s.series, why);
             }
         }
     if (root && d->steps % d->output_every) /* a warning: said at every verbosity */
@@ -523,7 +557,9 @@ int steps_loop(deck_t *d, mesh_t *m, double t0, int variant, const steps_ops_t *
             mx = regrid_ms[nregrid - 1];
         }
         printf("wrote %s (%lld file(s))\n", s.series, s.nout);
-        printf("phases: first build %.3f ms, %lld regrid(s): median %.3f ms, max %.3f ms; ", first_ms, nregrid, med, mx);
+        if (restart) printf("phases: restart from step %lld, ", k0);
+        else printf("phases: first build %.3f ms, ", first_ms);
+        printf("%lld regrid(s): median %.3f ms, max %.3f ms; ", nregrid, med, mx);
         if (variant != DP_VARIANT_CPU) printf("transfer %.3f ms; ", xfer_ms);
         printf("write %.3f ms, total %.3f ms\n", write_ms, timer_ms() - t0);
     }
@@ -545,9 +581,11 @@ done:
             char a[8300], b[8300];
             steps_file_name(d->output, k1, a, sizeof a);
             steps_file_name(d->output, k2, b, sizeof b);
+            char earlier[64] = "";
+            if (nout0 > 0) snprintf(earlier, sizeof earlier, ", %lld of them continued from before", nout0);
             fprintf(stderr, "dpamr: note: %lld file(s) of an earlier run were not replaced (%s%s%s): they are not in "
-                    "%s, which lists this run's %lld file(s)\n", left, a, left > 1 ? " .. " : "", left > 1 ? b : "",
-                    s.series, s.nout);
+                    "%s, which lists %lld file(s)%s\n", left, a, left > 1 ? " .. " : "", left > 1 ? b : "", s.series,
+                    s.nout, earlier);
         }
     }
     engine_regrid_end(&eng);

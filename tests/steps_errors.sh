@@ -82,6 +82,9 @@ refused "restart with another threshold" "r_00002.hdf is step 2 of a series run 
     "$dpamr" run "$d2" "${short[@]}" mesh_file=r_00002.hdf threshold=0.3
 refused "restart with another object's velocity" "run with another 'model.hill.velocity'" \
     "$dpamr" run "$d2" "${short[@]}" mesh_file=r_00002.hdf "model.hill.velocity=0 0"
+refused "restart with no output step left" \
+    "r_00002.hdf is step 2 and steps = 3: no step from 3 to 3 is a multiple of output_every = 2, so the run would write no file" \
+    "$dpamr" run "$d2" steps=3 dt=0.01 output=r_%05d.hdf output_every=2 mesh_file=r_00002.hdf
 refused "bench from a step's file" "is step 2 of a series: dpamr bench times a series from its first build" \
     "$dpamr" bench "$d2" "${short[@]}" mesh_file=r_00002.hdf bench_out=b
 cmp -s r.hdf.series series.before || fail "the series changed"
@@ -91,7 +94,7 @@ expect_line "own series replaced" "existing file(s) written by dpamr earlier wil
 # 6354): says which earlier files it did not replace
 if "$dpamr" run "$d2" "${short[@]}" max_tiles=4000 >fail.out 2>fail.err; then
     fail "a re-run with max_tiles=4000: exit 0"
-elif grep -q "dpamr: note: 2 file(s) of an earlier run were not replaced (r_00002.hdf .. r_00004.hdf): they are not in r.hdf.series, which lists this run's 1 file(s)" fail.err; then
+elif grep -q "dpamr: note: 2 file(s) of an earlier run were not replaced (r_00002.hdf .. r_00004.hdf): they are not in r.hdf.series, which lists 1 file(s)$" fail.err; then
     echo "ok   a failed re-run names the earlier files it left: $(grep note fail.err)"
 else
     fail "a failed re-run: no note of the earlier files left"; cat fail.err
@@ -106,5 +109,18 @@ if [ -n "$mpirun" ]; then
     mkdir -p one && (cd one && timeout -k 5 120 "$mpirun" "${mpiflags[@]}" -np 1 "$dpamr" run "$d2" "${short[@]}" \
         verbosity=quiet >/dev/null) || fail "mpirun -np 1 with steps"
     h5cmp r_00004.hdf one/r_00004.hdf --ignore /dpamr/deck >/dev/null || fail "mpirun -np 1 differs"
+fi
+# a continued series lists only its own earlier files: a file of another run at an earlier step's
+# name (another threshold) is left out, with a note
+rm -f r_*.hdf r.hdf.series
+"$dpamr" run "$d2" steps=2 dt=0.01 output=r_%05d.hdf output_every=1 threshold=0.3 verbosity=quiet >/dev/null &&
+    "$dpamr" run "$d2" steps=2 dt=0.01 output=r_%05d.hdf output_every=2 verbosity=quiet >/dev/null &&
+    "$dpamr" run "$d2" steps=3 dt=0.01 output=r_%05d.hdf output_every=1 mesh_file=r_00002.hdf verbosity=quiet \
+        >cont.out 2>cont.err || fail "the runs of another run's file in the series"
+if grep -q "dpamr: note: r_00001.hdf is left out of the continued series r.hdf.series: it was run with another 'threshold'" cont.err &&
+    "$py" -c "import json,sys; f=[e['name'] for e in json.load(open('r.hdf.series'))['files']]; sys.exit(f != ['r_00000.hdf','r_00002.hdf','r_00003.hdf'])"; then
+    echo "ok   another run's file at an earlier step is left out of the continued series: $(cat cont.err)"
+else
+    fail "another run's file in a continued series"; cat cont.err r.hdf.series
 fi
 finish steps_errors
