@@ -407,9 +407,11 @@ static int bench_once(const deck_t *d, const mesh_t *in, step_var_t *v, mesh_t *
  * one run of every variant, each one's last step byte-identical to the first variant's; then
  * bench_warmup untimed and bench_repeats timed runs of every step per variant. Table on stdout,
  * BENCH_OUT.csv and .json. The exit status. */
-static int bench_steps(deck_t *d, const mesh_t *in)
+/* What bench_steps can time, before anything is announced or written: a series from its first build
+ * (not a step's file) with at least one regrid. 0, or 1 after the message. */
+static int bench_steps_check(const deck_t *d)
 {
-    char err[ERRLEN], why[512];
+    char err[ERRLEN];
     long long k0 = 0;
     double tk = 0.0;
     const int is_step = h5io_read_step(d->mesh_file, &k0, &tk, NULL, err, sizeof err);
@@ -419,6 +421,17 @@ static int bench_steps(deck_t *d, const mesh_t *in)
                  "first build (give it the mesh the series started from)", d->mesh_file, k0);
         return run_die(err);
     }
+    if (d->steps < d->regrid_every) {
+        snprintf(err, sizeof err, "%.1000s: steps = %lld and regrid_every = %d: no step regrids, so there is nothing to "
+                 "time (steps must be at least regrid_every)", d->path, d->steps, d->regrid_every);
+        return run_die(err);
+    }
+    return 0;
+}
+
+static int bench_steps(deck_t *d, const mesh_t *in)
+{
+    char err[ERRLEN], why[512];
     const int gpu = gpu_available(why, sizeof why);
     step_var_t vars[5];
     int nv = 0;
@@ -688,7 +701,7 @@ int bench_main(int argc, char **argv)
         return 1;
     }
     d.quiet = 1;
-    if (bench_check_out(&d) != 0) { /* before any work: where the results go */
+    if ((d.steps > 0 && bench_steps_check(&d) != 0) || bench_check_out(&d) != 0) { /* before any work */
         mesh_free(&in);
         deck_free(&d);
         return 1;

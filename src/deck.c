@@ -43,8 +43,15 @@ typedef struct {
 static const char *clip(const char *s, char *buf, size_t n)
 {
     const size_t len = strlen(s);
-    if (len <= 200) snprintf(buf, n, "%s", s);
-    else snprintf(buf, n, "%.200s... (%zu characters)", s, len);
+    size_t w = 0, i = 0;
+    /* at most 200 characters of s, control characters written \xNN so that a message shows them */
+    for (; i < len && i < 200 && w + 8 < n; ++i) {
+        const unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c == 0x7f) w += (size_t)snprintf(buf + w, n - w, "\\x%02x", c);
+        else buf[w++] = (char)c;
+    }
+    buf[w] = '\0';
+    if (i < len) snprintf(buf + w, n - w, "... (%zu characters)", len);
     return buf;
 }
 
@@ -213,8 +220,9 @@ static int parse_text(kv_t *kv, const char *text)
     int line = 0, rc = 0;
     if (!buf) return fail(kv, NULL, "out of memory");
     /* split by hand: strtok would merge empty lines and lose line numbers. A line ends at LF, CR
-     * or CRLF (decks from any system). */
-    for (char *s = buf; s && rc == 0;) {
+     * or CRLF (decks from any system); a UTF-8 byte-order mark that some editors put first is skipped. */
+    char *start = strncmp(buf, "\xef\xbb\xbf", 3) == 0 ? buf + 3 : buf;
+    for (char *s = start; s && rc == 0;) {
         char *nl = s + strcspn(s, "\r\n");
         char *next = NULL;
         if (*nl) next = nl + (nl[0] == '\r' && nl[1] == '\n' ? 2 : 1);
@@ -274,7 +282,9 @@ static int get_ints(kv_t *kv, const char *key, long long *out, int nmin, int nma
         errno = 0;
         long long x = strtoll(tok[i], &end, 10);
         char t[260];
-        if (*end || errno) rc = fail(kv, e, "'%s' is not an integer (%s)", clip(tok[i], t, sizeof t), what);
+        if (*end || end == tok[i] || (errno && errno != ERANGE))
+            rc = fail(kv, e, "'%s' is not an integer (%s)", clip(tok[i], t, sizeof t), what);
+        else if (errno == ERANGE) rc = fail(kv, e, "'%s' is out of range (%s)", clip(tok[i], t, sizeof t), what);
         else if (x < lo || x > hi) rc = fail(kv, e, "%lld is out of range (%s)", x, what);
         else out[i] = x;
     }
@@ -302,8 +312,11 @@ static int get_doubles(kv_t *kv, const char *key, double *out, int nmin, int nma
         /* strtod reads hex (0x10 = 16): refused from the user; a stored deck of an earlier version may hold it */
         if (kv->user && strpbrk(tok[i], "xX"))
             rc = fail(kv, e, "'%s' is not a decimal number (%s)", clip(tok[i], t, sizeof t), what);
-        else if (*end || errno || !isfinite(x))
+        else if (*end || end == tok[i] || (errno && errno != ERANGE) || !isfinite(x))
             rc = fail(kv, e, "'%s' is not a finite number (%s)", clip(tok[i], t, sizeof t), what);
+        else if (errno == ERANGE && x == 0.0) /* an underflow to zero; a subnormal result is a number */
+            rc = fail(kv, e, "'%s' is too small: it rounds to 0 (the smallest positive double is about 4.9e-324) (%s)",
+                      clip(tok[i], t, sizeof t), what);
         else out[i] = x;
     }
     free(v);
@@ -824,6 +837,17 @@ static int schema(kv_t *kv, deck_t *d, const char *deck_path)
     p->h0 = 1.0 / ((double)rmax * p->B);
     if ((r = get_doubles_k(kv, "cell_size", &p->h0, p->dim, 0)) < 0) return -1;
     if (!(p->h0 > 0)) return fail(kv, find(kv, "cell_size"), "must be > 0");
+    /* the domain's far corner and the finest spacing are numbers: cell centres are origin + (i + 0.5) x h */
+    for (int a = 0; a < p->dim; ++a) {
+        const double far = p->origin[a] + (double)d->root[a] * p->B * p->h0;
+        if (!isfinite(far))
+            return fail(kv, find(kv, "cell_size") ? find(kv, "cell_size") : find(kv, "origin"),
+                        "the domain's far corner on axis %d, origin + root x tile_size x cell_size = %g + %d x %d x %g, "
+                        "is not a finite number", a, p->origin[a], d->root[a], p->B, p->h0);
+    }
+    if (!(ldexp(p->h0, -p->max_level) > 0))
+        return fail(kv, find(kv, "cell_size"), "cell_size / 2^max_level = %g / 2^%d rounds to 0: the finest cells "
+                    "would have no size", p->h0, p->max_level);
 
     p->nf = 1;
     strcpy(d->field_name[0], "rho");

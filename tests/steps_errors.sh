@@ -87,6 +87,9 @@ refused "restart with no output step left" \
     "$dpamr" run "$d2" steps=3 dt=0.01 output=r_%05d.hdf output_every=2 mesh_file=r_00002.hdf
 refused "bench from a step's file" "is step 2 of a series: dpamr bench times a series from its first build" \
     "$dpamr" bench "$d2" "${short[@]}" mesh_file=r_00002.hdf bench_out=b
+refused "bench with no regrid" "steps = 1 and regrid_every = 2: no step regrids, so there is nothing to time" \
+    "$dpamr" bench "$d2" steps=1 dt=0.01 regrid_every=2 output_every=2 output=r_%05d.hdf bench_out=b
+[ ! -e b.csv ] && [ ! -e b.json ] || fail "bench with nothing to time wrote its tables"
 cmp -s r.hdf.series series.before || fail "the series changed"
 expect_line "own series replaced" "existing file(s) written by dpamr earlier will be replaced" \
     "$dpamr" run "$d2" "${short[@]}"
