@@ -173,7 +173,7 @@ static int bench_check_out(const deck_t *d)
                      "= never: move it away, choose another bench_out, or set overwrite=own", d->bench_out, path);
             return run_die(err);
         }
-        run_say_replacing("bench_out", path);
+        run_say_replacing(d, "bench_out", path);
     }
     return 0;
 }

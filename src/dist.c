@@ -746,7 +746,7 @@ int dist_run(int argc, char **argv)
         fflush(stdout);
     }
 
-    if (root && replacing) run_say_replacing("output", d.output);
+    if (root && replacing) run_say_replacing(&d, "output", d.output);
 
     /* refine: a part without tiles on the global frontier has nothing to refine */
     refine_report_t rr;

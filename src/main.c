@@ -202,7 +202,7 @@ static int run_build(deck_t *d, mesh_t *m, double t0)
            run_bytes_text(file_lo, lo, sizeof lo), run_bytes_text(file_hi, hi, sizeof hi),
            run_bytes_text(run_memory_bytes(m, cap > m->ntiles ? cap : m->ntiles), mem, sizeof mem),
            (long long)(cap > m->ntiles ? cap : m->ntiles));
-    if (replacing) run_say_replacing("output", d->output);
+    if (replacing) run_say_replacing(d, "output", d->output);
     if (d->verbosity == DP_VERBOSITY_VERBOSE) run_print_info(stdout);
     refine_report_t r;
     dp_vreq vq;
@@ -331,7 +331,7 @@ static int mesh_build(deck_t *d, mesh_t *m)
     const int replacing = run_refuse_overwrite("mesh_file", d->mesh_file, d, 0, err, sizeof err);
     if (replacing < 0) return run_die(err);
     if (run_check_output("mesh_file", d->mesh_file, 0.0, err, sizeof err) != 0) return run_die(err);
-    if (replacing) run_say_replacing("mesh_file", d->mesh_file);
+    if (replacing) run_say_replacing(d, "mesh_file", d->mesh_file);
     run_warn_model(d);
     /* the estimate first: the tiles, and the writer's AMRBox and ghost buffers for them */
     const double ntiles = (double)d->root[0] * d->root[1] * d->root[2], cells = (double)dp_cells(d->p.dim, d->p.B);
@@ -381,6 +381,8 @@ static int cmd_mesh(int argc, char **argv)
 
 static int driver_main(int argc, char **argv)
 {
+    /* a line at a time into a pipe or log too: an interrupted run (SIGINT) leaves its last lines */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     dp_tmp_handlers(); /* an interrupted write leaves no temporary file (src/tmpfile.h) */
     if (argc < 2) {
         usage(stderr);

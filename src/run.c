@@ -90,8 +90,9 @@ int run_refuse_overwrite(const char *key, const char *target, const deck_t *d, i
     return 1;
 }
 
-void run_say_replacing(const char *key, const char *target)
+void run_say_replacing(const deck_t *d, const char *key, const char *target)
 {
+    if (d->verbosity == DP_VERBOSITY_QUIET) return; /* quiet: warnings, errors and "wrote" only */
     printf("%s = %s exists, written by dpamr earlier: it will be replaced (overwrite=never keeps it)\n", key, target);
 }
 

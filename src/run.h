@@ -27,8 +27,9 @@ int run_same_file(const char *a, const char *b);
  *  output when the deck says overwrite = never. -1 with err; 0 for a new file; 1 when target is an
  *  earlier dpamr output that will be replaced (say so: run_say_replacing). */
 int run_refuse_overwrite(const char *key, const char *target, const deck_t *d, int check_mesh, char *err, size_t n);
-/** The one line saying that key = target, an earlier dpamr output, will be replaced. */
-void run_say_replacing(const char *key, const char *target);
+/** The one line saying that key = target, an earlier dpamr output, will be replaced (none with
+ *  verbosity = quiet). */
+void run_say_replacing(const deck_t *d, const char *key, const char *target);
 /** Before any work: the folder of target exists and takes new files, and its file system has bytes
  *  free. 0, or -1 with err naming the key, the path and what is wrong. */
 int run_check_output(const char *key, const char *target, double bytes, char *err, size_t n);

@@ -63,6 +63,10 @@ expect "the summary of phases" 0 "^phases: load .* upload .* refine .* download 
 # one line: "wrote quiet.hdf" (the MPI build adds how it wrote)
 [ "$(wc -l <quiet.log)" -eq 1 ] && grep -q "^wrote quiet.hdf" quiet.log ||
     { fail "verbosity=quiet printed more than the written file:"; head -5 quiet.log; }
+# again, over its own file: still that one line (the replacement is said only when not quiet)
+"$dpamr" run ../decks/my.inp output=quiet.hdf verbosity=quiet >quiet.log 2>&1 || fail "verbosity=quiet: the re-run"
+[ "$(wc -l <quiet.log)" -eq 1 ] && grep -q "^wrote quiet.hdf" quiet.log ||
+    { fail "verbosity=quiet over its own file printed more than the written file:"; head -5 quiet.log; }
 expect "verbosity=verbose: the build and machine" 0 "^build: commit .*; CUDA: .*; device: .*; host .* thread" \
     "$dpamr" run ../decks/my.inp output=verbose.hdf verbosity=verbose
 expect "--version: the build" 0 "^build: commit .*, .*; CUDA: " "$dpamr" --version
