@@ -539,7 +539,7 @@ const deck_key_t *deck_key_find(const char *key)
     /* model.disc.radius -> model.NAME.radius */
     if (!strncmp(key, "model.", 6) && strcmp(key, "model.objects") != 0) {
         const char *last = strrchr(key, '.');
-        if (last && last > key + 5) {
+        if (last > key + 6 && !memchr(key + 6, '.', (size_t)(last - (key + 6)))) { /* one NAME, no dots */
             snprintf(generic, sizeof generic, "model.NAME%.80s", last);
             key = generic;
         }
@@ -547,6 +547,55 @@ const deck_key_t *deck_key_find(const char *key)
     for (int i = 0; i < NKEYS; ++i)
         if (!strcmp(k_keys[i].key, key)) return &k_keys[i];
     return NULL;
+}
+
+int deck_nearest(const char *word, const char *const *choices, int n)
+{
+    /* Levenshtein distance, letters compared without case; a word is near a choice within 2 edits
+     * and a third of its length (so 'dim' is not offered for 'xyz') */
+    const size_t lw = strlen(word);
+    if (lw == 0 || lw > 120) return -1;
+    int best = -1, bestd = 3;
+    for (int c = 0; c < n; ++c) {
+        const char *t = choices[c];
+        const size_t lt = strlen(t);
+        if (lt > 120) continue;
+        int prev[122], cur[122];
+        for (size_t j = 0; j <= lt; ++j) prev[j] = (int)j;
+        for (size_t i = 1; i <= lw; ++i) {
+            cur[0] = (int)i;
+            for (size_t j = 1; j <= lt; ++j) {
+                const int same = tolower((unsigned char)word[i - 1]) == tolower((unsigned char)t[j - 1]);
+                int v = prev[j - 1] + !same;
+                if (prev[j] + 1 < v) v = prev[j] + 1;
+                if (cur[j - 1] + 1 < v) v = cur[j - 1] + 1;
+                cur[j] = v;
+            }
+            memcpy(prev, cur, (lt + 1) * sizeof *prev);
+        }
+        const int dist = prev[lt];
+        if (dist < bestd && (size_t)dist * 3 <= lw) best = c, bestd = dist;
+    }
+    return best;
+}
+
+const char *deck_key_suggest(const char *key, char *buf, size_t n)
+{
+    const char *names[NKEYS];
+    int nn = 0;
+    const char *last = strrchr(key, '.');
+    const int is_obj = !strncmp(key, "model.", 6) && last > key + 6 && strcmp(key, "model.objects") != 0 &&
+                       !memchr(key + 6, '.', (size_t)(last - (key + 6)));
+    for (int i = 0; i < NKEYS; ++i) {
+        const char *k = k_keys[i].key;
+        const int obj = !strncmp(k, "model.NAME.", 11);
+        if (obj == is_obj) names[nn++] = obj ? k + 10 : k; /* model.NAME.radius: compare ".radius" */
+    }
+    const int i = deck_nearest(is_obj ? last : key, names, nn);
+    if (i < 0) return NULL;
+    if (is_obj) snprintf(buf, n, "%.*s%s", (int)(last - key), key, names[i]);
+    else snprintf(buf, n, "%s", names[i]);
+    return strcmp(buf, key) ? buf : NULL;
 }
 
 /** The table row of key; every caller names a key of the table. */
@@ -992,6 +1041,9 @@ static int schema(kv_t *kv, deck_t *d, const char *deck_path)
                                 objs ? clip(objs->val, list, sizeof list) : "not set");
                 }
             }
+            char near[160];
+            if (deck_key_suggest(k, near, sizeof near))
+                return fail(kv, &kv->e[i], "unknown key; did you mean '%s'? (`dpamr help` lists every key)", near);
             return fail(kv, &kv->e[i], "unknown key (valid keys: %s)", keys_help(list, sizeof list));
         }
     return 0;

@@ -83,6 +83,11 @@ int deck_key_count(void);
 const deck_key_t *deck_key_at(int i);
 /** The row of key (model.disc.radius finds model.NAME.radius), or NULL. */
 const deck_key_t *deck_key_find(const char *key);
+/** The choice nearest to word (within 2 edits and a third of its length, case ignored): its index,
+ *  or -1. For "did you mean" in messages. */
+int deck_nearest(const char *word, const char *const *choices, int n);
+/** The deck key nearest to an unknown key (model.disc.radiu -> model.disc.radius) into buf, or NULL. */
+const char *deck_key_suggest(const char *key, char *buf, size_t n);
 /** The valid values as text ("a, b", "lo..hi" and the row's range note) into buf. */
 const char *deck_key_valid(const deck_key_t *k, char *buf, size_t n);
 /** `dpamr help KEY`: the key, type, default, valid values and meaning. */

@@ -95,6 +95,14 @@ static int cmd_help(const char *what)
     if (text) return fputs(text, stdout), 0;
     const deck_key_t *k = deck_key_find(what);
     if (k) return deck_key_help(stdout, k), 0;
+    char near[160];
+    static const char *const subs[] = { "run", "mesh", "check", "bench", "gpu", "help" };
+    const int si = deck_nearest(what, subs, 6);
+    if (deck_key_suggest(what, near, sizeof near) || si >= 0) {
+        fprintf(stderr, "dpamr: error: help: '%s' is neither a deck key nor a subcommand; did you mean '%s'?\n", what,
+                si >= 0 ? subs[si] : near);
+        return 1;
+    }
     fprintf(stderr, "dpamr: error: help: '%s' is neither a deck key nor a subcommand (keys:", what);
     for (int i = 0; i < deck_key_count(); ++i) fprintf(stderr, "%s %s", i ? "," : "", deck_key_at(i)->key);
     fprintf(stderr, "; subcommands: run, mesh, check, bench, gpu, help)\n");
@@ -429,8 +437,12 @@ static int driver_main(int argc, char **argv)
     }
     const int known = !strcmp(cmd, "run") || !strcmp(cmd, "mesh") || !strcmp(cmd, "check") || !strcmp(cmd, "bench");
     if (!known) {
-        fprintf(stderr, "dpamr: error: unknown subcommand '%s' (valid: run, mesh, check, bench, gpu, help; "
-                "--help, --version, --man)\n", cmd);
+        static const char *const subs[] = { "run", "mesh", "check", "bench", "gpu", "help" };
+        const int si = deck_nearest(cmd, subs, 6);
+        char near[64] = "";
+        if (si >= 0) snprintf(near, sizeof near, "did you mean '%s'? ", subs[si]);
+        fprintf(stderr, "dpamr: error: unknown subcommand '%s' (%svalid: run, mesh, check, bench, gpu, help; "
+                "--help, --version, --man)\n", cmd, near);
         return 1;
     }
     if (argc < 3) {

@@ -40,6 +40,9 @@ expect_error "a long value is cut, the reason stays" "mesh_file=v\{200\}\.\.\. (
     run ok mesh_file="$long.hdf"
 expect_error "missing deck" "nosuch.inp.*cannot open" "$dpamr" run "$work/nosuch.inp"
 expect_error "unknown subcommand" "unknown subcommand" "$dpamr" frobnicate
+expect_error "a misspelt subcommand" "unknown subcommand 'chek' (did you mean 'check'?" "$dpamr" chek x.hdf
+expect_error "a misspelt key on the command line" "override 'treshold=0.2': unknown key; did you mean 'threshold'?" \
+    run ok treshold=0.2
 expect_error "missing argument" "needs a DECK" "$dpamr" run
 
 # mesh files

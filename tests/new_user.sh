@@ -35,7 +35,7 @@ expect "run DECK --help" 0 "usage: dpamr run" "$dpamr" run "$src/inputs/default.
 expect "help max_level" 0 "valid:   0..23" "$dpamr" help max_level
 expect "help a model key by its object's name" 0 "model.NAME.type" "$dpamr" help model.disc.type
 expect "help overwrite" 0 "own, never" "$dpamr" help overwrite
-expect "help on no key" 1 "neither a deck key nor a subcommand" "$dpamr" help tile_sise
+expect "help on no key" 1 "neither a deck key nor a subcommand; did you mean 'tile_size'?" "$dpamr" help tile_sise
 expect "the man page" 0 "^.TH DPAMR 1" "$dpamr" --man
 # the table validates: what help says is valid is what the deck accepts
 expect "help's range is the deck's" 1 "max_level.*out of range (0 to 23)" "$dpamr" run "$src/inputs/default.inp" max_level=24

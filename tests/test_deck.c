@@ -62,7 +62,16 @@ int main(void)
     deck_free(&d2);
     deck_free(&d);
 
-    expect_error("tile_sise = 8\n", "t.inp:1: key 'tile_sise' = '8': unknown key");
+    expect_error("tile_sise = 8\n", "t.inp:1: key 'tile_sise' = '8': unknown key; did you mean 'tile_size'?");
+    expect_error("Max_Levl = 3\n", "unknown key; did you mean 'max_level'?");
+    expect_error("model.a.radus = 1\n", "unknown key; did you mean 'model.a.radius'?");
+    expect_error("xyz = 1\n", "key 'xyz' = '1': unknown key (valid keys: dim, ");
+    {
+        static const char *const w[] = { "run", "mesh", "check" };
+        CHECK(deck_nearest("chek", w, 3) == 2 && deck_nearest("RUN", w, 3) == 0 && deck_nearest("xy", w, 3) == -1 &&
+                  deck_nearest("", w, 3) == -1,
+              "deck_nearest");
+    }
     expect_error("dim = 2\ndim = 3\n", "t.inp:2: key 'dim' = '3': duplicate key (first set on line 1)");
     expect_error("tile_size = 12\n", "power of two");
     expect_error("tile_size = 64\n", "out of range");
