@@ -618,7 +618,9 @@ const char *deck_key_valid(const deck_key_t *k, char *buf, size_t n)
             strncat(buf, k->choices[i], n - strlen(buf) - 1);
         }
     } else if (k->kind == 'i') {
-        snprintf(buf, n, "%lld..%lld%s", k->lo, k->hi, k->nmax != 1 ? " each" : "");
+        if (k->nmax > 1 && k->nmin >= 1) /* a list of a given length: bench_groups */
+            snprintf(buf, n, "%d to %d values, %lld..%lld each", k->nmin, k->nmax, k->lo, k->hi);
+        else snprintf(buf, n, "%lld..%lld%s", k->lo, k->hi, k->nmax != 1 ? " each" : "");
     }
     if (k->range) {
         const size_t l = strlen(buf);

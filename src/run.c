@@ -23,28 +23,47 @@ int run_die(const char *msg)
     return 1;
 }
 
+/* "x y" or "x y z": the first dim of v */
+static const char *ints_text(const int *v, int dim, char *buf, size_t n)
+{
+    snprintf(buf, n, dim == 3 ? "%d %d %d" : "%d %d", v[0], v[1], v[2]);
+    return buf;
+}
+
 int run_mesh_matches_deck(const mesh_t *m, const deck_t *d, const char *file, char *err, size_t n)
 {
     const dp_params *p = &d->p;
+    /* what the deck says comes from its file and its command-line overrides; a mesh made for it fits */
+    char hint[1200], a1[48], a2[48];
+    snprintf(hint, sizeof hint, " (the deck with its overrides): give a mesh made for this deck%s%.1000s%s",
+             p->nobj > 0 ? " (`dpamr mesh " : "", p->nobj > 0 ? d->path : "",
+             p->nobj > 0 ? "` samples one from its model.objects)" : "");
     if (m->dim != p->dim || m->B != p->B)
-        return snprintf(err, n, "%.900s has dim %d, tile_size %d but the deck %.900s says dim %d, tile_size %d", file,
-                        m->dim, m->B, d->path, p->dim, p->B), -1;
+        return snprintf(err, n, "%.900s has dim %d and tile_size %d, but %.900s says dim %d and tile_size %d%s", file,
+                        m->dim, m->B, d->path, p->dim, p->B, hint), -1;
     for (int a = 0; a < 3; ++a)
         if (m->root[a] != d->root[a])
-            return snprintf(err, n, "%.900s has root %d %d %d but the deck %.900s says root %d %d %d", file, m->root[0],
-                            m->root[1], m->root[2], d->path, d->root[0], d->root[1], d->root[2]), -1;
+            return snprintf(err, n, "%.900s has root %s, but %.900s says root %s%s", file, ints_text(m->root, p->dim, a1,
+                            sizeof a1), d->path, ints_text(d->root, p->dim, a2, sizeof a2), hint), -1;
     for (int a = 0; a < p->dim; ++a)
-        if (m->origin[a] != p->origin[a] || m->h0 != p->h0)
-            return snprintf(err, n, "%.900s has origin/cell_size (%g %g %g / %g) other than the deck %.900s (%g %g %g / %g)",
-                            file, m->origin[0], m->origin[1], m->origin[2], m->h0, d->path, p->origin[0],
-                            p->origin[1], p->origin[2], p->h0), -1;
+        if (m->origin[a] != p->origin[a] || m->h0 != p->h0) {
+            char o1[96], o2[96];
+            snprintf(o1, sizeof o1, "%.17g %.17g", m->origin[0], m->origin[1]);
+            snprintf(o2, sizeof o2, "%.17g %.17g", p->origin[0], p->origin[1]);
+            if (p->dim == 3) {
+                snprintf(o1 + strlen(o1), sizeof o1 - strlen(o1), " %.17g", m->origin[2]);
+                snprintf(o2 + strlen(o2), sizeof o2 - strlen(o2), " %.17g", p->origin[2]);
+            }
+            return snprintf(err, n, "%.900s has origin %s and cell_size %.17g, but %.900s says origin %s and cell_size "
+                            "%.17g%s", file, o1, m->h0, d->path, o2, p->h0, hint), -1;
+        }
     if (m->nf != p->nf)
-        return snprintf(err, n, "%.900s has %d fields but the deck %.900s names %d in 'fields'", file, m->nf, d->path, p->nf),
-               -1;
+        return snprintf(err, n, "%.900s has %d field%s, but %.900s names %d in 'fields'%s", file, m->nf,
+                        m->nf == 1 ? "" : "s", d->path, p->nf, hint), -1;
     for (int f = 0; f < p->nf; ++f)
         if (strcmp(m->field_name[f], d->field_name[f]) != 0)
-            return snprintf(err, n, "%.900s field %d is '%s' but the deck %.900s says '%s' (fields must match in order)", file,
-                            f, m->field_name[f], d->path, d->field_name[f]), -1;
+            return snprintf(err, n, "%.900s: field %d is '%s', but %.900s says '%s' (fields must match in order)%s", file,
+                            f, m->field_name[f], d->path, d->field_name[f], hint), -1;
     return 0;
 }
 
@@ -163,9 +182,13 @@ int run_read_mesh(const deck_t *d, mesh_t *m, char *err, size_t n)
 {
     struct stat st;
     if (stat(d->mesh_file, &st) != 0 && errno == ENOENT)
-        return snprintf(err, n, "mesh_file = %.1000s does not exist: make it from the deck's model.objects with "
-                                "`dpamr mesh %.1000s`, or set mesh_file to an existing mesh (tools/mesh_from_numpy.py "
-                                "writes one from numpy arrays)", d->mesh_file, d->path), -1;
+        return d->p.nobj > 0
+                   ? snprintf(err, n, "mesh_file = %.1000s does not exist: make it from the deck's model.objects with "
+                                      "`dpamr mesh %.1000s`, or set mesh_file to an existing mesh "
+                                      "(tools/mesh_from_numpy.py writes one from numpy arrays)", d->mesh_file, d->path)
+                   : snprintf(err, n, "mesh_file = %.1000s does not exist: set mesh_file to an existing mesh "
+                                      "(tools/mesh_from_numpy.py writes one from numpy arrays; with model.objects in the "
+                                      "deck, `dpamr mesh %.1000s` samples one)", d->mesh_file, d->path), -1;
     if (h5io_read(d->mesh_file, m, NULL, err, n) != 0) return -1;
     if (run_mesh_matches_deck(m, d, d->mesh_file, err, n) != 0) return -1;
     return run_mesh_has_frontier(m, d->mesh_file, err, n);
