@@ -89,6 +89,48 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
+/* s as the body of a JSON string (quote, backslash and control characters escaped) into out; -1 when
+ * it does not fit. */
+static int json_escape(const char *s, char *out, size_t n)
+{
+    size_t w = 0;
+    for (const char *c = s; *c; ++c) {
+        const unsigned char u = (unsigned char)*c;
+        const int k = u < 0x20 ? snprintf(out + w, n - w, "\\u%04x", u)
+                      : u == '"' || u == '\\' ? snprintf(out + w, n - w, "\\%c", u)
+                                             : snprintf(out + w, n - w, "%c", u);
+        if (k < 0 || (size_t)k >= n - w) return -1;
+        w += (size_t)k;
+    }
+    return 0;
+}
+
+/* The output pattern an existing series of dpamr's lists the files of (its marker's "output", as
+ * series_write writes it, JSON-escaped) into out: 1, or 0 when it does not say (a series of an
+ * earlier version) or cannot be read. */
+static int series_output(const char *path, char *out, size_t n)
+{
+    static const char key[] = "\"dpamr\" : { \"output\" : \"";
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return 0;
+    char *buf = malloc(24577);
+    const long size = buf && fseek(fp, 0, SEEK_END) == 0 ? ftell(fp) : -1;
+    size_t k = 0;
+    if (size >= 0 && fseek(fp, size > 24576 ? size - 24576 : 0, SEEK_SET) == 0) k = fread(buf, 1, 24576, fp);
+    fclose(fp);
+    int found = 0;
+    if (buf) {
+        buf[k] = '\0';
+        const char *at = strstr(buf, key), *end = at ? strstr(at + sizeof key - 1, "\", " SERIES_MARK) : NULL;
+        if (end && (size_t)(end - (at + sizeof key - 1)) < n) {
+            snprintf(out, n, "%.*s", (int)(end - (at + sizeof key - 1)), at + sizeof key - 1);
+            found = 1;
+        }
+    }
+    free(buf);
+    return found;
+}
+
 /* Is the existing file at path a series dpamr wrote: its JSON header first and its marker within
  * the last 4 KB (series_write puts it after the list of files, which grows with the run)? 1, 0, or
  * -1 with errno when it cannot be read. */
@@ -135,20 +177,18 @@ static int series_write(const deck_t *d, const series_t *s, char *err, size_t n)
         return snprintf(err, n, "cannot write the series %.1000s: its temporary file %.1000s: %s", s->series, tmp,
                         dp_tmp_strerror(errno)), -1;
     fprintf(fp, "{\n  \"file-series-version\" : \"1.0\",\n  \"files\" : [\n");
+    char esc[6 * 8300];
     for (long long i = 0; i < s->nout; ++i) {
         char name[8300], num[40];
         steps_file_name(d->output, s->step[i], name, sizeof name);
         run_number_text(num, sizeof num, s->time[i]);
-        fprintf(fp, "    { \"name\" : \"");
-        for (const char *c = base_name(name); *c; ++c) { /* a JSON string: quote, backslash, control characters escaped */
-            const unsigned char u = (unsigned char)*c;
-            if (u < 0x20) fprintf(fp, "\\u%04x", u);
-            else if (u == '"' || u == '\\') fprintf(fp, "\\%c", u);
-            else fputc(u, fp);
-        }
-        fprintf(fp, "\", \"time\" : %s }%s\n", num, i + 1 < s->nout ? "," : "");
+        json_escape(base_name(name), esc, sizeof esc);
+        fprintf(fp, "    { \"name\" : \"%s\", \"time\" : %s }%s\n", esc, num, i + 1 < s->nout ? "," : "");
     }
-    fprintf(fp, "  ],\n  \"dpamr\" : { " SERIES_MARK " }\n}\n");
+    /* the pattern the listed files follow (another run's series of the same name is told apart), then
+     * the marker, last: series_is_own looks for it at the end */
+    json_escape(base_name(d->output), esc, sizeof esc);
+    fprintf(fp, "  ],\n  \"dpamr\" : { \"output\" : \"%s\", " SERIES_MARK " }\n}\n", esc);
     errno = 0;
     const int bad = ferror(fp);
     if (fclose(fp) != 0 || bad || rename(tmp, s->series) != 0) {
@@ -181,6 +221,11 @@ static long long check_outputs(const deck_t *d, long long from, const char *seri
         if (d->overwrite == DP_OVERWRITE_NEVER)
             return snprintf(err, n, "the series %.1000s exists (an earlier dpamr output) and overwrite = never: move "
                                     "it away, choose another output, or set overwrite=own", series), -1;
+        char was[8400], now[6 * 8300];
+        if (series_output(series, was, sizeof was) && json_escape(base_name(d->output), now, sizeof now) == 0 &&
+            strcmp(was, now) != 0) /* said at every verbosity: another pattern's files leave the series */
+            fprintf(stderr, "dpamr: note: the series %s lists the files of output = %s; it will list this run's "
+                    "(%s) instead, and those files stay where they are\n", series, was, base_name(d->output));
         ++replacing;
     }
     for (long long k = from; k <= d->steps; ++k) {

@@ -126,4 +126,15 @@ if grep -q "dpamr: note: r_00001.hdf is left out of the continued series r.hdf.s
 else
     fail "another run's file in a continued series"; cat cont.err r.hdf.series
 fi
+# two patterns with one series name: the second run says the series lists the first's files
+rm -f r_*.hdf r-*.hdf r.hdf.series
+"$dpamr" run "$d2" steps=2 dt=0.01 output=r_%05d.hdf output_every=2 verbosity=quiet >/dev/null 2>&1 &&
+    "$dpamr" run "$d2" steps=2 dt=0.01 output=r-%03d.hdf output_every=2 verbosity=quiet >pat.out 2>pat.err ||
+    fail "the runs of two patterns"
+if grep -q "dpamr: note: the series r.hdf.series lists the files of output = r_%05d.hdf; it will list this run's (r-%03d.hdf) instead" pat.err &&
+    grep -q '"output" : "r-%03d.hdf"' r.hdf.series && [ -e r_00002.hdf ]; then
+    echo "ok   another pattern's series replaced with a note: $(cat pat.err)"
+else
+    fail "another pattern's series: no note"; cat pat.err r.hdf.series
+fi
 finish steps_errors
