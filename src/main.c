@@ -32,7 +32,8 @@ static void usage(FILE *fp)
             "  dpamr gpu                         say whether a usable CUDA device is present (exit 0/1)\n"
             "  dpamr help KEY                    a deck key's type, default and valid values\n"
             "  dpamr SUBCOMMAND --help | dpamr --help | --version | --man\n\n"
-            "Deck keys: docs/decks.md; file layout: docs/format.md.\n",
+            "Deck keys: docs/decks.md; file layout: docs/format.md (installed: share/doc/dpamr/docs/; the\n"
+            "scripts tools/*.py and validation/*.py in share/dpamr/, the shipped decks in share/dpamr/inputs/).\n",
             DPAMR_VERSION);
 }
 
