@@ -51,6 +51,12 @@ typedef struct {
  *  Returns 0, or -1 with a message in err (no file left behind, an older file intact). */
 int h5io_write(const char *path, const mesh_t *m, const h5io_meta_t *meta, char *err, size_t errlen);
 
+/** Call first, before any other h5io call: HDF5 gets no exit handler. Every file is closed by the
+ *  code that opened it; where a close fails in its flush (a full disk), HDF5 1.10 keeps a
+ *  half-closed file whose second close, by its exit handler, crashes the process after the error
+ *  message (SIGSEGV in H5F__close_cb; seen in tests/disk_full.sh). */
+void h5io_init(void);
+
 /** h5io_write in steps, for a write whose cells arrive while it runs (a GPU run streams them from
  *  the device, device/tile_store.cu) and whose validation report comes after them: open (the
  *  checks, the temporary file PATH.tmp.PID), cells (/VTKHDF: every level's boxes, cells and ghost

@@ -863,6 +863,17 @@ static const float *host_get(xfer_src_t *s, int f, int64_t t, int64_t n, char *e
 void h5io_out_abort(h5io_out_t *o)
 {
     if (!o) return;
+    if (o->f >= 0) {
+        /* the file goes away: release its blocks first, so that the close's flush of the metadata has
+         * room on a full disk. A close that fails there leaves HDF5 (1.10) a half-closed file that
+         * its exit handler closes again and crashes on (seen as SIGSEGV after the error message). */
+        hid_t fapl = H5Fget_access_plist(o->f);
+        void *h = NULL;
+        if (fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2 && H5Fget_vfd_handle(o->f, fapl, &h) >= 0 && h &&
+            ftruncate(*(int *)h, 0) != 0) { /* nothing else to do: the close below tries anyway */
+        }
+        if (fapl >= 0) H5Pclose(fapl);
+    }
     h5i_close(o->f);
     if (o->tmp) { /* also when the create failed part-way (a full disk) */
         remove(o->tmp);
@@ -956,9 +967,33 @@ int h5io_out_finish(h5io_out_t *o, const mesh_t *m, const h5io_meta_t *meta, cha
     int rc = o->cells_done ? 0 : -1;
     if (!o->cells_done) h5i_seterr(err, errlen, "cannot write %s: internal error: /VTKHDF was not written", o->path);
     if (rc == 0) rc = w_dpamr(&o->c, o->f, m, meta);
+    /* A flush that fails (a full disk) breaks HDF5 1.10's metadata cache: every later flush or close
+     * of the file fails, and its exit handler crashes closing it again. So the metadata is flushed
+     * only with room for it: the cache's contents (an upper bound of what is left to write) and
+     * 8 KiB besides must be free, or the write stops here and the abort, which releases the file's
+     * blocks first, closes it. */
+    size_t mdc_max = 0, mdc_min = 0, mdc_cur = 0;
+    int mdc_n = 0;
+    struct statvfs sv;
+    if (rc == 0 && H5Fget_mdc_size(o->f, &mdc_max, &mdc_min, &mdc_cur, &mdc_n) >= 0 && statvfs(o->tmp, &sv) == 0 &&
+        (double)sv.f_bavail * (double)sv.f_frsize < (double)mdc_cur + 8192.0) {
+        h5i_seterr(err, errlen, "cannot write %s: the file system has %.0f bytes left and the file's metadata needs up "
+                   "to %.0f more (No space left on device)", o->path, (double)sv.f_bavail * (double)sv.f_frsize,
+                   (double)mdc_cur + 8192.0);
+        rc = -1;
+    }
+    if (rc == 0 && H5Fflush(o->f, H5F_SCOPE_LOCAL) < 0) {
+        char why[200];
+        h5i_seterr(err, errlen, "cannot write %s: writing %s's metadata failed (%s)", o->path, o->tmp, h5i_reason(why));
+        rc = -1;
+    }
+    if (rc != 0) { /* the file is still open: the abort releases its blocks before closing it */
+        h5io_out_abort(o);
+        return -1;
+    }
     const hid_t f = o->f;
     o->f = -1;
-    if (H5Fclose(f) < 0 && rc == 0) {
+    if (H5Fclose(f) < 0) {
         char why[200];
         h5i_seterr(err, errlen, "cannot write %s: closing %s failed (%s)", o->path, o->tmp, h5i_reason(why));
         rc = -1;
@@ -987,4 +1022,9 @@ int h5io_write(const char *path, const mesh_t *m, const h5io_meta_t *meta, char 
         return -1;
     }
     return h5io_out_finish(o, m, meta, err, errlen);
+}
+
+void h5io_init(void)
+{
+    H5dont_atexit();
 }

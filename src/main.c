@@ -390,8 +390,7 @@ static int cmd_mesh(int argc, char **argv)
 
 static int driver_main(int argc, char **argv)
 {
-    /* a line at a time into a pipe or log too: an interrupted run (SIGINT) leaves its last lines */
-    setvbuf(stdout, NULL, _IOLBF, 0);
+    h5io_init(); /* before any HDF5 call */
     dp_tmp_handlers(); /* an interrupted write leaves no temporary file (src/tmpfile.h) */
     if (argc < 2) {
         usage(stderr);

@@ -593,6 +593,9 @@ int steps_loop(deck_t *d, mesh_t *m, double t0, int variant, const steps_ops_t *
             if ((rc = output_step(d, variant, m, k, t, work, cons, &s, say, &write_ms, o)) != 0) goto done;
             cons = 0.0;
         }
+        /* each step's lines out now: a log of an interrupted run (SIGINT) ends with the last step done
+         * (stdout stays fully buffered otherwise: `dpamr --version | grep -q` must not meet SIGPIPE) */
+        if (root) fflush(stdout);
     }
     if (root && say) {
         double med = 0.0, mx = 0.0;
