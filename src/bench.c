@@ -697,8 +697,9 @@ int bench_main(int argc, char **argv)
     mesh_t in;
     memset(&in, 0, sizeof in);
     if (run_load(&d, &in, argc, argv, err, sizeof err) != 0) {
-        fprintf(stderr, "dpamr: error: %s\n", err);
-        return 1;
+        mesh_free(&in);
+        deck_free(&d);
+        return run_die(err);
     }
     d.quiet = 1;
     if ((d.steps > 0 && bench_steps_check(&d) != 0) || bench_check_out(&d) != 0) { /* before any work */

@@ -228,7 +228,7 @@ int check_file(const char *file)
         snprintf(origin, sizeof origin, "%s:/dpamr/deck", file);
         rc = deck_parse_text(&d, origin, text, err, sizeof err) != 0 ? 2 : 0;
         if (rc == 0 && (check_deck_text(file, text, d.text, err, sizeof err) != 0 ||
-                        run_mesh_matches_deck(&m, &d, file, err, sizeof err) != 0))
+                        run_mesh_matches_deck(&m, &d, file, 0, err, sizeof err) != 0))
             rc = 2;
         free(text);
     }

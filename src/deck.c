@@ -45,7 +45,7 @@ static const char *clip(const char *s, char *buf, size_t n)
     const size_t len = strlen(s);
     size_t w = 0, i = 0;
     /* at most 200 characters of s, control characters written \xNN so that a message shows them */
-    for (; i < len && i < 200 && w + 8 < n; ++i) {
+    for (; i < len && i < 200 && w + 8 + 40 < n; ++i) { /* 40: room for the suffix below */
         const unsigned char c = (unsigned char)s[i];
         if (c < 0x20 || c == 0x7f) w += (size_t)snprintf(buf + w, n - w, "\\x%02x", c);
         else buf[w++] = (char)c;
@@ -455,7 +455,8 @@ static const deck_key_t k_keys[] = {
     { "mesh_file", "path", "deck name with .mesh.hdf, beside the deck", "an HDF5 mesh (docs/format.md)",
       "what run loads and mesh writes; in the deck relative to the deck's folder, on the command line to the "
       "current directory", 'p', 1, 1, 0, 0, NULL, { NULL } },
-    { "output", "path", "deck name with .hdf (steps > 0: _%05d.hdf), in the current directory", "must end in .hdf; with steps > 0 a pattern with one %d (e.g. run_%05d.hdf)",
+    { "output", "path", "deck name with .hdf (steps > 0: _%05d.hdf), in the current directory", "must end in .hdf, a name before it; with steps > 0 a pattern with one %d (e.g. run_%05d.hdf), with "
+      "steps = 0 not one (dpamr run)",
       "what run writes; in the deck relative to the deck's folder, on the command line to the current directory. "
       "With steps > 0 the name of each output step's file: the pattern's %d (or %Nd, %0Nd) in the file name is the "
       "step index, and the series NAME.hdf.series (the pattern without its number) lists the files for ParaView",
@@ -779,7 +780,7 @@ int deck_pattern_check(const char *pat, size_t *len, char *why, size_t n)
 }
 
 /* steps, dt, regrid_every, output_every: the time-step keys (after output, whose pattern they check). */
-static int parse_steps(kv_t *kv, deck_t *d)
+static int parse_steps(kv_t *kv, deck_t *d, const char *deck_path)
 {
     char obuf[260];
     long long v[2];
@@ -801,12 +802,7 @@ static int parse_steps(kv_t *kv, deck_t *d)
                     "mesh; the steps between regrids only advance the time)", d->regrid_every);
     size_t len = 0;
     char why[256];
-    if (d->steps == 0) { /* a name, '%' and all; but not one that reads as a pattern of steps */
-        if (deck_pattern_check(d->output, &len, why, sizeof why) >= 0)
-            return fail(kv, find(kv, "output"), "is a pattern of time steps (a %%d in the name) but steps = 0 writes "
-                        "one file: give its name, or steps > 0");
-        return 0;
-    }
+    if (d->steps == 0) return 0; /* output is a name, '%' and all (run_output_name refuses a step pattern) */
     if (!find(kv, "dt"))
         return fail(kv, find(kv, "steps"), "steps > 0 needs dt (the time step, a number > 0)");
     if (d->p.nobj == 0)
@@ -828,7 +824,7 @@ static int parse_steps(kv_t *kv, deck_t *d)
             return fail(kv, e ? e : find(kv, "dt"), "object '%s' would be at a coordinate that is not a finite number "
                         "by the last step (t = %g, axis %d): lower its velocity, dt or steps", d->object_name[o], tmax, a);
         }
-    if (d->output_default) deck_default_output(d->path, 1, d->output, sizeof d->output);
+    if (d->output_default) deck_default_output(deck_path, 1, d->output, sizeof d->output);
     if (deck_pattern_check(d->output, &len, why, sizeof why) < 0) {
         entry_t *e = find(kv, "output");
         return e ? fail(kv, e, "%s", why)
@@ -888,15 +884,16 @@ static int schema(kv_t *kv, deck_t *d, const char *deck_path)
     p->h0 = 1.0 / ((double)rmax * p->B);
     if ((r = get_doubles_k(kv, "cell_size", &p->h0, p->dim, 0)) < 0) return -1;
     if (!(p->h0 > 0)) return fail(kv, find(kv, "cell_size"), "must be > 0");
-    /* the domain's far corner and the finest spacing are numbers: cell centres are origin + (i + 0.5) x h */
-    for (int a = 0; a < p->dim; ++a) {
+    /* the domain's far corner and the finest spacing are numbers: cell centres are origin + (i + 0.5) x h
+     * (the user's decks; one stored by an earlier version is held to that version's rules) */
+    for (int a = 0; a < p->dim && kv->user; ++a) {
         const double far = p->origin[a] + (double)d->root[a] * p->B * p->h0;
         if (!isfinite(far))
             return fail(kv, find(kv, "cell_size") ? find(kv, "cell_size") : find(kv, "origin"),
                         "the domain's far corner on axis %d, origin + root x tile_size x cell_size = %g + %d x %d x %g, "
                         "is not a finite number", a, p->origin[a], d->root[a], p->B, p->h0);
     }
-    if (!(ldexp(p->h0, -p->max_level) > 0))
+    if (kv->user && !(ldexp(p->h0, -p->max_level) > 0))
         return fail(kv, find(kv, "cell_size"), "cell_size / 2^max_level = %g / 2^%d rounds to 0: the finest cells "
                     "would have no size", p->h0, p->max_level);
 
@@ -962,10 +959,10 @@ static int schema(kv_t *kv, deck_t *d, const char *deck_path)
     const size_t ol = strlen(oname);
     if (ol < 4 || strcmp(oname + ol - 4, ".hdf") != 0)
         return fail(kv, find(kv, "output"), "must end in .hdf (the extension ParaView 5.11 opens as VTKHDF)");
-    if (ol == 4)
+    if (ol == 4 && kv->user) /* (a deck stored by an earlier version is held to that version's rules) */
         return fail(kv, find(kv, "output"), "has no name before .hdf (give one, e.g. run.hdf)");
 
-    if (parse_steps(kv, d) < 0) return -1;
+    if (parse_steps(kv, d, deck_path) < 0) return -1;
 
     d->variant = DP_VARIANT_AUTO;
     if (get_choice_k(kv, "variant", &d->variant) == -2) return -1;

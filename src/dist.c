@@ -610,6 +610,7 @@ int dist_run(int argc, char **argv)
         return rc;
     }
     int replacing = 0; /* the files of time steps: checked by the step loop (output is a pattern there) */
+    if (ok && d.steps == 0) ok = run_output_name(&d, err, sizeof err) == 0;
     if (ok && d.steps == 0) ok = (replacing = run_refuse_overwrite("output", d.output, &d, 1, err, sizeof err)) >= 0;
     /* the output's folder before any work (its free space: h5io, once the size is known) */
     if (ok && root && d.steps == 0) ok = run_check_output("output", d.output, 0.0, err, sizeof err) == 0;

@@ -11,12 +11,11 @@
 #include "src/regrid_cpu.h"
 #include "src/tile.h"
 
-/* A mesh deeper than the deck's max_level: 1 with the message (the engines never go past it). */
-static int beyond_max_level(const deck_t *d, const mesh_t *m, char *err, size_t n)
+int engine_beyond_max_level(const deck_t *d, int nlevels, char *err, size_t n)
 {
-    if (m->nlevels - 1 <= d->p.max_level) return 0;
+    if (nlevels - 1 <= d->p.max_level) return 0;
     snprintf(err, n, "mesh_file = %.1000s has levels up to %d but max_level = %d: no tile may lie beyond max_level "
-             "(raise max_level to at least %d)", d->mesh_file, m->nlevels - 1, d->p.max_level, m->nlevels - 1);
+             "(raise max_level to at least %d)", d->mesh_file, nlevels - 1, d->p.max_level, nlevels - 1);
     return 1;
 }
 
@@ -37,7 +36,7 @@ int engine_refine_valid(int variant, const deck_t *d, mesh_t *m, refine_report_t
     r->pdl = d->pdl;
     r->device_launches = r->pool_size = r->pool_bound = -1;
     for (int L = 0; L < DP_MAX_LEVELS; ++L) r->level_ms[L] = -1.0;
-    if (beyond_max_level(d, m, err, errlen)) return -1;
+    if (engine_beyond_max_level(d, m->nlevels, err, errlen)) return -1;
     if (variant == DP_VARIANT_CPU) return refine_cpu(d, m, r, err, errlen);
     if (q && res) return gpu_refine_valid(variant, d, m, r, q, res, err, errlen);
     return gpu_refine(variant, d, m, r, err, errlen);
@@ -50,7 +49,7 @@ int engine_regrid_begin(engine_regrids_t *e, int variant, const deck_t *d, const
     e->variant = variant;
     e->d = d;
     *upload_ms = 0.0;
-    if (beyond_max_level(d, m, err, errlen)) return -1;
+    if (engine_beyond_max_level(d, m->nlevels, err, errlen)) return -1;
     if (variant == DP_VARIANT_CPU) return 0;
     if (variant != DP_VARIANT_CDP && variant != DP_VARIANT_HOSTLAUNCH) {
         snprintf(err, errlen, "engine_regrid: variant %s has no regrid (cpu, hostlaunch or cdp)",

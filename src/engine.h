@@ -16,6 +16,9 @@ extern "C" {
 
 /** Refine with the variant the deck names (auto resolved by the caller). */
 int engine_refine(int variant, const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen);
+/** A mesh of nlevels levels deeper than the deck's max_level (no engine goes past it): 1 with the
+ *  message naming mesh_file and the max_level needed, else 0. */
+int engine_beyond_max_level(const deck_t *d, int nlevels, char *err, size_t n);
 
 /** engine_refine, and for a GPU variant with q->validate the validation of the result on the device
  *  (gpu_refine_valid: res for valid_check_device; res->ran 0 on the cpu variant). Free res with

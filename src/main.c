@@ -176,6 +176,7 @@ static int run_build(deck_t *d, mesh_t *m, double t0)
     char err[ERRLEN];
     const int say = d->verbosity != DP_VERBOSITY_QUIET; /* quiet: warnings, errors and "wrote" only */
     d->quiet |= !say;
+    if (run_output_name(d, err, sizeof err) != 0) return run_die(err);
     const int replacing = run_refuse_overwrite("output", d->output, d, 1, err, sizeof err);
     if (replacing < 0) return run_die(err);
     /* the output location before any refinement: at least the loaded levels are written */

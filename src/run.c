@@ -30,14 +30,24 @@ static const char *ints_text(const int *v, int dim, char *buf, size_t n)
     return buf;
 }
 
-int run_mesh_matches_deck(const mesh_t *m, const deck_t *d, const char *file, char *err, size_t n)
+int run_output_name(const deck_t *d, char *err, size_t n)
+{
+    size_t len = 0;
+    char why[256];
+    if (d->steps > 0 || deck_pattern_check(d->output, &len, why, sizeof why) < 0) return 0;
+    return snprintf(err, n, "output = %.1000s is a pattern of time steps (a %%d in the name) but steps = 0 writes one "
+                            "file: give its name, or steps > 0", d->output), -1;
+}
+
+int run_mesh_matches_deck(const mesh_t *m, const deck_t *d, const char *file, int suggest, char *err, size_t n)
 {
     const dp_params *p = &d->p;
     /* what the deck says comes from its file and its command-line overrides; a mesh made for it fits */
-    char hint[1200], a1[48], a2[48];
-    snprintf(hint, sizeof hint, " (the deck with its overrides): give a mesh made for this deck%s%.1000s%s",
-             p->nobj > 0 ? " (`dpamr mesh " : "", p->nobj > 0 ? d->path : "",
-             p->nobj > 0 ? "` samples one from its model.objects)" : "");
+    char hint[1200] = "", a1[48], a2[48];
+    if (suggest)
+        snprintf(hint, sizeof hint, " (the deck with its overrides): give a mesh made for them%s%.900s%s",
+                 p->nobj > 0 ? " (`dpamr mesh " : "", p->nobj > 0 ? d->path : "",
+                 p->nobj > 0 ? " KEY=VALUE... mesh_file=NEW.hdf` with the same overrides samples one)" : "");
     if (m->dim != p->dim || m->B != p->B)
         return snprintf(err, n, "%.900s has dim %d and tile_size %d, but %.900s says dim %d and tile_size %d%s", file,
                         m->dim, m->B, d->path, p->dim, p->B, hint), -1;
@@ -190,7 +200,7 @@ int run_read_mesh(const deck_t *d, mesh_t *m, char *err, size_t n)
                                       "(tools/mesh_from_numpy.py writes one from numpy arrays; with model.objects in the "
                                       "deck, `dpamr mesh %.1000s` samples one)", d->mesh_file, d->path), -1;
     if (h5io_read(d->mesh_file, m, NULL, err, n) != 0) return -1;
-    if (run_mesh_matches_deck(m, d, d->mesh_file, err, n) != 0) return -1;
+    if (run_mesh_matches_deck(m, d, d->mesh_file, 1, err, n) != 0) return -1;
     return run_mesh_has_frontier(m, d->mesh_file, err, n);
 }
 

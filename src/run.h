@@ -16,8 +16,12 @@
 
 /** Print "dpamr: error: msg" to stderr; returns 1 (the exit status). */
 int run_die(const char *msg);
-/** The mesh file must describe the deck's domain: same dim, tile size, root grid, geometry, fields. */
-int run_mesh_matches_deck(const mesh_t *m, const deck_t *d, const char *file, char *err, size_t n);
+/** The mesh file must describe the deck's domain: same dim, tile size, root grid, geometry, fields.
+ *  suggest: the message says how to make a fitting mesh (a run; not a check of a stored deck). */
+int run_mesh_matches_deck(const mesh_t *m, const deck_t *d, const char *file, int suggest, char *err, size_t n);
+/** `dpamr run` with steps = 0 writes one file: an output that reads as a pattern of time steps
+ *  (run_%05d.hdf) is refused (a literal '%' otherwise stays). -1 with err, else 0. */
+int run_output_name(const deck_t *d, char *err, size_t n);
 /** A mesh to refine must have tiles on its finest declared level (the frontier). */
 int run_mesh_has_frontier(const mesh_t *m, const char *file, char *err, size_t n);
 /** 1 when paths a and b name the same existing file (through links too). */

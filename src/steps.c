@@ -94,6 +94,7 @@ static const char *base_name(const char *path)
 static int json_escape(const char *s, char *out, size_t n)
 {
     size_t w = 0;
+    out[0] = '\0';
     for (const char *c = s; *c; ++c) {
         const unsigned char u = (unsigned char)*c;
         const int k = u < 0x20 ? snprintf(out + w, n - w, "\\u%04x", u)
@@ -202,9 +203,12 @@ static int series_write(const deck_t *d, const series_t *s, char *err, size_t n)
 }
 
 /* The output checks of every file the run will write, before any work: the series, and each output
- * step's file from `from` on. Returns the count of dpamr's own earlier files to be replaced, or -1. */
-static long long check_outputs(const deck_t *d, long long from, const char *series, char *err, size_t n)
+ * step's file from `from` on. Returns the count of dpamr's own earlier files to be replaced, or -1.
+ * note: a line to print once the run goes ahead (a series of another pattern replaced), or "". */
+static long long check_outputs(const deck_t *d, long long from, const char *series, char *note, size_t nn, char *err,
+                               size_t n)
 {
+    note[0] = '\0';
     long long replacing = 0;
     struct stat st;
     if (lstat(series, &st) == 0) {
@@ -223,9 +227,10 @@ static long long check_outputs(const deck_t *d, long long from, const char *seri
                                     "it away, choose another output, or set overwrite=own", series), -1;
         char was[8400], now[6 * 8300];
         if (series_output(series, was, sizeof was) && json_escape(base_name(d->output), now, sizeof now) == 0 &&
-            strcmp(was, now) != 0) /* said at every verbosity: another pattern's files leave the series */
-            fprintf(stderr, "dpamr: note: the series %s lists the files of output = %s; it will list this run's "
-                    "(%s) instead, and those files stay where they are\n", series, was, base_name(d->output));
+            strcmp(was, now) != 0) /* printed by the caller once the run goes ahead */
+            snprintf(note, nn, "dpamr: note: the series %.1000s lists the files of output = %.1000s; it will list "
+                     "this run's (%.1000s) instead, and those files stay where they are\n", series, was,
+                     base_name(d->output));
         ++replacing;
     }
     for (long long k = from; k <= d->steps; ++k) {
@@ -456,11 +461,7 @@ int steps_loop(deck_t *d, mesh_t *m, double t0, int variant, const steps_ops_t *
     /* every process reads the step of the same file: the same answer everywhere */
     const long long k0 = restart_step(d, &restart, &tk, err, sizeof err);
     if (o->agree(o->ctx, k0 >= 0, err, sizeof err) != 0) return fail(o, err);
-    if (nlevels - 1 > d->p.max_level) { /* as engine_refine says for a first build */
-        snprintf(err, sizeof err, "mesh_file = %.1000s has levels up to %d but max_level = %d: no tile may lie beyond "
-                 "max_level", d->mesh_file, nlevels - 1, d->p.max_level);
-        return fail(o, err);
-    }
+    if (engine_beyond_max_level(d, nlevels, err, sizeof err)) return fail(o, err); /* the whole mesh's levels */
     series_t s;
     memset(&s, 0, sizeof s);
     if (steps_series_name(d->output, s.series, sizeof s.series) != 0)
@@ -479,8 +480,9 @@ int steps_loop(deck_t *d, mesh_t *m, double t0, int variant, const steps_ops_t *
     memset(&eng, 0, sizeof eng);
     const long long from = restart ? k0 + 1 : 0;
     long long replacing = 0, nout0 = 0;
+    char note[3300] = "";
     if (root) { /* the file checks on one process: the files are the same for all */
-        replacing = check_outputs(d, from, s.series, err, sizeof err);
+        replacing = check_outputs(d, from, s.series, note, sizeof note, err, sizeof err);
         char first[8300];
         steps_file_name(d->output, from + (d->output_every - from % d->output_every) % d->output_every, first,
                         sizeof first);
@@ -497,6 +499,7 @@ int steps_loop(deck_t *d, mesh_t *m, double t0, int variant, const steps_ops_t *
         rc = fail(o, err);
         goto done;
     }
+    if (root && note[0]) fputs(note, stderr); /* said at every verbosity: another pattern's files leave the series */
     if (root && d->p.fill == DP_FILL_MODEL) run_warn_model(d);
     /* a continued series lists the earlier steps' files that are there, as the run that wrote them did */
     if (restart)

@@ -40,6 +40,19 @@ expect_error "a long value is cut, the reason stays" "mesh_file=v\{200\}\.\.\. (
     run ok mesh_file="$long.hdf"
 expect_error "missing deck" "nosuch.inp.*cannot open" "$dpamr" run "$work/nosuch.inp"
 expect_error "unknown subcommand" "unknown subcommand" "$dpamr" frobnicate
+expect_error "a step pattern as output with steps = 0" "output = $work/r_%05d.hdf is a pattern of time steps" \
+    "$dpamr" run "$work/ok.inp" output="$work/r_%05d.hdf"
+expect_error "output with no name before .hdf" "override 'output=$work/.hdf': has no name before .hdf" \
+    "$dpamr" run "$work/ok.inp" output="$work/.hdf"
+expect_error "a number past long long" "'99999999999999999999' is out of range (0 to 23)" run ok max_level=99999999999999999999
+expect_error "a number that rounds to 0" "'1e-400' is too small: it rounds to 0" run ok threshold=1e-400
+expect_error "a domain past the largest double" "the domain's far corner on axis 0, .* is not a finite number" \
+    run ok cell_size=1e308
+printf '\xef\xbb\xbf' | cat - "$work/ok.inp" >"$work/bom.inp"
+"$dpamr" run "$work/bom.inp" output="$work/bom.hdf" verbosity=quiet >/dev/null 2>&1 || fail "a deck with a UTF-8 byte-order mark"
+rm -f "$work/bom.hdf"
+printf 'dim = 2\n\001\n' >"$work/ctl.inp"
+expect_error "a control character is shown" "ctl.inp:2: '\\\\x01' is not 'key = value'" "$dpamr" run "$work/ctl.inp"
 expect_error "a misspelt subcommand" "unknown subcommand 'chek' (did you mean 'check'?" "$dpamr" chek x.hdf
 expect_error "a misspelt key on the command line" "override 'treshold=0.2': unknown key; did you mean 'threshold'?" \
     run ok treshold=0.2
