@@ -262,26 +262,36 @@ static int split(char *v, char **tok, int max)
     return n;
 }
 
+/* The value of key split into words (64 at most): their count, 0 when key is absent, or -1 with the
+ * message when there are not nmin..nmax of them (noun: "value", "number"). *v is the malloc'd copy
+ * the words point into (the caller frees it). */
+static int get_words(kv_t *kv, const char *key, int nmin, int nmax, const char *noun, const char *what, entry_t **e,
+                     char **v, char **tok)
+{
+    *v = NULL;
+    *e = find(kv, key);
+    if (!*e) return 0;
+    (*e)->used = 1;
+    *v = strdup((*e)->val);
+    if (!*v) return fail(kv, *e, "out of memory");
+    const int n = split(*v, tok, nmax < 64 ? nmax : 64);
+    if (n >= nmin && n <= nmax) return n;
+    return nmin == nmax ? fail(kv, *e, "expected %d %s%s (%s)", nmin, noun, nmin > 1 ? "s" : "", what)
+                        : fail(kv, *e, "expected %d to %d %ss (%s)", nmin, nmax, noun, what);
+}
+
 /* Read a list of `lo..hi` integers of length nmin..nmax. Returns count, or -1 on error. */
 static int get_ints(kv_t *kv, const char *key, long long *out, int nmin, int nmax, long long lo, long long hi,
                     const char *what)
 {
-    entry_t *e = find(kv, key);
-    if (!e) return 0;
-    e->used = 1;
-    char *v = strdup(e->val);
-    char *tok[64];
-    int n = split(v, tok, nmax < 64 ? nmax : 64);
+    entry_t *e;
+    char *v, *tok[64], t[260];
+    const int n = get_words(kv, key, nmin, nmax, "value", what, &e, &v, tok);
     int rc = n;
-    if (n < nmin || n > nmax) {
-        rc = nmin == nmax ? fail(kv, e, "expected %d value%s (%s)", nmin, nmin > 1 ? "s" : "", what)
-                          : fail(kv, e, "expected %d to %d values (%s)", nmin, nmax, what);
-    }
     for (int i = 0; rc >= 0 && i < n; ++i) {
         char *end;
         errno = 0;
-        long long x = strtoll(tok[i], &end, 10);
-        char t[260];
+        const long long x = strtoll(tok[i], &end, 10);
         if (*end || end == tok[i] || (errno && errno != ERANGE))
             rc = fail(kv, e, "'%s' is not an integer (%s)", clip(tok[i], t, sizeof t), what);
         else if (errno == ERANGE) rc = fail(kv, e, "'%s' is out of range (%s)", clip(tok[i], t, sizeof t), what);
@@ -294,21 +304,14 @@ static int get_ints(kv_t *kv, const char *key, long long *out, int nmin, int nma
 
 static int get_doubles(kv_t *kv, const char *key, double *out, int nmin, int nmax, const char *what)
 {
-    entry_t *e = find(kv, key);
-    if (!e) return 0;
-    e->used = 1;
-    char *v = strdup(e->val);
-    char *tok[64];
-    int n = split(v, tok, nmax < 64 ? nmax : 64);
+    entry_t *e;
+    char *v, *tok[64], t[260];
+    const int n = get_words(kv, key, nmin, nmax, "number", what, &e, &v, tok);
     int rc = n;
-    if (n < nmin || n > nmax)
-        rc = nmin == nmax ? fail(kv, e, "expected %d number%s (%s)", nmin, nmin > 1 ? "s" : "", what)
-                          : fail(kv, e, "expected %d to %d numbers (%s)", nmin, nmax, what);
     for (int i = 0; rc >= 0 && i < n; ++i) {
         char *end;
         errno = 0;
-        double x = strtod(tok[i], &end);
-        char t[260];
+        const double x = strtod(tok[i], &end);
         /* strtod reads hex (0x10 = 16): refused from the user; a stored deck of an earlier version may hold it */
         if (kv->user && strpbrk(tok[i], "xX"))
             rc = fail(kv, e, "'%s' is not a decimal number (%s)", clip(tok[i], t, sizeof t), what);
@@ -382,13 +385,10 @@ static int get_path(kv_t *kv, const char *key, char *out, size_t outlen, const c
 /* A list of names (identifiers) of length nmin..nmax, unique. Returns the count (0: absent) or -1. */
 static int get_names(kv_t *kv, const char *key, char (*out)[64], int nmin, int nmax)
 {
-    entry_t *e = find(kv, key);
-    if (!e) return 0;
-    e->used = 1;
-    char *v = strdup(e->val);
-    char *tok[64];
-    int n = split(v, tok, nmax < 64 ? nmax : 64), rc = n;
-    if (n < nmin || n > nmax) rc = fail(kv, e, "expected %d to %d names", nmin, nmax);
+    entry_t *e;
+    char *v, *tok[64];
+    const int n = get_words(kv, key, nmin, nmax, "name", "identifiers, unique", &e, &v, tok);
+    int rc = n;
     for (int i = 0; rc >= 0 && i < n; ++i) {
         size_t len = strlen(tok[i]);
         int ok = len > 0 && len < 64 && (isalpha((unsigned char)tok[i][0]) || tok[i][0] == '_');
