@@ -4,6 +4,7 @@
  * stamps are off, so the same content gives the same bytes. Run timings are attributes: datasets of
  * two runs of one deck are identical. One traversal (w_vtkhdf, w_dpamr) serves the serial write,
  * the collective write (h5io_collective.c: every rank its rows) and its read-back (c->verify). */
+#define _GNU_SOURCE /* memfd_create (h5io_out_abort) */
 #include "io/h5io_internal.h"
 
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/mman.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -335,7 +337,10 @@ static int w_put(wctx *c, hid_t loc, const char *name, int ok, hid_t ft, hid_t m
         else if (w_injected(c, "write", name)) rc = -1;
         rc = w_sync(c, rc);
     }
-    h5i_close(d);
+    if (d >= 0) { /* a small dataset's bytes may be written only now (HDF5's sieve buffer): checked */
+        const herr_t e = H5Dclose(d);
+        if (rc == 0) rc = w_sync(c, e < 0 ? w_fail(c, loc, name, "closing dataset") : 0);
+    }
     h5i_close(dcpl);
     return rc;
 }
@@ -448,7 +453,7 @@ static int w_ghost_chunks(wctx *c, hid_t cd, const mesh_t *m, dp_tidx s, hsize_t
     if (rc == 0 && w_injected(c, "write", name)) rc = -1;
     free(raw);
     free(out);
-    h5i_close(d);
+    if (d >= 0 && H5Dclose(d) < 0 && rc == 0) rc = w_fail(c, cd, name, "closing dataset");
     h5i_close(dcpl);
     h5i_close(fs);
     return rc;
@@ -864,13 +869,21 @@ void h5io_out_abort(h5io_out_t *o)
 {
     if (!o) return;
     if (o->f >= 0) {
-        /* the file goes away: release its blocks first, so that the close's flush of the metadata has
-         * room on a full disk. A close that fails there leaves HDF5 (1.10) a half-closed file that
-         * its exit handler closes again and crashes on (seen as SIGSEGV after the error message). */
+        /* The file goes away, but HDF5 flushes its metadata when closing it, and on a full disk that
+         * fails; a close that fails leaves HDF5 1.10 a half-closed file, which its exit handler (or,
+         * with a parallel HDF5, MPI_Finalize) closes again and crashes on. So the file's descriptor
+         * is pointed at an anonymous file in memory first (memfd; the flush writes a few sparse
+         * pages there and the close succeeds) and the blocks on disk are released; where that is not
+         * possible, the disk file is truncated, which leaves the flush room in most cases. */
         hid_t fapl = H5Fget_access_plist(o->f);
         void *h = NULL;
-        if (fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2 && H5Fget_vfd_handle(o->f, fapl, &h) >= 0 && h &&
-            ftruncate(*(int *)h, 0) != 0) { /* nothing else to do: the close below tries anyway */
+        if (fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2 && H5Fget_vfd_handle(o->f, fapl, &h) >= 0 && h) {
+            const int fd = *(int *)h, mfd = memfd_create("dpamr-abort", MFD_CLOEXEC);
+            if (mfd < 0 || dup2(mfd, fd) < 0) {
+                if (ftruncate(fd, 0) != 0) { /* nothing else to do: the close below tries anyway */
+                }
+            }
+            if (mfd >= 0) close(mfd);
         }
         if (fapl >= 0) H5Pclose(fapl);
     }

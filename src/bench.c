@@ -199,18 +199,36 @@ static void drop_tmp(FILE *fp, const char *tmp)
     dp_tmp_done(tmp);
 }
 
-/* Close fp (open on tmp) and rename tmp to path; 0 or -1 with a message naming path. */
-static int finish_file(FILE *fp, const char *tmp, const char *path, char *err)
+/* Close fp (open on tmp, written for path): 0, or -1 with a message naming path and tmp removed. */
+static int close_tmp(FILE *fp, const char *tmp, const char *path, char *err)
 {
+    errno = 0;
     const int bad = ferror(fp);
-    if (fclose(fp) != 0 || bad || rename(tmp, path) != 0) {
+    if (fclose(fp) != 0 || bad) {
         snprintf(err, ERRLEN, "cannot write %.1000s: %s", path, strerror(errno ? errno : EIO));
         remove(tmp);
         dp_tmp_done(tmp);
         return -1;
     }
-    dp_tmp_done(tmp);
     return 0;
+}
+
+/* The CSV and the JSON of one bench, both closed on their temporary names: renamed onto their paths
+ * together, so that neither replaces an earlier table unless both were written whole. 0, or -1 with
+ * a message and no temporary file left. */
+static int rename_pair(char tmp[2][8400], char path[2][8300], char *err)
+{
+    int rc = 0;
+    for (int k = 0; k < 2; ++k) {
+        if (rc == 0 && rename(tmp[k], path[k]) != 0) {
+            snprintf(err, ERRLEN, "cannot write %.1000s: renaming %.1000s onto it failed: %s", path[k], tmp[k],
+                     strerror(errno));
+            rc = -1;
+        }
+        if (rc != 0) remove(tmp[k]);
+        dp_tmp_done(tmp[k]);
+    }
+    return rc;
 }
 
 /* The floor of a row: the cpu's against the host's copy bandwidth, a GPU variant's against the
@@ -343,10 +361,13 @@ static int write_results(const deck_t *d, const row_t *rows, int nrows, int base
         fprintf(js, "]}");
     }
     fprintf(js, "\n]}\n");
-    errno = 0;
-    const int rc0 = finish_file(csv, tmp[0], path[0], err);
-    const int rc1 = rc0 == 0 ? finish_file(js, tmp[1], path[1], err) : (drop_tmp(js, tmp[1]), -1);
-    return rc0 == 0 && rc1 == 0 ? 0 : -1;
+    const int rc0 = close_tmp(csv, tmp[0], path[0], err);
+    const int rc1 = rc0 == 0 ? close_tmp(js, tmp[1], path[1], err) : (drop_tmp(js, tmp[1]), -1);
+    if (rc0 == 0 && rc1 != 0) { /* the CSV alone would not match the JSON left from before */
+        remove(tmp[0]);
+        dp_tmp_done(tmp[0]);
+    }
+    return rc0 == 0 && rc1 == 0 ? rename_pair(tmp, path, err) : -1;
 }
 
 /* ---- a moving deck (steps > 0): the regrid per step of every variant ------------------------------ */
@@ -616,6 +637,10 @@ static int bench_steps(deck_t *d, const mesh_t *in)
         FILE *fp = open_tmp(path[k], tmp[k], sizeof tmp[k], err);
         if (!fp) {
             rc = run_die(err);
+            if (k == 1) { /* the CSV closed before it goes too */
+                remove(tmp[0]);
+                dp_tmp_done(tmp[0]);
+            }
             break;
         }
         const run_info_t *ri = run_info();
@@ -667,9 +692,15 @@ static int bench_steps(deck_t *d, const mesh_t *in)
             }
             fprintf(fp, "\n]}\n");
         }
-        errno = 0;
-        if (finish_file(fp, tmp[k], path[k], err) != 0) rc = run_die(err);
+        if (close_tmp(fp, tmp[k], path[k], err) != 0) {
+            rc = run_die(err);
+            if (k == 1) { /* the CSV closed before it goes too: a pair or nothing */
+                remove(tmp[0]);
+                dp_tmp_done(tmp[0]);
+            }
+        }
     }
+    if (rc == 0 && rename_pair(tmp, path, err) != 0) rc = run_die(err);
     if (rc == 0) printf("wrote %s.csv and %s.json\n", d->bench_out, d->bench_out);
 done:
     for (int i = 0; i < nv; ++i) free(vars[i].lev);

@@ -1,5 +1,6 @@
 /* main.c - the dpamr driver (app layer): the subcommands. deck -> mesh file -> refinement engine ->
  * validation -> file; the pipeline's pieces are in run.c, shared with the MPI run (dist.c). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -464,6 +465,18 @@ static int driver_main(int argc, char **argv)
     return check_file(argv[2]);
 }
 
+/* The exit status rc, or 1 where what was printed could not be written (a full disk under a
+ * redirected stdout, /dev/full): the report, the table or the file names would be lost silently. */
+static int stdout_checked(int rc)
+{
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "dpamr: error: writing to standard output failed: %s\n", strerror(errno ? errno : EIO));
+        return rc ? rc : 1;
+    }
+    return rc;
+}
+
 #ifdef DPAMR_MPI
 #include <mpi.h>
 
@@ -477,7 +490,7 @@ int main(int argc, char **argv)
     int rc;
     const int distributed = argc >= 2 && !strcmp(argv[1], "run");
     if (distributed || size == 1) {
-        rc = driver_main(argc, argv);
+        rc = stdout_checked(driver_main(argc, argv));
     } else {
         if (rank == 0)
             fprintf(stderr, "dpamr: error: '%s' runs on one rank, not %d: only 'dpamr run' is distributed "
@@ -488,5 +501,5 @@ int main(int argc, char **argv)
     return rc;
 }
 #else
-int main(int argc, char **argv) { return driver_main(argc, argv); }
+int main(int argc, char **argv) { return stdout_checked(driver_main(argc, argv)); }
 #endif

@@ -91,4 +91,7 @@ void dp_tmp_handlers(void)
         if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
         sigaction(sigs[i], &sa, NULL);
     }
+    /* past the file size limit (ulimit -f) a write fails with EFBIG, which the writers report and
+     * clean up after, instead of SIGXFSZ ending the process with its temporary file left */
+    signal(SIGXFSZ, SIG_IGN);
 }
