@@ -53,6 +53,15 @@ printf '\xef\xbb\xbf' | cat - "$work/ok.inp" >"$work/bom.inp"
 rm -f "$work/bom.hdf"
 printf 'dim = 2\n\001\n' >"$work/ctl.inp"
 expect_error "a control character is shown" "ctl.inp:2: '\\\\x01' is not 'key = value'" "$dpamr" run "$work/ctl.inp"
+# past the file size limit (ulimit -f 6 MB; the output is 8 MB): 'File too large', no temporary file
+# (the build without MPI: Open MPI 4 does not start under such a limit)
+if "$dpamr" --version | grep -q "(MPI: no"; then
+    expect_error "a file past ulimit -f" "cannot write $work/big.hdf: .*(File too large)" \
+        sh -c 'ulimit -f 6000 && exec "$@"' sh "$dpamr" run "$work/ok.inp" output="$work/big.hdf"
+    ls "$work"/big.hdf* >/dev/null 2>&1 && fail "ulimit -f: a file was left: $(ls "$work"/big.hdf*)"
+fi
+expect_error "stdout that cannot be written" "writing to standard output failed: No space left on device" \
+    sh -c 'exec "$@" >/dev/full' sh "$dpamr" --version
 expect_error "a misspelt subcommand" "unknown subcommand 'chek' (did you mean 'check'?" "$dpamr" chek x.hdf
 expect_error "a misspelt key on the command line" "override 'treshold=0.2': unknown key; did you mean 'threshold'?" \
     run ok treshold=0.2
