@@ -800,8 +800,10 @@ int w_room(const char *path, const char *tmp, double bytes, char *err, size_t er
         h5i_seterr(err, errlen, "cannot write %s: cannot create %s: %s", path, tmp, strerror(errno));
         rc = -1;
     } else if (statvfs(d, &sv) == 0 && (double)sv.f_bavail * (double)sv.f_frsize < bytes) {
-        h5i_seterr(err, errlen, "cannot write %s: it needs at least %.1f MB and the file system of %s has %.1f MB free",
-                   path, bytes / 1e6, d, (double)sv.f_bavail * (double)sv.f_frsize / 1e6);
+        const double have = (double)sv.f_bavail * (double)sv.f_frsize; /* kB below a MB: not "0.0 MB" */
+        h5i_seterr(err, errlen, "cannot write %s: it needs at least %.1f %s and the file system of %s has %.1f %s free",
+                   path, bytes < 1e6 ? bytes / 1e3 : bytes / 1e6, bytes < 1e6 ? "kB" : "MB", d,
+                   have < 1e6 ? have / 1e3 : have / 1e6, have < 1e6 ? "kB" : "MB");
         rc = -1;
     }
     free(dir);
@@ -1016,6 +1018,11 @@ int h5io_out_finish(h5io_out_t *o, const mesh_t *m, const h5io_meta_t *meta, cha
         rc = -1;
     }
     if (rc != 0) {
+        if (o->f < 0 && remove(o->tmp) != 0 && errno != ENOENT) { /* say what is left (a folder made read-only) */
+            const size_t l = strlen(err);
+            snprintf(err + l, errlen > l ? errlen - l : 0, "; its temporary file %s is left (removing it failed: %s)",
+                     o->tmp, strerror(errno));
+        }
         h5io_out_abort(o);
         return -1;
     }

@@ -225,7 +225,11 @@ static int rename_pair(char tmp[2][8400], char path[2][8300], char *err)
                      strerror(errno));
             rc = -1;
         }
-        if (rc != 0) remove(tmp[k]);
+        if (rc != 0 && remove(tmp[k]) != 0 && errno != ENOENT) {
+            const size_t l = strlen(err);
+            snprintf(err + l, ERRLEN > l ? ERRLEN - l : 0, "; %.1000s is left (removing it failed: %s)", tmp[k],
+                     strerror(errno));
+        }
         dp_tmp_done(tmp[k]);
     }
     return rc;

@@ -158,10 +158,11 @@ int run_check_output(const char *key, const char *target, double bytes, char *er
         return snprintf(err, n, "%s = %.200s...: the path has %zu characters; at most %d are allowed", key, target,
                         strlen(target), 4095 - DP_TMP_SUFFIX_MAX), -1;
     struct statvfs sv;
+    char need[32], have[32];
     if (statvfs(dir, &sv) == 0 && (double)sv.f_bavail * (double)sv.f_frsize < bytes)
-        return snprintf(err, n, "%s = %.1000s: the file needs at least %.1f MB and the file system of %.1000s has "
-                                "%.1f MB free", key, target, bytes / 1e6, dir,
-                        (double)sv.f_bavail * (double)sv.f_frsize / 1e6), -1;
+        return snprintf(err, n, "%s = %.1000s: the file needs at least %s and the file system of %.1000s has %s free",
+                        key, target, run_bytes_text(bytes, need, sizeof need), dir,
+                        run_bytes_text((double)sv.f_bavail * (double)sv.f_frsize, have, sizeof have)), -1;
     return 0;
 }
 

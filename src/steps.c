@@ -194,7 +194,11 @@ static int series_write(const deck_t *d, const series_t *s, char *err, size_t n)
     const int bad = ferror(fp);
     if (fclose(fp) != 0 || bad || rename(tmp, s->series) != 0) {
         snprintf(err, n, "cannot write the series %.1000s: %s", s->series, strerror(errno ? errno : EIO));
-        remove(tmp);
+        if (remove(tmp) != 0 && errno != ENOENT) {
+            const size_t l = strlen(err);
+            snprintf(err + l, n > l ? n - l : 0, "; its temporary file %.1000s is left (removing it failed: %s)", tmp,
+                     strerror(errno));
+        }
         dp_tmp_done(tmp);
         return -1;
     }
