@@ -1,9 +1,11 @@
 /* main.c - the dpamr driver (app layer): the subcommands. deck -> mesh file -> refinement engine ->
  * validation -> file; the pipeline's pieces are in run.c, shared with the MPI run (dist.c). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "device/gpu.h"
 #include "io/h5io.h"
@@ -465,6 +467,18 @@ static int driver_main(int argc, char **argv)
     return check_file(argv[2]);
 }
 
+/* A closed stdin, stdout or stderr (`dpamr run ... >&-`) opened on /dev/null, first thing (before
+ * MPI_Init too): else the next file opened (MPI's, or the output's temporary file) would take its
+ * number and receive the messages. */
+static void std_fds_open(void)
+{
+    for (int fd = 0; fd <= 2; ++fd)
+        if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+            const int nul = open("/dev/null", O_RDWR);
+            if (nul >= 0 && nul != fd) close(nul); /* the lowest free number is fd: taken as intended */
+        }
+}
+
 /* The exit status rc, or 1 where what was printed could not be written (a full disk under a
  * redirected stdout, /dev/full): the report, the table or the file names would be lost silently. */
 static int stdout_checked(int rc)
@@ -484,6 +498,7 @@ static int stdout_checked(int rc)
 int main(int argc, char **argv)
 {
     int provided = 0, rank = 0, size = 1;
+    std_fds_open();
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -501,5 +516,9 @@ int main(int argc, char **argv)
     return rc;
 }
 #else
-int main(int argc, char **argv) { return stdout_checked(driver_main(argc, argv)); }
+int main(int argc, char **argv)
+{
+    std_fds_open();
+    return stdout_checked(driver_main(argc, argv));
+}
 #endif

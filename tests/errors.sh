@@ -62,6 +62,10 @@ if "$dpamr" --version | grep -q "(MPI: no"; then
 fi
 expect_error "stdout that cannot be written" "writing to standard output failed: No space left on device" \
     sh -c 'exec "$@" >/dev/full' sh "$dpamr" --version
+# stdout and stderr closed: they are opened on /dev/null, the run writes its file and exits 0
+"$dpamr" run "$work/ok.inp" output="$work/closed.hdf" >&- 2>&- || fail "a run with stdout and stderr closed: exit $?"
+"$dpamr" check "$work/closed.hdf" >/dev/null 2>&1 || fail "the file of a run with stdout and stderr closed"
+rm -f "$work/closed.hdf"
 expect_error "a misspelt subcommand" "unknown subcommand 'chek' (did you mean 'check'?" "$dpamr" chek x.hdf
 expect_error "a misspelt key on the command line" "override 'treshold=0.2': unknown key; did you mean 'threshold'?" \
     run ok treshold=0.2
