@@ -171,6 +171,26 @@ static int cmd_man(void)
     return 0;
 }
 
+/* A subcommand's work on its loaded deck (and mesh); the exit status. */
+typedef int (*deck_work_t)(deck_t *d, mesh_t *m, double t0);
+
+/* Load DECK [key=value ...] (with its mesh: with_mesh), do the work, and free both on every path. */
+static int with_deck(int argc, char **argv, int with_mesh, deck_work_t work)
+{
+    char err[ERRLEN];
+    deck_t d;
+    mesh_t m;
+    memset(&d, 0, sizeof d);
+    memset(&m, 0, sizeof m);
+    const double t0 = timer_ms();
+    const int loaded = with_mesh ? run_load(&d, &m, argc, argv, err, sizeof err)
+                                 : deck_load(&d, argv[0], argc - 1, argv + 1, err, sizeof err);
+    const int rc = loaded != 0 ? run_die(err) : work(&d, &m, t0);
+    mesh_free(&m);
+    deck_free(&d);
+    return rc;
+}
+
 #ifndef DPAMR_MPI
 /* The single build of `dpamr run` (steps = 0) on the loaded deck and mesh: refine, validate, write.
  * The exit status; the caller frees d and m. */
@@ -294,25 +314,13 @@ static int run_build(deck_t *d, mesh_t *m, double t0)
     return 0;
 }
 
-static int cmd_run(int argc, char **argv)
+/* `dpamr run`: a series of time steps (src/steps.c) or the single build. */
+static int run_work(deck_t *d, mesh_t *m, double t0)
 {
-    char err[ERRLEN];
-    deck_t d;
-    mesh_t m;
-    memset(&d, 0, sizeof d);
-    memset(&m, 0, sizeof m);
-    const double t0 = timer_ms();
-    int rc;
-    if (run_load(&d, &m, argc, argv, err, sizeof err) != 0)
-        rc = run_die(err);
-    else if (d.steps > 0)
-        rc = steps_run(&d, &m, t0); /* time steps: the series driver (src/steps.c) */
-    else
-        rc = run_build(&d, &m, t0);
-    mesh_free(&m);
-    deck_free(&d);
-    return rc;
+    return d->steps > 0 ? steps_run(d, m, t0) : run_build(d, m, t0);
 }
+
+static int cmd_run(int argc, char **argv) { return with_deck(argc, argv, 1, run_work); }
 
 #endif
 
@@ -338,8 +346,9 @@ static int mesh_output_override(int n, char **ov, char *err, size_t len)
 
 /* `dpamr mesh` on the loaded deck: level 0 sampled into m, validated, written. The exit status; the
  * caller frees d and m. */
-static int mesh_build(deck_t *d, mesh_t *m)
+static int mesh_build(deck_t *d, mesh_t *m, double t0)
 {
+    (void)t0;
     char err[ERRLEN];
     const int replacing = run_refuse_overwrite("mesh_file", d->mesh_file, d, 0, err, sizeof err);
     if (replacing < 0) return run_die(err);
@@ -376,19 +385,8 @@ static int mesh_build(deck_t *d, mesh_t *m)
 static int cmd_mesh(int argc, char **argv)
 {
     char err[ERRLEN];
-    deck_t d;
-    mesh_t m;
-    memset(&d, 0, sizeof d);
-    memset(&m, 0, sizeof m);
-    int rc;
-    if (mesh_output_override(argc - 1, argv + 1, err, sizeof err) ||
-        deck_load(&d, argv[0], argc - 1, argv + 1, err, sizeof err) != 0)
-        rc = run_die(err);
-    else
-        rc = mesh_build(&d, &m);
-    mesh_free(&m);
-    deck_free(&d);
-    return rc;
+    if (mesh_output_override(argc - 1, argv + 1, err, sizeof err)) return run_die(err);
+    return with_deck(argc, argv, 0, mesh_build);
 }
 
 
