@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "src/tmpfile.h"
@@ -126,20 +125,8 @@ int h5io_write_dist(const char *path, const mesh_t *part, const h5io_dist_t *dis
              * then waited in different collectives (a hang), or MPI_Finalize crashed closing it again.
              * So the close runs with room for the metadata (rank 0 looks, all agree), and a failed
              * write releases the file's blocks (MPI_File_set_size, collective) before closing. */
-            if (rc == 0) {
-                int room = 1;
-                size_t mx = 0, mn = 0, cur = 0;
-                int ne = 0;
-                struct statvfs sv;
-                if (rank == 0 && H5Fget_mdc_size(f, &mx, &mn, &cur, &ne) >= 0 && statvfs(tmp, &sv) == 0 &&
-                    (double)sv.f_bavail * (double)sv.f_frsize < (double)cur + 8192.0) {
-                    h5i_seterr(err, errlen, "cannot write %s: the file system has %.0f bytes left and the file's "
-                               "metadata needs up to %.0f more (No space left on device)", path,
-                               (double)sv.f_bavail * (double)sv.f_frsize, (double)cur + 8192.0);
-                    room = 0;
-                }
-                rc = dp_agree(comm, room, err, errlen);
-            }
+            if (rc == 0)
+                rc = dp_agree(comm, rank != 0 || h5i_metadata_room(f, tmp, path, err, errlen) == 0, err, errlen);
             if (rc != 0) {
                 void *h = NULL;
                 if (H5Fget_vfd_handle(f, fapl, &h) >= 0 && h) MPI_File_set_size(*(MPI_File *)h, 0);

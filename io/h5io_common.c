@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 /* ---- small helpers ----------------------------------------------------------------------- */
 
@@ -62,6 +63,19 @@ const char *h5i_reason(char *buf)
     H5Eclear2(H5E_DEFAULT);
     if (!buf[0]) snprintf(buf, 200, "HDF5 call failed");
     return buf;
+}
+
+int h5i_metadata_room(hid_t f, const char *tmp, const char *path, char *err, size_t errlen)
+{
+    size_t max = 0, min_clean = 0, cur = 0;
+    int n = 0;
+    struct statvfs sv;
+    if (H5Fget_mdc_size(f, &max, &min_clean, &cur, &n) < 0 || statvfs(tmp, &sv) != 0) return 0; /* cannot tell */
+    const double have = (double)sv.f_bavail * (double)sv.f_frsize, need = (double)cur + 8192.0;
+    if (have >= need) return 0;
+    h5i_seterr(err, errlen, "cannot write %s: the file system has %.0f bytes left and the file's metadata needs up to "
+               "%.0f more (No space left on device)", path, have, need);
+    return -1;
 }
 
 /** Full HDF5 path of loc/name, for messages. */

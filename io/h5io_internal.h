@@ -51,6 +51,11 @@ void h5i_seterr(char *err, size_t errlen, const char *fmt, ...)
 /** The innermost HDF5 error description (or a generic text) in buf (200 bytes); clears the error
  *  stack. Call it right after the failing call: any later HDF5 call (even a close) empties the stack. */
 const char *h5i_reason(char *buf);
+/** Room to flush file f's metadata (written to tmp, for path): the metadata cache's contents (an
+ *  upper bound of what is left to write) and 8 KiB besides free on tmp's file system. 0, or -1 with
+ *  the message. A flush that fails on a full disk breaks HDF5 1.10's metadata cache: every later
+ *  flush or close of the file fails, and closing it again (its exit handler, MPI_Finalize) crashes. */
+int h5i_metadata_room(hid_t f, const char *tmp, const char *path, char *err, size_t errlen);
 /** Full HDF5 path of loc/name (name NULL: of loc), for messages. */
 void h5i_obj_path(hid_t loc, const char *name, char *out, size_t n);
 /** Is a field name usable as an HDF5 link name and in the space-separated list? */

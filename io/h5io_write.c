@@ -982,21 +982,9 @@ int h5io_out_finish(h5io_out_t *o, const mesh_t *m, const h5io_meta_t *meta, cha
     int rc = o->cells_done ? 0 : -1;
     if (!o->cells_done) h5i_seterr(err, errlen, "cannot write %s: internal error: /VTKHDF was not written", o->path);
     if (rc == 0) rc = w_dpamr(&o->c, o->f, m, meta);
-    /* A flush that fails (a full disk) breaks HDF5 1.10's metadata cache: every later flush or close
-     * of the file fails, and its exit handler crashes closing it again. So the metadata is flushed
-     * only with room for it: the cache's contents (an upper bound of what is left to write) and
-     * 8 KiB besides must be free, or the write stops here and the abort, which releases the file's
-     * blocks first, closes it. */
-    size_t mdc_max = 0, mdc_min = 0, mdc_cur = 0;
-    int mdc_n = 0;
-    struct statvfs sv;
-    if (rc == 0 && H5Fget_mdc_size(o->f, &mdc_max, &mdc_min, &mdc_cur, &mdc_n) >= 0 && statvfs(o->tmp, &sv) == 0 &&
-        (double)sv.f_bavail * (double)sv.f_frsize < (double)mdc_cur + 8192.0) {
-        h5i_seterr(err, errlen, "cannot write %s: the file system has %.0f bytes left and the file's metadata needs up "
-                   "to %.0f more (No space left on device)", o->path, (double)sv.f_bavail * (double)sv.f_frsize,
-                   (double)mdc_cur + 8192.0);
-        rc = -1;
-    }
+    /* the metadata is flushed only with room for it (h5i_metadata_room); else the write stops here
+     * and the abort, which releases the file's blocks first, closes it */
+    if (rc == 0) rc = h5i_metadata_room(o->f, o->tmp, o->path, err, errlen);
     if (rc == 0 && H5Fflush(o->f, H5F_SCOPE_LOCAL) < 0) {
         char why[200];
         h5i_seterr(err, errlen, "cannot write %s: writing %s's metadata failed (%s)", o->path, o->tmp, h5i_reason(why));
