@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,42 @@ static int check_deck_text(const char *file, const char *stored, const char *ren
              "file was written", file, line, ka > 200 ? 200 : ka, la, ends ? (la[ka] ? " + newline" : " (no newline)") : "",
              kb > 200 ? 200 : kb, lb, ends ? (lb[kb] ? " + newline" : " (no newline)") : "");
     return -1;
+}
+
+/** What the file was when the check began: a check of a file that is replaced, truncated, written
+ *  or removed while it is read reports that (exit 1: the file could not be checked), not what the
+ *  mixture of two files looked like. */
+typedef struct {
+    int ok; /* stat succeeded */
+    struct stat st;
+} file_id_t;
+
+static file_id_t file_id(const char *file)
+{
+    file_id_t id;
+    memset(&id, 0, sizeof id);
+    id.ok = stat(file, &id.st) == 0;
+    return id;
+}
+
+/** 1, with a message in err, when file is no longer the file id saw (another inode, another size or
+ *  modification time, or gone); 0 when it is, or when its first stat failed (the reader said why). */
+static int file_changed(const char *file, const file_id_t *id, char *err, size_t n)
+{
+    if (!id->ok) return 0;
+    const file_id_t now = file_id(file);
+    const struct stat *a = &id->st, *b = &now.st;
+    char what[160];
+    if (!now.ok) snprintf(what, sizeof what, "it was removed");
+    else if (a->st_dev != b->st_dev || a->st_ino != b->st_ino) snprintf(what, sizeof what, "it was replaced by another file");
+    else if (a->st_size != b->st_size)
+        snprintf(what, sizeof what, "its size went from %lld to %lld bytes", (long long)a->st_size, (long long)b->st_size);
+    else if (a->st_mtim.tv_sec != b->st_mtim.tv_sec || a->st_mtim.tv_nsec != b->st_mtim.tv_nsec)
+        snprintf(what, sizeof what, "it was written to");
+    else return 0;
+    snprintf(err, n, "%.800s changed while it was being checked (%s), so the check tells nothing about it: check it "
+             "again when nothing writes it", file, what);
+    return 1;
 }
 
 /** Exit status 2 after the message of a failed check. */
@@ -170,9 +207,33 @@ static void release_cells(mesh_t *m)
     mesh_free(m);
 }
 
+/** Tests (tests/check_race.sh): with DPAMR_TEST_CHECK_PAUSE=PATH the check creates PATH once the
+ *  file's header is read and waits (up to 60 s) until PATH is removed, so that a test can change the
+ *  file while it is being checked. */
+static void test_pause(void)
+{
+    const char *path = getenv("DPAMR_TEST_CHECK_PAUSE");
+    if (!path || !*path) return;
+    FILE *f = fopen(path, "w");
+    if (!f) return;
+    fclose(f);
+    for (int i = 0; i < 6000 && access(path, F_OK) == 0; ++i) usleep(10000);
+}
+
+/** How a check that failed ends: with the file changed under it, that (1); else the failure, rc 2 (a
+ *  difference: check_failed_file when the file may not be dpamr's, `dpamr_file` 0) or 1 (msg). */
+static int check_end(const char *file, const file_id_t *id, int rc, int dpamr_file, const char *msg)
+{
+    char err[ERRLEN];
+    if (file_changed(file, id, err, sizeof err)) return run_die(err);
+    if (rc != 2) return run_die(msg);
+    return dpamr_file ? check_failed(msg) : check_failed_file(file, msg);
+}
+
 int check_file(const char *file)
 {
     char err[ERRLEN], rerr[ERRLEN];
+    const file_id_t id = file_id(file);
     mesh_t m;
     char *text = NULL;
     h5io_reader_t *rd = NULL;
@@ -182,13 +243,14 @@ int check_file(const char *file)
      * tree (one front-to-back stream from the disk), and /VTKHDF is compared on a thread of its own
      * once the tree is in; else the tree first */
     const int rd_rc = h5io_read_begin(file, &m, &rd, rerr, sizeof rerr);
-    if (rd_rc != 0) return rd_rc == H5IO_BAD_CONTENT ? check_failed_file(file, rerr) : run_die(rerr);
+    if (rd_rc != 0) return check_end(file, &id, rd_rc == H5IO_BAD_CONTENT ? 2 : 1, 0, rerr);
     mesh_huge_pages(&m); /* allocated, not yet touched: the tree and the cells are read into it now */
+    test_pause();
     const int plan = h5io_read_plan(rd);
     if (plan != 0 && plan != 1) {
         h5io_read_close(rd);
         mesh_free(&m);
-        return check_failed(rerr);
+        return check_end(file, &id, 2, 1, rerr);
     }
     const double t_begin = timer_ms();
     feed_t f = { .ready = 0, .state = 0, .rd = rd, .t0 = t_begin, .vtk_after = plan != 1 };
@@ -242,7 +304,7 @@ int check_file(const char *file)
         pthread_mutex_destroy(&f.mu);
         mesh_free(&m);
         if (d.text) deck_free(&d);
-        return rc == 2 ? check_failed_file(file, err) : run_die(err);
+        return check_end(file, &id, rc, 0, err);
     }
 
     /* the validator works on the cells in while the rest come (progress: a long check on a
@@ -271,9 +333,14 @@ int check_file(const char *file)
     if (f.state != 1) { /* the cells could not be read: what the reader said */
         mesh_free(&m);
         deck_free(&d);
-        return f.state == H5IO_BAD_CONTENT ? check_failed(rerr) : run_die(rerr);
+        return check_end(file, &id, f.state == H5IO_BAD_CONTENT ? 2 : 1, 1, rerr);
     }
 
+    if (file_changed(file, &id, err, sizeof err)) { /* what was read is not one file */
+        mesh_free(&m);
+        deck_free(&d);
+        return run_die(err);
+    }
     printf("%s: %lld tiles on %d levels\n", file, (long long)m.ntiles, m.nlevels);
     valid_print(&v, &m);
     /* every value recorded when the file was written must still hold (then /VTKHDF, compared by the
@@ -299,7 +366,9 @@ int check_file(const char *file)
            t_begin - t0, t_tree - t_begin, early ? "alongside" : "before", ms, ms > 0 ? gb / (ms / 1e3) : 0.0,
            rs.threads, rs.read_ms, vdone, m_tiles > 0 ? 100.0 * (double)f.asked_at / (double)m_tiles : 100.0,
            f.vtk_ms, t_records - t_verify, t_end - t_records, t_end - t0);
-    if (vr < 0) rc = check_failed(err);
+    char cerr[ERRLEN];
+    if (file_changed(file, &id, cerr, sizeof cerr)) rc = run_die(cerr); /* the records were read after the cells */
+    else if (vr < 0) rc = check_failed(err);
     else if (!v.passed) rc = 2;
     else if (vr == 1)
         printf("checksums: not compared: this format-version-1 file recorded them with the earlier definition "
