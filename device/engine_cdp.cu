@@ -82,14 +82,6 @@ static __host__ __device__ __forceinline__ int level_tiles(long long n, long lon
 
 __global__ void refineTile(dmesh_t M, chain_t C, long long first, long long n, int level, int fill);
 
-static __device__ void count_launch(const dmesh_t &M, cudaError_t e)
-{
-    if (e == cudaSuccess) atomicAdd(&M.stats[ST_LAUNCHES], 1ull);
-    else if (e == cudaErrorLaunchPendingCountExceeded) atomicAdd(&M.stats[ST_FAIL_PENDING], 1ull);
-    else if (e == cudaErrorLaunchOutOfResources) atomicAdd(&M.stats[ST_FAIL_RESOURCES], 1ull);
-    else atomicAdd(&M.stats[ST_FAIL_OTHER], 1ull);
-}
-
 /* Shared memory of one refineTile block: this static part (160 bytes) and, sized by the grain,
  * off[G] (first child slot of each tile, from base) and mask[G] (octant flags) in dynamic shared
  * memory. Keep it small: a grid launched from the device does not get the shared-memory
@@ -196,7 +188,7 @@ static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chai
                 atomicAdd(&M.stats[ST_BOUND], 1ull);
             } else {
                 refineTile<<<(unsigned)cnb, CDP_THREADS, C.smem, cudaStreamTailLaunch>>>(M, C, base, total, level + 1, 1);
-                count_launch(M, cudaGetLastError());
+                dp_count_launch(M.stats, cudaGetLastError());
             }
         }
     } else {
@@ -205,7 +197,7 @@ static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chai
             __threadfence(); /* ... and visible to the child grid */
             refineTile<<<(unsigned)((total + G - 1) / G), nthr, C.smem, cudaStreamFireAndForget>>>(M, C, base, total,
                                                                                                level + 1, 1);
-            count_launch(M, cudaGetLastError());
+            dp_count_launch(M.stats, cudaGetLastError());
         }
     }
 }
@@ -584,7 +576,14 @@ fail: /* success falls through: one cleanup path (an NVTX range may stay open on
     dmesh_destroy(&M);
     dstage_destroy(&stage);
     /* give the pool's memory back for whatever runs next in this process (bench) */
-    if (pool_set) cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, pool_before);
+    if (pool_set) {
+        const cudaError_t e = cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, pool_before);
+        if (e != cudaSuccess) { /* the result stands; what runs next in this process has a larger pool */
+            fprintf(stderr, "dpamr: warning: the pending-launch pool could not be set back to %zu: %s\n", pool_before,
+                    cudaGetErrorString(e));
+            (void)cudaGetLastError(); /* not left for the next check to find */
+        }
+    }
     if (e0) cudaEventDestroy(e0);
     if (e1) cudaEventDestroy(e1);
     if (s) cudaStreamDestroy(s);

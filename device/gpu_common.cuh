@@ -25,9 +25,6 @@
         }                                                                                         \
     } while (0)
 
-/* Check the launch that just happened (configuration errors show up here). */
-#define CK_LAUNCH(name) CK(cudaPeekAtLastError())
-
 /* Device counters, one array of unsigned long long. */
 enum {
     ST_NTILES = 0,       /* next free tile slot: tiles reserved so far (may pass capacity) */
@@ -39,6 +36,16 @@ enum {
     ST_BOUND,            /* an engine's computed bound was exceeded: a bug, reported as such */
     ST_COUNT
 };
+
+/* A device-side launch's outcome (cudaGetLastError() right after it) counted in st[ST_COUNT]: the
+ * host reports the failures by kind (cdp's refinement and the GPU regrid alike). */
+static __device__ inline void dp_count_launch(unsigned long long *st, cudaError_t e)
+{
+    if (e == cudaSuccess) atomicAdd(&st[ST_LAUNCHES], 1ull);
+    else if (e == cudaErrorLaunchPendingCountExceeded) atomicAdd(&st[ST_FAIL_PENDING], 1ull);
+    else if (e == cudaErrorLaunchOutOfResources) atomicAdd(&st[ST_FAIL_RESOURCES], 1ull);
+    else atomicAdd(&st[ST_FAIL_OTHER], 1ull);
+}
 
 /* The tile store in device memory: the mesh's arrays, capacity `cap`. Passed by value. */
 typedef struct {

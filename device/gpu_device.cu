@@ -13,7 +13,7 @@ __constant__ dp_params c_params;
 extern "C" void gpu_versions(int *runtime, int *driver)
 {
     *runtime = *driver = 0;
-    cudaRuntimeGetVersion(runtime);
+    if (cudaRuntimeGetVersion(runtime) != cudaSuccess) *runtime = 0; /* 0: unknown, as the callers print it */
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL); /* not through the runtime: no driver, no error */
     if (!lib) return;
     typedef int (*get_version_t)(int *);

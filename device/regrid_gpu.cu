@@ -119,14 +119,6 @@ static __device__ __forceinline__ void rg_stamp(unsigned long long *st, int leve
     atomicMax(&st[RS_STAMPS + 2 * level + end], end ? t : ~t);
 }
 
-static __device__ void rg_count_launch(unsigned long long *st, cudaError_t e)
-{
-    if (e == cudaSuccess) atomicAdd(&st[ST_LAUNCHES], 1ull);
-    else if (e == cudaErrorLaunchPendingCountExceeded) atomicAdd(&st[ST_FAIL_PENDING], 1ull);
-    else if (e == cudaErrorLaunchOutOfResources) atomicAdd(&st[ST_FAIL_RESOURCES], 1ull);
-    else atomicAdd(&st[ST_FAIL_OTHER], 1ull);
-}
-
 /* ---- phase 1: sample ------------------------------------------------------------------------- */
 
 /* Tiles [s, s + n) of `level` sampled from the model at c_params' time: tp tiles per block pass, each
@@ -279,7 +271,7 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
             if (R.cdp && fits && c1 > 0 && flag) {
                 /* the next level after this grid, sized to its tiles (flag: it can have children) */
                 regridStep<T, MINB, NT><<<(unsigned)rg_cdp_grid(c1, R.wave), T, R.smem, cudaStreamTailLaunch>>>(R, level + 1);
-                rg_count_launch(R.st, cudaGetLastError());
+                dp_count_launch(R.st, cudaGetLastError());
             }
         }
         if (fits && c1 > c0) {
@@ -294,6 +286,8 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
                     if (!(mask >> o & 1)) continue;
                     const long long ch = e + off + __popc(mask & ((1u << o) - 1));
                     if (keep >> o & 1) {
+                        /* every array of DP_TILE_ARRAYS: a new one must be carried here too */
+                        static_assert(DP_TILE_META_BYTES == 33, "regridStep copies level, coord, key, parent, childmask");
                         const long long oc = dp_child_index(R.first[op], had, o);
                         R.N.level[ch] = R.A.level[oc];
                         for (int a = 0; a < 3; ++a) R.N.coord[3 * ch + a] = R.A.coord[3 * oc + a];

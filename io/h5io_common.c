@@ -139,7 +139,7 @@ void w_ghost_cells(const mesh_t *m, dp_tidx s, size_t c0, size_t c1, const uint8
         uint8_t *q = g + (i - c0);
         if (cm == 0) memset(q, 0, b - a);
         else
-            for (size_t k = a; k < b; ++k) q[k - a] = (cm >> oct[k] & 1u) ? GHOST_HIDDEN : 0;
+            for (size_t k = a; k < b; ++k) q[k - a] = h5i_ghost(cm, oct[k]);
         i += b - a;
     }
 }

@@ -37,6 +37,9 @@
 #define GHOST_DEFLATE 1       /* and its deflate level */
 #define GHOST_CONTIG_MAX 4096 /* a vtkGhostType of at most this many cells is stored contiguous */
 #define GHOST_HIDDEN 32 /* vtkDataSetAttributes::HIDDENCELL */
+/** A cell's vtkGhostType from its tile's childmask cm and the cell's octant: hidden where a child
+ *  covers it (the writer's value, and what the check expects). */
+static inline uint8_t h5i_ghost(unsigned cm, uint8_t oct) { return (cm >> oct & 1u) ? GHOST_HIDDEN : 0; }
 
 /* ---- small helpers (h5io_common.c) -------------------------------------------------------- */
 

@@ -1806,10 +1806,10 @@ static long long v_ghost_diff(const mesh_t *m, dp_tidx s, const uint8_t *oct, co
         if (cm == 0)
             for (size_t k = c0; k < c1; ++k) bad |= q[k];
         else
-            for (size_t k = c0; k < c1; ++k) bad |= q[k] ^ ((cm >> oct[k] & 1u) ? GHOST_HIDDEN : 0u);
+            for (size_t k = c0; k < c1; ++k) bad |= q[k] ^ h5i_ghost(cm, oct[k]);
         if (bad)
             for (size_t k = c0; k < c1; ++k)
-                if (q[k] != ((cm >> oct[k] & 1u) ? GHOST_HIDDEN : 0u)) return (long long)(i + (k - c0));
+                if (q[k] != h5i_ghost(cm, oct[k])) return (long long)(i + (k - c0));
         i += c1 - c0;
     }
     return -1;

@@ -204,6 +204,16 @@ static inline DP_HD double dp_spacing(const dp_params *p, int level)
     return h;
 }
 
+/* A cell's volume (area in 2D) at a level: h^dim, multiplied out in that order (the conservation
+ * total of validation and of the regrid weigh each level's sum by it). */
+static inline DP_HD double dp_cell_volume(const dp_params *p, int level)
+{
+    const double h = dp_spacing(p, level);
+    double vol = 1.0;
+    for (int a = 0; a < p->dim; ++a) vol *= h;
+    return vol;
+}
+
 /* The octant-flag loop of one tile, the one copy that every engine, validation and the partition
  * run: cells first, first + stride, ... of the tile whose criterion field is u (cells of a tile at
  * spacing h); bit o of the result is set when a flagged cell lies in octant o. The CPU calls it with

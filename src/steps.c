@@ -389,7 +389,7 @@ static long long restart_step(const deck_t *d, int *is_step, double *t, char *er
     return k;
 }
 
-/* The serial hooks: one process holds the whole mesh. */
+/* The serial hooks: one process holds the whole mesh; the context is the device (-1: cpu). */
 static int serial_agree(void *ctx, int ok, char *err, size_t n)
 {
     (void)ctx, (void)err, (void)n;
@@ -424,8 +424,9 @@ static int serial_validate(void *ctx, const mesh_t *m, const dp_params *pt, vali
 static int serial_write(void *ctx, const deck_t *d, const mesh_t *m, const char *name, h5io_meta_t *meta,
                         double work_ms, char *err, size_t n)
 {
-    (void)ctx, (void)d;
-    const h5io_rank_t row = { .rank = 0, .device = -1, .root_tiles = m->level_start[1], .tiles = m->ntiles,
+    (void)d;
+    const int device = *(const int *)ctx; /* the GPU the variant runs on, or -1 (cpu) */
+    const h5io_rank_t row = { .rank = 0, .device = device, .root_tiles = m->level_start[1], .tiles = m->ntiles,
                               .cells = (int64_t)m->ntiles * mesh_cells(m), .refine_ms = work_ms, .write_ms = 0.0 };
     meta->nranks = 1;
     meta->ranks = &row;
@@ -442,7 +443,7 @@ int steps_run(deck_t *d, mesh_t *m, double t0)
     if (device >= 0) run_info_device(why);
     if (d->verbosity != DP_VERBOSITY_QUIET && d->variant == DP_VARIANT_AUTO && variant == DP_VARIANT_CPU)
         run_say_auto_cpu(why);
-    const steps_ops_t o = { .ctx = NULL, .root = 1, .agree = serial_agree, .count = serial_count,
+    const steps_ops_t o = { .ctx = &device, .root = 1, .agree = serial_agree, .count = serial_count,
                             .build = serial_build, .regridded = serial_regridded, .validate = serial_validate,
                             .write = serial_write };
     const int rc = steps_loop(d, m, t0, variant, &o);

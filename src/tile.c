@@ -77,9 +77,8 @@ void regrid_fold(const dp_params *p, const dp_tidx *level_start, int nlevels, co
 {
     double s = 0.0, a = 0.0;
     for (int L = 0; L < nlevels; ++L) {
-        double ls = 0.0, la = 0.0, vol = 1.0;
-        const double h = dp_spacing(p, L);
-        for (int k = 0; k < p->dim; ++k) vol *= h;
+        double ls = 0.0, la = 0.0;
+        const double vol = dp_cell_volume(p, L);
         for (dp_tidx t = level_start[L]; t < level_start[L + 1]; ++t) {
             ls += ts[2 * t];
             la += ts[2 * t + 1];

@@ -60,6 +60,10 @@ want compare && for deck in "$d2" "$d3"; do
         grep -q "the mesh stays on the device between steps" "$work/$name/run.log" || fail "$name: no resident line"
         grep -Eq "^step [0-9]+ t=.*device events; transfer" "$work/$name/run.log" || fail "$name: no step line"
         "$dpamr" check "$work/$name/s_00010.hdf" >/dev/null || fail "$name: dpamr check s_00010.hdf"
+        # the rank table names the GPU the step ran on (device -1 is the cpu's)
+        "$py" -c 'import sys, h5py; r = h5py.File(sys.argv[1], "r")["/dpamr/provenance/ranks"][()]
+sys.exit(0 if len(r) == 1 and r["device"][0] >= 0 else 1)' "$work/$name/s_00010.hdf" ||
+            fail "$name: s_00010.hdf's rank table does not name a GPU"
     done
 done
 

@@ -268,9 +268,7 @@ void valid_fold(const valid_parts_t *parts, const dp_params *p, valid_report_t *
 {
     uint64_t tree = DP_FNV_OFFSET;
     for (int L = 0; L < parts->nlevels; ++L) {
-        double vol = 1.0;
-        const double hL = dp_spacing(p, L);
-        for (int a = 0; a < p->dim; ++a) vol *= hL;
+        const double vol = dp_cell_volume(p, L);
         for (int f = 0; f < parts->nf; ++f) {
             double s = 0.0;
             uint64_t h = DP_FNV_OFFSET;
