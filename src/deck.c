@@ -9,6 +9,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -153,6 +154,12 @@ static int add(kv_t *kv, const char *key, const char *val, int line, int quoted)
         return fail(kv, &tmp, "a key is letters, digits, '_' and '.' only");
     if (!*val && !quoted) return fail(kv, &tmp, "empty value");
     if (!*val) return fail(kv, &tmp, "empty value (\"\")");
+    /* the effective deck is stored in every file and read back line by line: a newline, carriage
+     * return or other control character (possible in a command-line override) would break it */
+    for (const unsigned char *c = (const unsigned char *)val; *c; ++c)
+        if ((*c < 0x20 && *c != '\t') || *c == 0x7f)
+            return fail(kv, &tmp, "holds the control character 0x%02x at position %d (a value is one line of text; "
+                        "a tab is the only control character allowed)", *c, (int)(c - (const unsigned char *)val) + 1);
     entry_t *old = find(kv, key);
     if (old && line > 0)
         return fail(kv, &tmp, "duplicate key (first set on line %d)", old->line);
@@ -736,6 +743,26 @@ static int parse_objects(kv_t *kv, deck_t *d)
             for (int f = 0; f < p->nf; ++f) dst[f] = r == 0 ? (side ? 0.0 : 1.0) : v[r == 1 ? 0 : f];
         }
     }
+    /* a cell's model value is the sum over the objects of a value between outside and inside, stored
+     * as float32: the sum of the largest magnitudes must stay within float's range, or a cell may
+     * be infinite (and validation would fail after the whole run) */
+    for (int f = 0; f < p->nf; ++f) {
+        double bound = 0.0, top = -1.0;
+        int at = 0, side = 0;
+        for (int o = 0; o < p->nobj; ++o)
+            for (int sd = 0; sd < 2; ++sd) {
+                const double a = fabs(sd ? p->obj[o].outside[f] : p->obj[o].inside[f]);
+                if (a > top) top = a, at = o, side = sd;
+            }
+        for (int o = 0; o < p->nobj; ++o) bound += fmax(fabs(p->obj[o].inside[f]), fabs(p->obj[o].outside[f]));
+        if (bound > FLT_MAX) {
+            char key[128];
+            snprintf(key, sizeof key, "model.%s.%s", d->object_name[at], side ? "outside" : "inside");
+            return fail(kv, find(kv, key), "field '%s': the objects' values can add up to %.17g in a cell, past "
+                        "float32's largest %.9g (the cells are float32): make the values smaller",
+                        d->field_name[f], bound, (double)FLT_MAX);
+        }
+    }
     return 0;
 }
 
@@ -1159,7 +1186,9 @@ int deck_load(deck_t *d, const char *path, int noverride, char **overrides, char
 
 static int same_doubles(const double *a, const double *b, int n) { return memcmp(a, b, (size_t)n * sizeof *a) == 0; }
 
-int deck_same_refinement(const deck_t *a, const deck_t *b, char *key, size_t n)
+/* deck_same_refinement's comparison; levels_only: the keys that shaped the levels a file already
+ * holds (not max_level; the model only where fill = model makes the cells from it; no velocity). */
+static int same_refinement(const deck_t *a, const deck_t *b, int levels_only, char *key, size_t n)
 {
     const dp_params *p = &a->p, *q = &b->p;
 #define DIFFERS(...) return snprintf(key, n, __VA_ARGS__), 0
@@ -1168,7 +1197,7 @@ int deck_same_refinement(const deck_t *a, const deck_t *b, char *key, size_t n)
     if (p->B != q->B) DIFFERS("tile_size");
     if (!same_doubles(p->origin, q->origin, 3)) DIFFERS("origin");
     if (!same_doubles(&p->h0, &q->h0, 1)) DIFFERS("cell_size");
-    if (p->max_level != q->max_level) DIFFERS("max_level");
+    if (!levels_only && p->max_level != q->max_level) DIFFERS("max_level");
     if (p->nf != q->nf) DIFFERS("fields");
     for (int f = 0; f < p->nf; ++f)
         if (strcmp(a->field_name[f], b->field_name[f]) != 0) DIFFERS("fields");
@@ -1177,6 +1206,7 @@ int deck_same_refinement(const deck_t *a, const deck_t *b, char *key, size_t n)
     if (p->crit != q->crit) DIFFERS("criterion");
     if (p->crit_field != q->crit_field) DIFFERS("criterion_field");
     if (!same_doubles(&p->threshold, &q->threshold, 1) || p->threshold_f != q->threshold_f) DIFFERS("threshold");
+    if (levels_only && p->fill != DP_FILL_MODEL) return 1;
     if (p->nobj != q->nobj) DIFFERS("model.objects");
     for (int o = 0; o < p->nobj; ++o) {
         const dp_object *u = &p->obj[o], *v = &q->obj[o];
@@ -1185,13 +1215,17 @@ int deck_same_refinement(const deck_t *a, const deck_t *b, char *key, size_t n)
         if (u->kind != v->kind) DIFFERS("model.%s.type", nm);
         if (!same_doubles(u->center, v->center, 3)) DIFFERS("model.%s.center", nm);
         if (!same_doubles(u->radius, v->radius, 3)) DIFFERS("model.%s.radius", nm);
-        if (!same_doubles(u->velocity, v->velocity, 3)) DIFFERS("model.%s.velocity", nm);
+        if (!levels_only && !same_doubles(u->velocity, v->velocity, 3)) DIFFERS("model.%s.velocity", nm);
         if (!same_doubles(u->inside, v->inside, p->nf)) DIFFERS("model.%s.inside", nm);
         if (!same_doubles(u->outside, v->outside, p->nf)) DIFFERS("model.%s.outside", nm);
     }
 #undef DIFFERS
     return 1;
 }
+
+int deck_same_refinement(const deck_t *a, const deck_t *b, char *key, size_t n) { return same_refinement(a, b, 0, key, n); }
+
+int deck_same_levels(const deck_t *a, const deck_t *b, char *key, size_t n) { return same_refinement(a, b, 1, key, n); }
 
 void deck_free(deck_t *d)
 {

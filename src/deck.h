@@ -104,6 +104,10 @@ void deck_free(deck_t *d);
  *  model (objects, kinds, centres, radii, velocities, values), to the bit? 1, or 0 with the first key
  *  that differs in key (a continued series must use its run's deck). */
 int deck_same_refinement(const deck_t *a, const deck_t *b, char *key, size_t n);
+/** Were the levels of a file written with deck b made as deck a would make them: deck_same_refinement
+ *  without max_level (a refinement may go on deeper) and without the velocities, and without the
+ *  model unless a's fill is model (prolong takes the cells from the parents). 1, or 0 with the key. */
+int deck_same_levels(const deck_t *a, const deck_t *b, char *key, size_t n);
 /** The step-number conversion of an output pattern (steps > 0): exactly one %d, %Nd or %0Nd in the
  *  file name and no other '%'. Returns its offset (its length in *len), or -1 with why. */
 int deck_pattern_check(const char *pat, size_t *len, char *why, size_t n);

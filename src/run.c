@@ -185,8 +185,31 @@ const char *run_bytes_text(double bytes, char *buf, size_t n)
 
 double run_memory_bytes(const mesh_t *m, dp_tidx cap)
 {
-    /* the tile store: level 4, coord 12, key 8, parent 8, childmask 1, and the fields (float32) */
-    return (double)cap * (33.0 + 4.0 * (double)mesh_cells(m) * m->nf);
+    /* the tile store: the tile arrays (mesh.h) and the fields (float32) */
+    return (double)cap * ((double)DP_TILE_META_BYTES + 4.0 * (double)mesh_cells(m) * m->nf);
+}
+
+/* A refined file (levels past 0) goes on refining only with the deck that made its levels: its
+ * stored deck (/dpamr/deck, `stored`) against d (deck_same_levels), so that a changed threshold is
+ * named now rather than found by validation after the whole refinement. A time step's file is left
+ * to the step loop (restart_step, src/steps.c: the series' own keys); a stored deck this version
+ * cannot parse is not compared (an earlier version's keys). 0, or -1 with err. */
+static int same_levels(const deck_t *d, const mesh_t *m, const char *stored, char *err, size_t n)
+{
+    if (m->nlevels < 2 || !stored) return 0;
+    long long k = 0;
+    double t = 0.0;
+    char why[512], key[160];
+    if (h5io_read_step(d->mesh_file, &k, &t, NULL, why, sizeof why) != 0) return 0;
+    deck_t was;
+    memset(&was, 0, sizeof was);
+    if (deck_parse_text(&was, d->mesh_file, stored, why, sizeof why) != 0) return 0;
+    const int same = deck_same_levels(d, &was, key, sizeof key);
+    deck_free(&was);
+    if (same) return 0;
+    return snprintf(err, n, "mesh_file = %.1000s holds levels 1 to %d refined with another '%s' (its stored deck, "
+                    "/dpamr/deck): the refinement goes on only with the keys that made them; set %s as it was, or "
+                    "start from a level-0 mesh (`dpamr mesh`)", d->mesh_file, m->nlevels - 1, key, key), -1;
 }
 
 int run_read_mesh(const deck_t *d, mesh_t *m, char *err, size_t n)
@@ -200,9 +223,12 @@ int run_read_mesh(const deck_t *d, mesh_t *m, char *err, size_t n)
                    : snprintf(err, n, "mesh_file = %.1000s does not exist: set mesh_file to an existing mesh "
                                       "(tools/mesh_from_numpy.py writes one from numpy arrays; with model.objects in the "
                                       "deck, `dpamr mesh %.1000s` samples one)", d->mesh_file, d->path), -1;
-    if (h5io_read(d->mesh_file, m, NULL, err, n) != 0) return -1;
-    if (run_mesh_matches_deck(m, d, d->mesh_file, 1, err, n) != 0) return -1;
-    return run_mesh_has_frontier(m, d->mesh_file, err, n);
+    char *stored = NULL;
+    if (h5io_read(d->mesh_file, m, &stored, err, n) != 0) return -1;
+    int rc = run_mesh_matches_deck(m, d, d->mesh_file, 1, err, n);
+    if (rc == 0) rc = same_levels(d, m, stored, err, n);
+    free(stored);
+    return rc != 0 ? -1 : run_mesh_has_frontier(m, d->mesh_file, err, n);
 }
 
 int run_load(deck_t *d, mesh_t *m, int argc, char **argv, char *err, size_t n)

@@ -46,6 +46,14 @@ expect_error "output with no name before .hdf" "override 'output=$work/.hdf': ha
     "$dpamr" run "$work/ok.inp" output="$work/.hdf"
 expect_error "a number past long long" "'99999999999999999999' is out of range (0 to 23)" run ok max_level=99999999999999999999
 expect_error "a number that rounds to 0" "'1e-400' is too small: it rounds to 0" run ok threshold=1e-400
+# a newline or carriage return in a command-line value would break the deck stored in the file
+expect_error "a newline in an override" "override 'output=$work/x\\\\x0ay.hdf': holds the control character 0x0a" \
+    "$dpamr" run "$work/ok.inp" "output=$work/x"$'\n'"y.hdf"
+ls "$work"/x* >/dev/null 2>&1 && fail "a newline in an override: a file was written"
+expect_error "a carriage return in an override" "holds the control character 0x0d at position 2" \
+    run ok mesh_file=a$'\r'b.hdf
+expect_error "model values past float32" "model.disc.inside=1e39': field 'rho': the objects' values can add up to" \
+    run ok model.disc.inside=1e39
 expect_error "a domain past the largest double" "the domain's far corner on axis 0, .* is not a finite number" \
     run ok cell_size=1e308
 printf '\xef\xbb\xbf' | cat - "$work/ok.inp" >"$work/bom.inp"
@@ -188,6 +196,15 @@ mkdeck sp; echo 'output = "my out.hdf"' >>"$work/sp.inp"; sed -i '/^output .*hdf
     fail "an override with a space"
 mkdeck ghost; sed -i 's/^fields .*/fields = rho vtkGhostType/' "$work/ghost.inp"
 expect_error "vtkGhostType as a field" "ghost.inp:.*'vtkGhostType' is reserved" run ghost
+# a refined output continued with another refinement key: refused before refining, the key named
+"$dpamr" run "$work/ok.inp" max_level=2 output="$work/r2.hdf" >/dev/null || fail "the run to continue"
+expect_error "continuing a refined output with another threshold" \
+    "r2.hdf holds levels 1 to 2 refined with another 'threshold'" run ok mesh_file="$work/r2.hdf" max_level=3 threshold=30
+expect_error "continuing a refined output with another fill" "refined with another 'fill'" \
+    run ok mesh_file="$work/r2.hdf" max_level=3 fill=model
+grep -q "^refined in" "$work/stdout" && fail "continuing with another key: it refined first"
+"$dpamr" run "$work/ok.inp" mesh_file="$work/r2.hdf" max_level=3 output="$work/r3.hdf" >/dev/null &&
+    "$dpamr" check "$work/r3.hdf" >/dev/null || fail "continuing a refined output with its own keys, deeper"
 
 after=$(md5sum "$mesh" | cut -d' ' -f1)
 if [ "$before" != "$after" ]; then fail "the input mesh was modified"; fi
