@@ -110,8 +110,11 @@ int h5io_write_dist(const char *path, const mesh_t *part, const h5io_dist_t *dis
     int rc = -1;
     if (dp_agree(comm, ok, err, errlen) == 0) {
         int taken = 0;
+        /* rank 0 registers it before the create: removed by SIGINT, SIGTERM or SIGHUP until renamed */
+        const int claimed = rank == 0 && dp_tmp_claim(tmp);
         f = w_create(&c, tmp, fapl, &taken); /* collective; exclusive (a name taken since w_room: not ours) */
-        if (rank == 0 && f >= 0) dp_tmp_begin(tmp); /* removed by SIGINT, SIGTERM or SIGHUP until renamed */
+        if (rank == 0 && f >= 0 && !claimed) dp_tmp_begin(tmp);
+        if (claimed && taken) dp_tmp_done(tmp); /* another's file: never removed */
         if (dp_agree(comm, f >= 0, err, errlen) != 0) {
             if (rank == 0 && !taken) remove(tmp), dp_tmp_done(tmp); /* a create that failed part-way (a full disk) leaves a file */
             w_open_all_or_abort(comm, f, err);

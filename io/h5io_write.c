@@ -934,12 +934,15 @@ int h5io_out_open(const char *path, const mesh_t *m, int progress, h5io_out_t **
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     const int fmt_ok = fapl >= 0 && w_format(fapl) == 0;
     int taken = 0;
+    /* registered before the create, so that SIGINT, SIGTERM or SIGHUP right after it removes the file */
+    const int claimed = fmt_ok && dp_tmp_claim(tmp);
     o->f = fmt_ok ? w_create(&o->c, tmp, fapl, &taken) : -1;
     if (!taken) { /* ours: from here on an abort removes it (also one a failed create left), and so does a
-                     SIGINT, SIGTERM or SIGHUP */
+                     signal */
         o->tmp = tmp;
-        dp_tmp_begin(tmp);
+        if (!claimed) dp_tmp_begin(tmp);
     } else {
+        if (claimed) dp_tmp_done(tmp); /* another's file: never removed */
         free(tmp);
     }
     if (!fmt_ok) h5i_seterr(err, errlen, "cannot write %s: setting the file format (HDF5 1.8 to 1.10) failed", path);

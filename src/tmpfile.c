@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef PATH_MAX
@@ -48,11 +49,24 @@ void dp_tmp_done(const char *tmp)
         }
 }
 
+int dp_tmp_claim(const char *tmp)
+{
+    struct stat st;
+    if (lstat(tmp, &st) == 0 || errno != ENOENT) return 0; /* taken (not ours), or not known to be free */
+    return dp_tmp_begin(tmp) == 0;
+}
+
 FILE *dp_tmp_fopen(const char *tmp)
 {
+    const int claimed = dp_tmp_claim(tmp);
     const int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0) return NULL;
-    dp_tmp_begin(tmp); /* after the create: a signal before it must not remove a file of that name */
+    if (fd < 0) {
+        const int e = errno;
+        if (claimed) dp_tmp_done(tmp); /* not made by us: not ours to remove */
+        errno = e;
+        return NULL;
+    }
+    if (!claimed) dp_tmp_begin(tmp);
     FILE *fp = fdopen(fd, "w");
     if (!fp) {
         const int e = errno;

@@ -23,6 +23,12 @@ int dp_tmp_name(const char *path, long pid, char *tmp, size_t n);
 /** tmp is being written: removed if a signal ends the process before dp_tmp_done. At most
  *  DP_TMP_SLOTS at once; past that it is not registered (-1). */
 int dp_tmp_begin(const char *tmp);
+/** Before tmp is created exclusively (O_EXCL): when no file, directory or link of that name exists,
+ *  register it now (1), so that a signal between the create and a later registration cannot leave
+ *  the new file behind; else 0, nothing registered (the name is not ours; the create will fail with
+ *  EEXIST). After a claim, a create that fails with EEXIST (a file made in between, not ours) calls
+ *  dp_tmp_done; one that succeeds is registered already. */
+int dp_tmp_claim(const char *tmp);
 /** tmp was renamed or removed: no longer removed on a signal. */
 void dp_tmp_done(const char *tmp);
 /** Create tmp for writing only if no file, directory or symbolic link of that name exists

@@ -153,6 +153,30 @@ for sig in INT TERM; do
     fi
 done
 set +m
+# the signal at the very moment the temporary file is made (strace delivers it on the exclusive
+# create): the name is registered before the create, so nothing is left (the run's HDF5 output and
+# the series file of a time-step run)
+if command -v strace >/dev/null && strace -o /dev/null true 2>/dev/null; then
+    for what in output series; do
+        rm -rf sigwin && mkdir sigwin
+        if [ $what = output ]; then args=(max_level=2 output=sigwin/w.hdf); else args=(max_level=2 steps=1 dt=0.01 output=sigwin/w_%02d.hdf); fi
+        strace -o sigwin/trace -e trace=openat "$dpamr" run ../decks/my.inp "${args[@]}" >/dev/null 2>&1
+        pat='w\.hdf\.tmp'; [ $what = series ] && pat='w\.hdf\.series\.tmp'
+        n=$(grep -n 'O_EXCL' sigwin/trace | grep "$pat" | head -1 | cut -d: -f1)
+        rm -f sigwin/w*
+        if [ -z "$n" ]; then fail "signal at the create ($what): no exclusive create of the temporary file seen"; continue; fi
+        strace -o /dev/null -e trace=openat -e inject=openat:signal=SIGTERM:when="$n" \
+            "$dpamr" run ../decks/my.inp "${args[@]}" >/dev/null 2>&1
+        rc=$?
+        if [ $rc -ne 143 ]; then fail "signal at the create ($what): exit $rc, not 143 (SIGTERM)"
+        elif compgen -G "sigwin/*.tmp.*" >/dev/null || [ -e sigwin/w.hdf ] || [ -e sigwin/w.hdf.series ]; then
+            fail "signal at the create ($what) left:"; ls -la sigwin
+        else echo "ok   SIGTERM at the $what's temporary file's create: no temporary file and no $what left (complete step files stay: $(cd sigwin && ls -m w* 2>/dev/null || echo none))"; fi
+    done
+    rm -rf sigwin
+else
+    echo "note strace (with ptrace) is not available: the signal at the temporary file's create is not tested"
+fi
 
 echo "== the output location is checked before any refinement"
 expect "output folder missing" 1 "nowhere does not exist" "$dpamr" run ../decks/my.inp output=nowhere/x.hdf

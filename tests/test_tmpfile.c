@@ -2,6 +2,7 @@
  * and SIGHUP leave: a child process registers files, gets the signal, and must end by it with its
  * registered files gone and the unregistered one kept. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -95,6 +96,32 @@ int main(int argc, char **argv)
     CHECK(!exists(b), "and nothing is created through it");
     CHECK(strstr(dp_tmp_strerror(EEXIST), "remove it") != NULL, "EEXIST's reason says what to do");
     remove(a), remove(c);
+
+    /* dp_tmp_claim: a free name is registered before it is created, so a signal right after the
+       create (before any later registration) removes it; a taken name is not claimed, and a signal
+       leaves that file alone */
+    snprintf(a, sizeof a, "%s/tmpfile_claim", dir);
+    snprintf(b, sizeof b, "%s/tmpfile_claim_taken", dir);
+    remove(a);
+    touch(b);
+    {
+        const pid_t cp = fork();
+        if (cp == 0) {
+            signal(SIGTERM, SIG_DFL);
+            dp_tmp_handlers();
+            if (dp_tmp_claim(a) != 1 || dp_tmp_claim(b) != 0) _exit(3);
+            const int fd = open(a, O_WRONLY | O_CREAT | O_EXCL, 0666); /* the create, then the signal */
+            if (fd < 0) _exit(4);
+            raise(SIGTERM);
+            _exit(0);
+        }
+        int cs = 0;
+        waitpid(cp, &cs, 0);
+        CHECK(WIFSIGNALED(cs) && WTERMSIG(cs) == SIGTERM, "claim: the child ends by SIGTERM (status %#x)", cs);
+        CHECK(!exists(a), "claim: a file created after its claim is removed by the signal");
+        CHECK(exists(b), "claim: a taken name is not claimed, its file kept");
+    }
+    remove(a), remove(b);
 
     /* a signal ignored at start stays ignored (nohup): the handler is not installed over it */
     snprintf(a, sizeof a, "%s/tmpfile_ign", dir);
