@@ -59,7 +59,7 @@ static double median(const double *v, int n)
     return m;
 }
 
-/* Run one variant on a fresh copy of the input; the refined mesh is left in out. */
+/* Run one variant on a fresh copy of the input; the refined mesh is left in out (nothing on an error). */
 static int run_once(deck_t *d, const mesh_t *in, const row_t *w, mesh_t *out, refine_report_t *r, char *err)
 {
     if (mesh_copy(out, in) != 0) {
@@ -70,19 +70,17 @@ static int run_once(deck_t *d, const mesh_t *in, const row_t *w, mesh_t *out, re
     d->cdp_grain = w->grain;
     d->cdp_group = w->group;
     d->trace[0] = '\0';
-    return engine_refine(w->variant, d, out, r, err, ERRLEN);
+    if (engine_refine(w->variant, d, out, r, err, ERRLEN) == 0) return 0;
+    mesh_free(out);
+    return -1;
 }
 
 /* Write s as a JSON string literal. */
 static void json_str(FILE *fp, const char *s)
 {
-    fputc('"', fp);
-    for (; *s; ++s) {
-        if (*s == '"' || *s == '\\') fprintf(fp, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20) fprintf(fp, "\\u%04x", (unsigned char)*s);
-        else fputc(*s, fp);
-    }
-    fputc('"', fp);
+    static char esc[6 * 8400]; /* a path of at most 8300 characters, every one escaped */
+    if (run_json_escape(s, esc, sizeof esc) != 0) esc[0] = '\0';
+    fprintf(fp, "\"%s\"", esc);
 }
 
 /* The opening of a bench JSON: {"deck", "device", "commit", "date", "machine": {...} (no closing brace). */
@@ -135,8 +133,19 @@ static int bench_file_is_ours(const char *path, int json)
 
 /* Before any timing: bench_out's two files (PREFIX.csv, PREFIX.json) may be written. Each is new or
  * a regular file that dpamr bench wrote earlier (replaced unless overwrite = never, and said so);
- * never the deck, the mesh, a symbolic link, a folder or a file of the user's; its folder exists and
- * takes new files, and its name leaves room for the temporary suffix. 0, or 1 after the message. */
+ * never the deck, the mesh, a symbolic link, a folder or a file of the user's; its folder exists,
+ * takes new files and has room for them (bench_out_bytes), and its name leaves room for the temporary
+ * suffix. 0, or 1 after the message. */
+/* An upper bound on the bytes of bench_out's CSV or JSON, for the room check before any timing:
+ * every row with the deck's path, its per-level times and every repeat's samples. */
+static double bench_out_bytes(const deck_t *d)
+{
+    const double per_row = 1024.0 + 2.0 * (double)strlen(d->path) + 24.0 * (d->p.max_level + 2) +
+                           48.0 * d->bench_repeats;
+    const double rows = d->steps > 0 ? 5.0 * ((double)d->steps / d->regrid_every + 1.0) : (double)MAXROWS;
+    return 8192.0 + rows * per_row;
+}
+
 static int bench_check_out(const deck_t *d)
 {
     char err[ERRLEN];
@@ -147,7 +156,7 @@ static int bench_check_out(const deck_t *d)
             snprintf(err, sizeof err, "bench_out = %.200s...: the path is too long", d->bench_out);
             return run_die(err);
         }
-        if (run_check_output("bench_out", path, 0.0, err, sizeof err) != 0) return run_die(err);
+        if (run_check_output("bench_out", path, bench_out_bytes(d), err, sizeof err) != 0) return run_die(err);
         if (run_same_file(path, d->path) || run_same_file(path, d->mesh_file)) {
             snprintf(err, sizeof err, "bench_out = %.500s: %.500s is the %s: dpamr never writes over its input",
                      d->bench_out, path, run_same_file(path, d->path) ? "deck itself" : "input mesh (mesh_file)");
@@ -310,6 +319,9 @@ static int write_results(const deck_t *d, const row_t *rows, int nrows, int base
     FILE *csv = fp[0], *js = fp[1];
     fprintf(csv, CSV_HEAD);
     const run_info_t *ri = run_info();
+    char deckc[2 * 8300 + 3], hostc[2 * sizeof ri->host + 3]; /* CSV fields: quoted, a quote doubled */
+    run_csv_field(d->path, deckc, sizeof deckc);
+    run_csv_field(ri->host, hostc, sizeof hostc);
     json_head(js, d, device);
     /* null where not measured (no device; bench_cpu = off) */
     char fj[4][32];
@@ -340,12 +352,12 @@ static int write_results(const deck_t *d, const row_t *rows, int nrows, int base
         if (floor_ms > 0) snprintf(xfc, sizeof xfc, "%.3f", xf);
         if (w->have_gap) snprintf(gapc, sizeof gapc, "%.1f", w->med_gap);
         if (cdp) snprintf(lc, sizeof lc, "%lld", w->launches), snprintf(pc, sizeof pc, "%lld", w->pool);
-        fprintf(csv, "\"%s\",%s,%s,%s,%s,%.6f,%.6f,%.6g,%.6g,%.6f,%s,%s,%lld,%s,%s,%.6f,%.6f,", d->path, variant, grain,
+        fprintf(csv, "%s,%s,%s,%s,%s,%.6f,%.6f,%.6g,%.6g,%.6f,%s,%s,%lld,%s,%s,%.6f,%.6f,", deckc, variant, grain,
                 group ? (snprintf(groupc, sizeof groupc, "%d", group), groupc) : "", pdl, w->med_refine, w->med_total,
                 w->new_tiles / sec, w->new_tiles * (double)cells / sec, w->med_refine / rows[base].med_refine, xfc, gapc,
                 w->new_tiles, lc, pc, lo, hi);
         for (int k = 0; k < w->nrep; ++k) fprintf(csv, "%s%.6f", k ? ";" : "", w->refine[k]);
-        fprintf(csv, ",\"%s\",%s,%s\n", ri->host, ri->commit, ri->date);
+        fprintf(csv, ",%s,%s,%s\n", hostc, ri->commit, ri->date);
         char gapj[32] = "null", grainj[16] = "null", groupj[16] = "null", xfj[32] = "null";
         if (w->have_gap) snprintf(gapj, sizeof gapj, "%.1f", w->med_gap);
         if (cdp) snprintf(grainj, sizeof grainj, "\"%s\"", grain);
@@ -403,10 +415,13 @@ static int bench_once(const deck_t *d, const mesh_t *in, step_var_t *v, mesh_t *
     dv.pdl = v->pdl;
     if (mesh_copy(out, in) != 0) return snprintf(err, ERRLEN, "out of host memory copying the input mesh"), -1;
     refine_report_t rr;
-    if (engine_refine(v->variant, &dv, out, &rr, err, ERRLEN) != 0) return -1;
     engine_regrids_t e;
     double up = 0.0, down = 0.0;
-    if (engine_regrid_begin(&e, v->variant, &dv, out, &up, err, ERRLEN) != 0) return -1;
+    if (engine_refine(v->variant, &dv, out, &rr, err, ERRLEN) != 0 ||
+        engine_regrid_begin(&e, v->variant, &dv, out, &up, err, ERRLEN) != 0) {
+        mesh_free(out); /* nothing left on an error */
+        return -1;
+    }
     int rc = 0;
     for (long long k = 1; k <= d->steps && rc == 0; ++k) {
         if (k % d->regrid_every) continue;
@@ -424,6 +439,7 @@ static int bench_once(const deck_t *d, const mesh_t *in, step_var_t *v, mesh_t *
     }
     if (rc == 0) rc = engine_regrid_sync(&e, out, &down, err, ERRLEN);
     engine_regrid_end(&e);
+    if (rc != 0) mesh_free(out);
     return rc;
 }
 
@@ -648,6 +664,9 @@ static int bench_steps(deck_t *d, const mesh_t *in)
             break;
         }
         const run_info_t *ri = run_info();
+        char deckc[2 * 8300 + 3], hostc[2 * sizeof ri->host + 3]; /* CSV fields: quoted, a quote doubled */
+        run_csv_field(d->path, deckc, sizeof deckc);
+        run_csv_field(ri->host, hostc, sizeof hostc);
         if (k == 0) {
             fprintf(fp, CSV_HEAD_STEPS);
         } else {
@@ -665,11 +684,11 @@ static int bench_steps(deck_t *d, const mesh_t *in)
                 const step_row_t *w = &vars[i].rows[s];
                 char tnum[40];
                 if (k == 0) {
-                    fprintf(fp, "\"%s\",%s,%s,%lld,%s,%lld,%lld,%lld,%.6f,%.6f,%.6f,%.6f,", d->path, vn, pdl, s,
+                    fprintf(fp, "%s,%s,%s,%lld,%s,%lld,%lld,%lld,%.6f,%.6f,%.6f,%.6f,", deckc, vn, pdl, s,
                             run_number_text(tnum, sizeof tnum, (double)s * d->dt), w->tiles, w->added, w->removed,
                             w->changed, w->med, w->lo, w->hi);
                     for (int j = 0; j < nrep; ++j) fprintf(fp, "%s%.6f", j ? ";" : "", w->ms[j]);
-                    fprintf(fp, ",\"%s\",%s,%s\n", ri->host, ri->commit, ri->date);
+                    fprintf(fp, ",%s,%s,%s\n", hostc, ri->commit, ri->date);
                 } else {
                     fprintf(fp, "%s{\"variant\":\"%s\",\"pdl\":\"%s\",\"step\":%lld,\"time\":%s,\"tiles\":%lld,"
                                 "\"added\":%lld,\"removed\":%lld,\"changed_fraction\":%.6f,\"regrid_ms\":%.6f,"
@@ -760,12 +779,15 @@ int bench_main(int argc, char **argv)
         for (int g = 0; g < d.nbench_groups; ++g)
             for (int pdl = 0; pdl < 2; ++pdl) add_row(rows, &nrows, DP_VARIANT_CDP, pdl, DP_GRAIN_GROUP, d.bench_groups[g]);
         for (int pdl = 0; pdl < 2; ++pdl) add_row(rows, &nrows, DP_VARIANT_CDP, pdl, DP_GRAIN_LEVEL, 0);
-    } else {
+    } else if (d.bench_cpu) {
         printf("bench: no usable GPU (%s): timing cpu only\n", why);
     }
+    int rc = 1; /* every way out below frees the mesh and the deck */
+    mesh_t ref;
+    memset(&ref, 0, sizeof ref);
     if (nrows == 0) {
         fprintf(stderr, "dpamr: error: nothing to time: no GPU (%s) and bench_cpu=off\n", why);
-        return 1;
+        goto done;
     }
     int base = 0; /* the stated baseline: host with pdl off (cpu without a GPU) */
     for (int i = 0; i < nrows; ++i)
@@ -778,14 +800,12 @@ int bench_main(int argc, char **argv)
     if (gpu) run_info_device(why);
 
     /* 1. the byte-for-byte gate */
-    mesh_t ref;
-    memset(&ref, 0, sizeof ref);
     for (int i = 0; i < nrows; ++i) {
         mesh_t out;
         refine_report_t r;
         if (run_once(&d, &in, &rows[i], &out, &r, err) != 0) {
             fprintf(stderr, "dpamr: error: bench %s pdl=%s: %s\n", rows[i].label, rows[i].pdl ? "on" : "off", err);
-            return 1;
+            goto done;
         }
         rows[i].new_tiles = out.ntiles - in.ntiles;
         if (i == 0) {
@@ -803,7 +823,8 @@ int bench_main(int argc, char **argv)
         if (!same) {
             fprintf(stderr, "dpamr: error: bench: %s pdl=%s differs from %s (%s); nothing timed\n", rows[i].label,
                     rows[i].pdl ? "on" : "off", rows[0].label, diff);
-            return 3;
+            rc = 3;
+            goto done;
         }
     }
     const int nlevels = ref.nlevels, Lfirst = in.nlevels;
@@ -818,7 +839,7 @@ int bench_main(int argc, char **argv)
             refine_report_t r;
             if (run_once(&d, &in, w, &out, &r, err) != 0) {
                 fprintf(stderr, "dpamr: error: bench %s: %s\n", w->label, err);
-                return 1;
+                goto done;
             }
             mesh_free(&out);
             if (k < d.bench_warmup) continue;
@@ -887,10 +908,13 @@ int bench_main(int argc, char **argv)
     /* CSV and JSON, each written to a temporary name and renamed */
     if (write_results(&d, rows, nrows, base, cells, Lfirst, nlevels, gpu ? why : "none", &fl, err) != 0) {
         fprintf(stderr, "dpamr: error: %s\n", err);
-        return 1;
+        goto done;
     }
     printf("wrote %s.csv and %s.json\n", d.bench_out, d.bench_out);
+    rc = 0;
+done:
+    mesh_free(&ref);
     mesh_free(&in);
     deck_free(&d);
-    return 0;
+    return rc;
 }

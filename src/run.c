@@ -166,6 +166,36 @@ int run_check_output(const char *key, const char *target, double bytes, char *er
     return 0;
 }
 
+int run_json_escape(const char *s, char *out, size_t n)
+{
+    size_t w = 0;
+    out[0] = '\0';
+    for (const char *c = s; *c; ++c) {
+        const unsigned char u = (unsigned char)*c;
+        const int k = u < 0x20 ? snprintf(out + w, n - w, "\\u%04x", u)
+                      : u == '"' || u == '\\' ? snprintf(out + w, n - w, "\\%c", u)
+                                             : snprintf(out + w, n - w, "%c", u);
+        if (k < 0 || (size_t)k >= n - w) return -1;
+        w += (size_t)k;
+    }
+    return 0;
+}
+
+int run_csv_field(const char *s, char *out, size_t n)
+{
+    size_t w = 0;
+    if (n < 3) return -1;
+    out[w++] = '"';
+    for (const char *c = s; *c; ++c) {
+        if (w + 4 > n) return -1; /* room for a doubled quote, the closing one and the end */
+        if (*c == '"') out[w++] = '"';
+        out[w++] = *c;
+    }
+    out[w++] = '"';
+    out[w] = '\0';
+    return 0;
+}
+
 const char *run_number_text(char *buf, size_t n, double v)
 {
     for (int prec = 1; prec <= 17; ++prec) {

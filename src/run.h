@@ -40,6 +40,12 @@ int run_check_output(const char *key, const char *target, double bytes, char *er
 /** The shortest decimal that reads back as v, into buf (0.05, not 0.050000000000000003): times in
  *  JSON and CSV. */
 const char *run_number_text(char *buf, size_t n, double v);
+/** s as the body of a JSON string (quote, backslash and control characters escaped) into out; -1
+ *  when it does not fit. */
+int run_json_escape(const char *s, char *out, size_t n);
+/** s as one CSV field (RFC 4180: in double quotes, a quote doubled), so that a path holding commas
+ *  or quotes stays one field; into out, -1 when it does not fit. */
+int run_csv_field(const char *s, char *out, size_t n);
 /** "12.3 kB", "4.5 MB", "1.23 GB" into buf. */
 const char *run_bytes_text(double bytes, char *buf, size_t n);
 /** Host memory of a tile store of cap tiles shaped like m. */

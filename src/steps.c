@@ -89,23 +89,6 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
-/* s as the body of a JSON string (quote, backslash and control characters escaped) into out; -1 when
- * it does not fit. */
-static int json_escape(const char *s, char *out, size_t n)
-{
-    size_t w = 0;
-    out[0] = '\0';
-    for (const char *c = s; *c; ++c) {
-        const unsigned char u = (unsigned char)*c;
-        const int k = u < 0x20 ? snprintf(out + w, n - w, "\\u%04x", u)
-                      : u == '"' || u == '\\' ? snprintf(out + w, n - w, "\\%c", u)
-                                             : snprintf(out + w, n - w, "%c", u);
-        if (k < 0 || (size_t)k >= n - w) return -1;
-        w += (size_t)k;
-    }
-    return 0;
-}
-
 /* The output pattern an existing series of dpamr's lists the files of (its marker's "output", as
  * series_write writes it, JSON-escaped) into out: 1, or 0 when it does not say (a series of an
  * earlier version) or cannot be read. */
@@ -183,12 +166,12 @@ static int series_write(const deck_t *d, const series_t *s, char *err, size_t n)
         char name[8300], num[40];
         steps_file_name(d->output, s->step[i], name, sizeof name);
         run_number_text(num, sizeof num, s->time[i]);
-        json_escape(base_name(name), esc, sizeof esc);
+        run_json_escape(base_name(name), esc, sizeof esc);
         fprintf(fp, "    { \"name\" : \"%s\", \"time\" : %s }%s\n", esc, num, i + 1 < s->nout ? "," : "");
     }
     /* the pattern the listed files follow (another run's series of the same name is told apart), then
      * the marker, last: series_is_own looks for it at the end */
-    json_escape(base_name(d->output), esc, sizeof esc);
+    run_json_escape(base_name(d->output), esc, sizeof esc);
     fprintf(fp, "  ],\n  \"dpamr\" : { \"output\" : \"%s\", " SERIES_MARK " }\n}\n", esc);
     errno = 0;
     const int bad = ferror(fp);
@@ -230,7 +213,7 @@ static long long check_outputs(const deck_t *d, long long from, const char *seri
             return snprintf(err, n, "the series %.1000s exists (an earlier dpamr output) and overwrite = never: move "
                                     "it away, choose another output, or set overwrite=own", series), -1;
         char was[8400], now[6 * 8300];
-        if (series_output(series, was, sizeof was) && json_escape(base_name(d->output), now, sizeof now) == 0 &&
+        if (series_output(series, was, sizeof was) && run_json_escape(base_name(d->output), now, sizeof now) == 0 &&
             strcmp(was, now) != 0) /* printed by the caller once the run goes ahead */
             snprintf(note, nn, "dpamr: note: the series %.1000s lists the files of output = %.1000s; it will list "
                      "this run's (%.1000s) instead, and those files stay where they are\n", series, was,

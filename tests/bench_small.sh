@@ -45,5 +45,19 @@ else:
             assert r["launches"] >= 0 and r["pool"] >= 1, r
 print(f"bench JSON OK: {len(rows)} rows on {j['device']}")
 PY
+# a deck whose name holds a quote and a comma: one CSV field (RFC 4180), every row as wide as the header
+qdir="$work/q\"x,y"
+mkdir -p "$qdir"
+sed "s#^mesh_file.*#mesh_file = $src/inputs/default.mesh.hdf#" "$src/inputs/default.inp" >"$qdir/d\"1,2.inp"
+"$dpamr" bench "$qdir/d\"1,2.inp" bench_repeats=1 bench_warmup=0 bench_cpu=on max_level=2 bench_out="$work/quoted" \
+    >"$work/quoted.log" || { cat "$work/quoted.log"; exit 1; }
+$py - "$work/quoted.csv" "$qdir/d\"1,2.inp" <<'PY'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1], newline="")))
+assert len(rows) >= 2, rows
+assert all(len(r) == len(rows[0]) for r in rows), [len(r) for r in rows]
+assert all(r[0] == sys.argv[2] for r in rows[1:]), rows[1][0]
+print(f"bench CSV with a quote and a comma in the deck's path: {len(rows) - 1} row(s) of {len(rows[0])} fields")
+PY
 exec bash "$src/tests/plot_bench.sh" "$src" "$work/plot" "$src/tests/data/bench_sample_gpu.json" \
     "$src/tests/data/bench_sample_cpu.json" "$work/bench_default.json"

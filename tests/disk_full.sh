@@ -4,6 +4,7 @@
 #   1. too little room from the start: refused before the file is made (the writer's free-space check);
 #   2. room for the raw data but not the whole file: the write fails part-way (ENOSPC);
 #   3. room for all but the last metadata: the write stops before the final flush (or it fails);
+#   and `dpamr bench` with too little room for bench_out: refused before anything is timed;
 # never a crash (an exit of 128 or more: HDF5 1.10 crashed at exit after a failed flush);
 # each alone, then with MPIEXEC (2 and 3 ranks) in both write modes (collective needs a parallel
 # HDF5). A part-way failure in a collective write is seen by the aggregating rank only; before the
@@ -76,6 +77,10 @@ expect serial_late "$late" "$part" "$dpamr" run "$deck" variant=cpu "${out[@]}"
 # a flush that would fail (HDF5 1.10 crashed at exit after one), or the flush fails: one message, exit 1
 meta_part=$((size - 4096))
 expect serial_meta "cannot write $work/full/out.hdf: " "$meta_part" "$dpamr" run "$deck" variant=cpu "${out[@]}"
+# dpamr bench: bench_out's room is checked before anything is timed (its tables are a few kB)
+expect bench_early "bench_out = $work/full/b.csv: the file needs at least" 8k \
+    "$dpamr" bench "$deck" bench_repeats=1 bench_out="$work/full/b"
+grep -q "^gate:" bench_early.out && fail "bench_early: timed before the room for bench_out was checked"
 if [ -n "$mpiexec" ]; then
     source "$tests/mpi_flags.sh"
     modes=(gather)
