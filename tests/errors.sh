@@ -196,6 +196,13 @@ mkdeck sp; echo 'output = "my out.hdf"' >>"$work/sp.inp"; sed -i '/^output .*hdf
     fail "an override with a space"
 mkdeck ghost; sed -i 's/^fields .*/fields = rho vtkGhostType/' "$work/ghost.inp"
 expect_error "vtkGhostType as a field" "ghost.inp:.*'vtkGhostType' is reserved" run ghost
+if ! "$dpamr" gpu >/dev/null 2>&1; then # bench with nothing to time: one message, no "timing cpu only" (and, under
+    # AddressSanitizer, no leak on that way out)
+    expect_error "bench bench_cpu=off without a GPU" "nothing to time: no GPU" \
+        "$dpamr" bench "$work/ok.inp" bench_cpu=off bench_out="$work/nothing"
+    grep -q "timing cpu only" "$work/stdout" && fail "bench bench_cpu=off: says it times the cpu"
+    ls "$work"/nothing.* >/dev/null 2>&1 && fail "bench bench_cpu=off: wrote a table"
+fi
 # a refined output continued with another refinement key: refused before refining, the key named
 "$dpamr" run "$work/ok.inp" max_level=2 output="$work/r2.hdf" >/dev/null || fail "the run to continue"
 expect_error "continuing a refined output with another threshold" \
