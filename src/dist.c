@@ -26,6 +26,7 @@
 #include "io/h5io.h"
 #include "validation/valid.h"
 #include "src/agree.h"
+#include "src/build.h"
 #include "src/deck.h"
 #include "src/dist.h"
 #include "src/engine.h"
@@ -578,6 +579,121 @@ static int dist_steps(const dctx *c, deck_t *d, mesh_t *part, const dp_tidx *fir
     return rc;
 }
 
+/* ---- the single build on the ranks: the hooks of build_run (build_ops_t, src/build.c) ----
+ * Each rank refines its part of the roots; the validation's checksums are folded in root order, the
+ * file is written collectively or gathered to rank 0, and the lines are rank 0's with the ranks'
+ * counts and times combined. */
+typedef struct {
+    const dctx *c;
+    const dp_tidx *first; /* [size + 1]: each rank's roots */
+    dp_tidx (*cnt)[DP_MAX_LEVELS], (*gstart)[DP_MAX_LEVELS];
+    dp_tidx tiles[DP_MAX_LEVELS], total;
+    int gl;
+    h5io_rank_t *rows; /* [size]: the per-rank table */
+    int64_t *leaves;   /* [size]: each rank's leaves (the table's load line) */
+} dbuild_t;
+
+static int dbuild_agree(void *ctx, int ok, char *err, size_t n) { return dp_agree(((dbuild_t *)ctx)->c->comm, ok, err, n); }
+
+static void dbuild_reduce(void *ctx, long long *v, int n, int max)
+{
+    MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_LONG_LONG, max ? MPI_MAX : MPI_SUM, ((dbuild_t *)ctx)->c->comm);
+}
+
+static void dbuild_reduce_max(void *ctx, double *v, int n)
+{
+    MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, ((dbuild_t *)ctx)->c->comm);
+}
+
+static void dbuild_bcast(void *ctx, void *buf, size_t bytes)
+{
+    MPI_Bcast(buf, (int)bytes, MPI_BYTE, 0, ((dbuild_t *)ctx)->c->comm);
+}
+
+static void dbuild_say_parts(void *ctx)
+{
+    const dbuild_t *b = ctx;
+    printf("partition: root tiles along the Morton curve, by work estimate (frontier tiles, flagged cells):");
+    for (int r = 0; r < b->c->size; ++r) printf(" [%lld,%lld)", (long long)b->first[r], (long long)b->first[r + 1]);
+    printf("\n");
+}
+
+static int dbuild_refine(void *ctx, int variant, const deck_t *d, mesh_t *m, int in_levels, refine_report_t *r,
+                         const dp_vreq *vq, dp_vdev *vd, int *streamed, char *err, size_t n)
+{
+    (void)ctx;
+    *streamed = 0;
+    if (part_has_frontier(m, in_levels)) return engine_refine_valid(variant, d, m, r, vq, vd, err, n);
+    /* a part without tiles on the whole mesh's frontier has nothing to refine */
+    snprintf(vd->note, sizeof vd->note, "rank 0 had nothing to refine: validated on the CPU");
+    return 0;
+}
+
+static void dbuild_count(void *ctx, const mesh_t *m, long long *ntiles, int *nlevels)
+{
+    dbuild_t *b = ctx;
+    layout(b->c, m, b->cnt, b->gstart, b->tiles, &b->gl, &b->total);
+    *ntiles = b->total;
+    *nlevels = b->gl;
+    const int64_t mine = part_count_leaves(m);
+    MPI_Allgather(&mine, 1, MPI_INT64_T, b->leaves, 1, MPI_INT64_T, b->c->comm);
+}
+
+static int dbuild_validate(void *ctx, const deck_t *d, const mesh_t *m, const dp_vdev *vd, valid_report_t *v,
+                           int *by_cpu, char *err, size_t n)
+{
+    dbuild_t *b = ctx;
+    const int r = b->c->rank;
+    return validate_global(b->c, &d->p, m, b->first[r + 1] - b->first[r], b->gstart[r], b->tiles, b->gl, vd, by_cpu, v,
+                           err, n);
+}
+
+static int dbuild_write(void *ctx, const deck_t *d, mesh_t *m, h5io_meta_t *meta, h5io_rank_t *row, double *write_ms,
+                        char *how, size_t hn, char *err, size_t n)
+{
+    dbuild_t *b = ctx;
+    const dctx *c = b->c;
+    row->rank = c->rank;
+    snprintf(how, hn, " (%s)", dist_collective(d, d->output) ? "collectively, parallel HDF5" : "gathered to rank 0");
+    if (write_output(c, d, d->output, m, b->gstart, (const dp_tidx(*)[DP_MAX_LEVELS])b->cnt, b->gl, b->total, meta,
+                     b->rows, row, write_ms, err, n) != 0)
+        return -1;
+    /* the printed table has the whole write on every rank */
+    row->write_ms = *write_ms;
+    MPI_Gather(row, (int)sizeof *row, MPI_BYTE, b->rows, (int)sizeof *row, MPI_BYTE, 0, c->comm);
+    return 0;
+}
+
+/* The per-rank table and what a p4est-style count balance of the leaves would move (rank 0). */
+static void dbuild_say_ranks(void *ctx, long long total)
+{
+    const dbuild_t *b = ctx;
+    const int size = b->c->size;
+    printf("%5s %7s %11s %12s %14s %11s %10s\n", "rank", "device", "root tiles", "tiles", "cells", "refine ms",
+           "write ms");
+    int64_t tmax = 0, lall = 0, moved = 0, lo_own = 0;
+    for (int r = 0; r < size; ++r) {
+        const h5io_rank_t *w = &b->rows[r];
+        if (w->tiles > tmax) tmax = w->tiles;
+        lall += b->leaves[r];
+        char dev[16] = "cpu";
+        if (w->device >= 0) snprintf(dev, sizeof dev, "gpu %d", w->device);
+        printf("%5d %7s %11lld %12lld %14lld %11.3f %10.3f\n", w->rank, dev, (long long)w->root_tiles,
+               (long long)w->tiles, (long long)w->cells, w->refine_ms, w->write_ms);
+    }
+    for (int r = 0; r < size; ++r) { /* own leaves [lo_own, +leaves[r]) vs the even range */
+        int64_t a, e;
+        part_leaf_range(lall, size, r, &a, &e);
+        const int64_t hi_own = lo_own + b->leaves[r];
+        const int64_t ov = (hi_own < e ? hi_own : e) - (lo_own > a ? lo_own : a);
+        moved += b->leaves[r] - (ov > 0 ? ov : 0);
+        lo_own = hi_own;
+    }
+    printf("load: tiles max/mean %.3f; a count balance of the %lld leaves (p4est's partition) would move %lld; "
+           "no later pass needs it: validation and the write are linear in each rank's tiles\n",
+           (double)tmax * size / (double)(total ? total : 1), (long long)lall, (long long)moved);
+}
+
 int dist_run(int argc, char **argv)
 {
     char err[ERRLEN] = "";
@@ -675,10 +791,12 @@ int dist_run(int argc, char **argv)
         int cand = mine ? c.rank : c.size;
         MPI_Allreduce(&cand, &who, 1, MPI_INT, MPI_MIN, c.comm);
         if (nfell > 0) {
-            MPI_Bcast(why, (int)sizeof why, MPI_CHAR, who, c.comm);
+            char fell[sizeof why]; /* not in why: that names this rank's device in the provenance */
+            memcpy(fell, why, sizeof fell);
+            MPI_Bcast(fell, (int)sizeof fell, MPI_CHAR, who, c.comm);
             if (root && say)
                 printf("variant=auto: no usable GPU on %d of %d rank(s) (rank %d: %s); falling back to variant=cpu "
-                       "there\n", nfell, c.size, who, why);
+                       "there\n", nfell, c.size, who, fell);
         }
     }
 
@@ -703,198 +821,15 @@ int dist_run(int argc, char **argv)
         deck_free(&d);
         return rc;
     }
-    const double load_ms = timer_ms() - t0;
-    const dp_tidx myroots = first[c.rank + 1] - first[c.rank];
-    const dp_tidx nroots = first[c.size];
-    int in_levels = part.nlevels;
-    MPI_Allreduce(MPI_IN_PLACE, &in_levels, 1, MPI_INT, MPI_MAX, c.comm);
-    /* the estimates and the output's room before any refinement: at least the loaded levels */
-    long long in_tiles = part.ntiles;
-    MPI_Allreduce(MPI_IN_PLACE, &in_tiles, 1, MPI_LONG_LONG, MPI_SUM, c.comm);
-    /* the capacities the ranks' host memory allows (each holds its part's result), summed */
-    long long capsum = part.ntiles;
-    if (part_has_frontier(&part, in_levels)) {
-        cap_host_ctx_t hc;
-        cap_memory_t host;
-        cap_t hcap;
-        cap_host_memory(&part, d.share_host, 0.0, &hc, &host);
-        cap_compute(d.max_tiles, &d.p, &part, -1, &host, 1, &hcap);
-        capsum = hcap.cap > part.ntiles ? hcap.cap : part.ntiles;
-    }
-    MPI_Allreduce(MPI_IN_PLACE, &capsum, 1, MPI_LONG_LONG, MPI_SUM, c.comm);
-    const dp_tidx cap = capsum;
-    const double file_lo = h5io_raw_bytes(&part, in_tiles), file_hi = h5io_raw_bytes(&part, cap);
-    ok = !root || run_check_output("output", d.output, file_lo, err, sizeof err) == 0;
-    if (dp_agree(c.comm, ok, err, sizeof err) != 0) {
-        mesh_free(&part);
-        free(first);
-        return root ? run_die(err) : 1;
-    }
-    if (root && say) {
-        char label[128];
-        printf("dpamr run %s: %d rank%s, variant=%s, %dD, tile %d^%d, %lld root tiles on levels 0..%d, "
-               "max_level %d\n",
-               d.path, c.size, c.size > 1 ? "s" : "", deck_engine_label(&d, variant, label, sizeof label), d.p.dim, d.p.B,
-               d.p.dim, (long long)nroots, in_levels - 1, d.p.max_level);
-        char lo[32], hi[32], mem[32];
-        printf("reads %s, writes %s (estimated %s to %s; memory up to %s for %lld tiles, all ranks)\n", d.mesh_file,
-               d.output, run_bytes_text(file_lo, lo, sizeof lo), run_bytes_text(file_hi, hi, sizeof hi),
-               run_bytes_text(run_memory_bytes(&part, cap), mem, sizeof mem), (long long)cap);
-        if (d.verbosity == DP_VERBOSITY_VERBOSE) run_print_info(stdout);
-        printf("partition: root tiles along the Morton curve, by work estimate (frontier tiles, flagged cells):");
-        for (int r = 0; r < c.size; ++r) printf(" [%lld,%lld)", (long long)first[r], (long long)first[r + 1]);
-        printf("\n");
-        fflush(stdout);
-    }
-
-    if (root && replacing) run_say_replacing(&d, "output", d.output);
-
-    /* refine: a part without tiles on the global frontier has nothing to refine */
-    refine_report_t rr;
-    memset(&rr, 0, sizeof rr);
-    rr.device_launches = rr.launch_failures = rr.pool_size = -1;
-    for (int L = 0; L < DP_MAX_LEVELS; ++L) rr.level_ms[L] = -1.0; /* as engine_refine sets them */
-    ok = 1;
-    dp_vreq vq;
-    dp_vdev vd;
-    memset(&vd, 0, sizeof vd);
-    snprintf(vd.note, sizeof vd.note, "rank 0 had nothing to refine: validated on the CPU");
-    run_valid_request(&d, &vq);
-    if (part_has_frontier(&part, in_levels))
-        ok = engine_refine_valid(variant, &d, &part, &rr, &vq, &vd, err, sizeof err) == 0;
-    if (dp_agree(c.comm, ok, err, sizeof err) != 0) {
-        dp_vdev_free(&vd);
-        mesh_free(&part);
-        free(first);
-        return root ? run_die(err) : 1;
-    }
-    if (root && say && rr.note[0]) printf("rank 0: %s\n", rr.note);
-    if (root && say) run_say_capacity(&rr, c.size);
-    if (root && d.p.fill == DP_FILL_MODEL) run_warn_model(&d);
-
-    int gl = 0;
-    dp_tidx total = 0, tiles[DP_MAX_LEVELS] = { 0 };
-    layout(&c, &part, cnt, gstart, tiles, &gl, &total);
-
-    /* launches and failures summed over the ranks (cdp); the pool is per rank */
-    long long launches[3] = { rr.device_launches > 0 ? rr.device_launches : 0,
-                              rr.launch_failures > 0 ? rr.launch_failures : 0, rr.device_launches >= 0 },
-              lsum[3] = { 0, 0, 0 };
-    MPI_Allreduce(launches, lsum, 3, MPI_LONG_LONG, MPI_SUM, c.comm);
-    if (lsum[2] == 0) lsum[0] = -1; /* no rank launched from the device (as a single-rank run says) */
-    double refine_max = rr.refine_ms;
-    MPI_Allreduce(MPI_IN_PLACE, &refine_max, 1, MPI_DOUBLE, MPI_MAX, c.comm);
-    if (root && say) {
-        run_say_pool(&rr, lsum[0], lsum[1], c.size);
-        printf("refined in %.3f ms (slowest rank): %lld tiles on %d levels\n", refine_max, (long long)total, gl);
-    }
-    if (root) run_warn_depth(&d, gl);
-
-    /* validation: each rank its part, checksums folded in root order */
-    const double tv = timer_ms();
-    valid_report_t v;
-    int by_cpu = 1;
-    const int vrc = validate_global(&c, &d.p, &part, myroots, gstart[c.rank], tiles, gl, &vd, &by_cpu, &v, err, sizeof err);
-    const double host_ms = timer_ms() - tv, validate_ms = run_validate_ms(&vd, host_ms);
-    if (vrc == 0 && root && (say || !v.passed)) run_say_valid(&d, variant, &vd, by_cpu, host_ms, "rank 0: ");
-    dp_vdev_free(&vd);
-    if (vrc != 0) {
-        mesh_free(&part);
-        return root ? run_die(err) : 1;
-    }
-    if (root && (say || !v.passed)) {
-        mesh_t head = part; /* valid_print reads the header only */
-        valid_print(&v, &head);
-    }
-    if (!v.passed) {
-        if (root) fprintf(stderr, "dpamr: error: validation failed; %s not written\n", d.output);
-        mesh_free(&part);
-        return 2;
-    }
-
-    /* load per rank, and what a p4est-style count balance of the leaves would move */
-    h5io_rank_t myrow = { .rank = c.rank, .device = device, .root_tiles = myroots, .tiles = part.ntiles,
-                          .cells = (int64_t)part.ntiles * mesh_cells(&part), .refine_ms = rr.refine_ms };
-    int64_t myleaves = part_count_leaves(&part);
-    MPI_Allgather(&myleaves, 1, MPI_INT64_T, leaves, 1, MPI_INT64_T, c.comm);
-
-    /* provenance: the same on every rank (a collective write stores one copy): rank 0's variant,
-     * load and validation times and pool, the slowest rank's refinement and level times, launches
-     * summed */
-    run_stats_t st;
-    run_stats_from_report(&st, &rr, gl);
-    MPI_Allreduce(MPI_IN_PLACE, st.level_ms, DP_MAX_LEVELS, MPI_DOUBLE, MPI_MAX, c.comm);
-    double t0v[5] = { load_ms, validate_ms, rr.upload_ms, rr.download_ms, timer_ms() - t0 };
-    int variant0 = variant;
-    MPI_Bcast(t0v, 5, MPI_DOUBLE, 0, c.comm);
-    /* the build and machine: rank 0's (host, date and device differ among ranks) */
-    if (device >= 0) run_info_device(why);
-    run_info_t ri = *run_info();
-    MPI_Bcast(&ri, (int)sizeof ri, MPI_BYTE, 0, c.comm);
-    run_info_set(&ri);
-    MPI_Bcast(&st.pool_size, 1, MPI_LONG_LONG, 0, c.comm);
-    MPI_Bcast(&variant0, 1, MPI_INT, 0, c.comm);
-    st.load_ms = t0v[0];
-    st.validate_ms = t0v[1];
-    st.upload_ms = t0v[2];
-    st.download_ms = t0v[3];
-    st.total_ms = t0v[4];
-    st.refine_ms = refine_max;
-    st.device_launches = lsum[0];
-    st.launch_failures = lsum[1];
-    h5io_meta_t meta;
-    run_provenance(&meta, &d, deck_variant_name(variant0), &v, &st);
-    double write_ms = 0.0;
-    if (write_output(&c, &d, d.output, &part, gstart, (const dp_tidx(*)[DP_MAX_LEVELS])cnt, gl, total, &meta, rows, &myrow,
-                     &write_ms, err, sizeof err) != 0) {
-        mesh_free(&part);
-        return root ? run_die(err) : 1;
-    }
-    /* the printed table has the whole write on every rank */
-    myrow.write_ms = write_ms;
-    MPI_Gather(&myrow, (int)sizeof myrow, MPI_BYTE, rows, (int)sizeof myrow, MPI_BYTE, 0, c.comm);
-    if (root) {
-        printf("wrote %s (%s)\n", d.output, dist_collective(&d, d.output) ? "collectively, parallel HDF5" : "gathered to rank 0");
-    }
-    if (root && say) {
-        printf("%5s %7s %11s %12s %14s %11s %10s\n", "rank", "device", "root tiles", "tiles", "cells", "refine ms",
-               "write ms");
-        int64_t tmax = 0, lall = 0, moved = 0, lo_own = 0;
-        for (int r = 0; r < c.size; ++r) {
-            const h5io_rank_t *w = &rows[r];
-            if (w->tiles > tmax) tmax = w->tiles;
-            lall += leaves[r];
-            char dev[16] = "cpu";
-            if (w->device >= 0) snprintf(dev, sizeof dev, "gpu %d", w->device);
-            printf("%5d %7s %11lld %12lld %14lld %11.3f %10.3f\n", w->rank, dev, (long long)w->root_tiles,
-                   (long long)w->tiles, (long long)w->cells, w->refine_ms, w->write_ms);
-        }
-        for (int r = 0; r < c.size; ++r) { /* own leaves [lo_own, +leaves[r]) vs the even range */
-            int64_t a, b;
-            part_leaf_range(lall, c.size, r, &a, &b);
-            const int64_t hi_own = lo_own + leaves[r];
-            const int64_t ov = (hi_own < b ? hi_own : b) - (lo_own > a ? lo_own : a);
-            moved += leaves[r] - (ov > 0 ? ov : 0);
-            lo_own = hi_own;
-        }
-        printf("load: tiles max/mean %.3f; a count balance of the %lld leaves (p4est's partition) would move %lld; "
-               "no later pass needs it: validation and the write are linear in each rank's tiles\n",
-               c.size ? (double)tmax * c.size / (double)(total ? total : 1) : 0.0, (long long)lall, (long long)moved);
-        char up[32] = "-", down[32] = "-";
-        if (variant0 != DP_VARIANT_CPU) { /* rank 0's transfers */
-            snprintf(up, sizeof up, "%.3f ms", rr.upload_ms);
-            snprintf(down, sizeof down, "%.3f ms", rr.download_ms);
-        }
-        printf("phases: load %.3f ms, upload %s, refine %.3f ms, download %s, validate %.3f ms%s, write %.3f ms, "
-               "total %.3f ms\n", load_ms, up, refine_max, down, validate_ms, by_cpu ? "" : " (rank 0 on the GPU)",
-               write_ms, timer_ms() - t0);
-    }
-    free(leaves);
-    free(cnt);
-    free(gstart);
-    free(rows);
-    free(first);
+    /* the single build: one pipeline with the serial run (src/build.c), over the hooks above */
+    dbuild_t b = { .c = &c, .first = first, .cnt = cnt, .gstart = gstart, .rows = rows, .leaves = leaves };
+    const build_ops_t o = { .ctx = &b, .root = root, .nranks = c.size, .agree = dbuild_agree, .reduce = dbuild_reduce,
+                            .reduce_max = dbuild_reduce_max, .bcast = dbuild_bcast, .say_parts = dbuild_say_parts,
+                            .refine = dbuild_refine, .discard = NULL, .count = dbuild_count,
+                            .validate = dbuild_validate, .write = dbuild_write, .say_ranks = dbuild_say_ranks };
+    const int rc = build_run(&d, &part, t0, variant, device, why, replacing, &o);
     mesh_free(&part);
+    free(first), free(cnt), free(gstart), free(rows), free(leaves);
     deck_free(&d);
-    return 0;
+    return rc;
 }

@@ -1,5 +1,6 @@
-/* main.c - the dpamr driver (app layer): the subcommands. deck -> mesh file -> refinement engine ->
- * validation -> file; the pipeline's pieces are in run.c, shared with the MPI run (dist.c). */
+/* main.c - the dpamr driver (app layer): the subcommands. `dpamr run` is the single build
+ * (src/build.c) or the time steps (src/steps.c), each one pipeline for one process and the ranks of
+ * an MPI run (src/dist.c); their shared pieces are in src/run.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include "io/h5io.h"
 #include "validation/valid.h"
 #include "src/bench.h"
+#include "src/build.h"
 #include "src/dist.h"
 #include "src/deck.h"
 #include "src/engine.h"
@@ -192,132 +194,10 @@ static int with_deck(int argc, char **argv, int with_mesh, deck_work_t work)
 }
 
 #ifndef DPAMR_MPI
-/* The single build of `dpamr run` (steps = 0) on the loaded deck and mesh: refine, validate, write.
- * The exit status; the caller frees d and m. */
-static int run_build(deck_t *d, mesh_t *m, double t0)
-{
-    char err[ERRLEN];
-    const int say = d->verbosity != DP_VERBOSITY_QUIET; /* quiet: warnings, errors and "wrote" only */
-    d->quiet |= !say;
-    if (run_output_name(d, err, sizeof err) != 0) return run_die(err);
-    const int replacing = run_refuse_overwrite("output", d->output, d, 1, err, sizeof err);
-    if (replacing < 0) return run_die(err);
-    /* the output location before any refinement: at least the loaded levels are written */
-    /* the estimates: the capacity the host's memory allows (every variant holds its result there) */
-    cap_host_ctx_t hc;
-    cap_memory_t host;
-    cap_t hcap;
-    cap_host_memory(m, 1, 0.0, &hc, &host);
-    cap_compute(d->max_tiles, &d->p, m, -1, &host, 1, &hcap);
-    const dp_tidx cap = hcap.cap;
-    const double file_lo = h5io_raw_bytes(m, m->ntiles), file_hi = h5io_raw_bytes(m, cap > m->ntiles ? cap : m->ntiles);
-    if (run_check_output("output", d->output, file_lo, err, sizeof err) != 0) return run_die(err);
-    const double load_ms = timer_ms() - t0;
-    if (d->p.fill == DP_FILL_MODEL) run_warn_model(d);
-    int device = -1;
-    char why[512];
-    const int variant = run_variant(d, -1, &device, why, sizeof why, err, sizeof err);
-    if (variant < 0) return run_die(err);
-    if (device >= 0) run_info_device(why);
-    if (say && d->variant == DP_VARIANT_AUTO && variant == DP_VARIANT_CPU)
-        run_say_auto_cpu(why);
-    if (say && d->trace[0] && variant == DP_VARIANT_CPU)
-        printf("trace=%s: not written, the cpu variant has no device timeline\n", d->trace);
-
-    char label[128];
-    if (say)
-        printf("dpamr run %s: variant=%s, %dD, tile %d^%d, %lld tiles on levels 0..%d, max_level %d\n", d->path,
-           deck_engine_label(d, variant, label, sizeof label), d->p.dim, d->p.B, d->p.dim, (long long)m->ntiles,
-           m->nlevels - 1, d->p.max_level);
-    char lo[32], hi[32], mem[32];
-    if (say)
-        printf("reads %s, writes %s (estimated %s to %s; memory up to %s for %lld tiles)\n", d->mesh_file, d->output,
-           run_bytes_text(file_lo, lo, sizeof lo), run_bytes_text(file_hi, hi, sizeof hi),
-           run_bytes_text(run_memory_bytes(m, cap > m->ntiles ? cap : m->ntiles), mem, sizeof mem),
-           (long long)(cap > m->ntiles ? cap : m->ntiles));
-    if (replacing) run_say_replacing(d, "output", d->output);
-    if (d->verbosity == DP_VERBOSITY_VERBOSE) run_print_info(stdout);
-    refine_report_t r;
-    dp_vreq vq;
-    dp_vdev vd;
-    run_valid_request(d, &vq);
-    /* a GPU variant validated on the GPU streams its cells into the file while they come down
-     * (gpu_stream_t): the file is finished below once the validation passed, or removed */
-    run_stream_t rs = { .d = d, .vd = &vd, .progress = d->progress && say, .out = NULL };
-    gpu_stream_t gs = { .ctx = &rs, .write = run_stream_write, .need_cells = run_stream_need_cells, .used = 0 };
-    if (run_stream_wanted(d, variant)) gpu_stream_set(&gs);
-    const int refined = engine_refine_valid(variant, d, m, &r, &vq, &vd, err, sizeof err);
-    gpu_stream_set(NULL);
-    if (refined != 0) {
-        run_stream_abort(&rs);
-        return run_die(err);
-    }
-    if (say && r.note[0]) printf("%s\n", r.note);
-    if (say) run_say_capacity(&r, 1);
-    if (say) run_say_pool(&r, r.device_launches, r.launch_failures, 1);
-    if (say)
-        printf("refined in %.3f ms (engine total %.3f ms): %lld tiles on %d levels\n", r.refine_ms, r.total_ms,
-           (long long)m->ntiles, m->nlevels);
-    run_warn_depth(d, m->nlevels);
-
-    /* a refinement output: complete to max_level; from the device's passes when they ran and passed */
-    const double tv = timer_ms();
-    valid_report_t v;
-    valid_parts_t parts;
-    const valid_opts_t vo = { .complete = 1, .roots = -1, .gstart = NULL, .progress = d->progress && say };
-    int by_cpu = 1;
-    valid_check_device(m, &d->p, &vo, &vd, &v, &parts, &by_cpu);
-    valid_fold(&parts, &d->p, &v);
-    valid_parts_free(&parts);
-    const double host_ms = timer_ms() - tv, validate_ms = run_validate_ms(&vd, host_ms);
-    if (say || !v.passed) run_say_valid(d, variant, &vd, by_cpu, host_ms, "");
-    dp_vdev_free(&vd);
-    if (say || !v.passed) valid_print(&v, m);
-    if (!v.passed) {
-        run_stream_abort(&rs); /* the cells written so far go with the temporary file */
-        fprintf(stderr, "dpamr: error: validation failed; %s not written\n", d->output);
-        return 2;
-    }
-    run_stats_t st;
-    run_stats_from_report(&st, &r, m->nlevels);
-    st.load_ms = load_ms;
-    st.validate_ms = validate_ms;
-    st.total_ms = timer_ms() - t0;
-    h5io_meta_t meta;
-    run_provenance(&meta, d, deck_variant_name(variant), &v, &st);
-    /* the rank table of a run without MPI: one row (write_ms: nothing was written before it) */
-    const h5io_rank_t row = { .rank = 0, .device = device,
-                              .root_tiles = m->level_start[1], .tiles = m->ntiles,
-                              .cells = (int64_t)m->ntiles * mesh_cells(m), .refine_ms = r.refine_ms, .write_ms = 0.0 };
-    meta.nranks = 1;
-    meta.ranks = &row;
-    const double tw = timer_ms();
-    if (rs.out) { /* streamed: the cells are in the file; /dpamr, close, rename */
-        h5io_out_t *o = rs.out;
-        rs.out = NULL;
-        if (h5io_out_finish(o, m, &meta, err, sizeof err) != 0) return run_die(err);
-    } else if (h5io_write(d->output, m, &meta, err, sizeof err) != 0) {
-        return run_die(err);
-    }
-    const double write_ms = timer_ms() - tw;
-    printf("wrote %s\n", d->output);
-    if (say) {
-        char up[32] = "-", down[48] = "-";
-        if (variant != DP_VARIANT_CPU) {
-            snprintf(up, sizeof up, "%.3f ms", r.upload_ms);
-            snprintf(down, sizeof down, gs.used ? "%.3f ms (the cells streamed into the file)" : "%.3f ms", r.download_ms);
-        }
-        printf("phases: load %.3f ms, upload %s, refine %.3f ms, download %s, validate %.3f ms%s, write %.3f ms, "
-               "total %.3f ms\n", load_ms, up, r.refine_ms, down, validate_ms, by_cpu ? "" : " (on the GPU)", write_ms,
-               timer_ms() - t0);
-    }
-    return 0;
-}
-
 /* `dpamr run`: a series of time steps (src/steps.c) or the single build. */
 static int run_work(deck_t *d, mesh_t *m, double t0)
 {
-    return d->steps > 0 ? steps_run(d, m, t0) : run_build(d, m, t0);
+    return d->steps > 0 ? steps_run(d, m, t0) : build_serial(d, m, t0);
 }
 
 static int cmd_run(int argc, char **argv) { return with_deck(argc, argv, 1, run_work); }

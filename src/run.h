@@ -1,6 +1,7 @@
-/* run.h - the run pipeline of the app layer, shared by the subcommands (src/main.c), the MPI run
- * (src/dist.c) and bench (src/bench.c): load and check the inputs, resolve the variant, fill the
- * provenance. Nothing here calls into main.c; main.c, dist.c and bench.c all call here. */
+/* run.h - the pieces of the app layer's pipelines, shared by the subcommands (src/main.c), the single
+ * build (src/build.c), the time steps (src/steps.c), the MPI hooks (src/dist.c) and bench
+ * (src/bench.c): load and check the inputs, resolve the variant, the report's lines, the streamed
+ * write's callbacks, fill the provenance. Nothing here calls into main.c. */
 #ifndef DPAMR_RUN_H
 #define DPAMR_RUN_H
 
