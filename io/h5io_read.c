@@ -1206,10 +1206,11 @@ static int r_levels(rctx *c, mesh_t *m)
             return rfail(c, "/dpamr/level_start[%d] is %lld, but the tiles give %lld", L, (long long)ls[L],
                          (long long)m->level_start[L]);
     const dp_tidx n0 = m->level_start[1];
-    const int64_t want = (int64_t)m->root[0] * m->root[1] * m->root[2];
-    if (n0 != want)
-        return rfail(c, "level 0 has %lld tiles, expected root %dx%dx%d = %lld", (long long)n0, m->root[0],
-                     m->root[1], m->root[2], (long long)want);
+    const uint64_t want = mesh_root_tiles(m->root); /* 2^63 in 3D at the header's bound: past int64 */
+    if (n0 < 0 || (uint64_t)n0 != want)
+        return rfail(c, "level 0 has %lld tiles, expected root %dx%dx%d = %llu%s", (long long)n0, m->root[0],
+                     m->root[1], m->root[2], (unsigned long long)want,
+                     want > (uint64_t)INT64_MAX ? ", more tiles than dpamr can hold (at most 2^63 - 1)" : "");
     return 0;
 }
 
