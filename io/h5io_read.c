@@ -1717,7 +1717,11 @@ static h5io_rank_t *v_rank_rows(rctx *c, hid_t g, const char *obj, int64_t nrank
     return NULL;
 }
 
-/** The rank table of a refinement output (group g) accounts for every root tile, tile and cell. */
+/** The rank table of a refinement output (group g) accounts for every root tile, tile and cell: the
+ *  ranks numbered 0.., every count of every row 0..the file's total, and each column's sum the total.
+ *  Every count is checked on its own and the sums kept at or below the totals as they grow, so that
+ *  no sum overflows (a row of 2^62 tiles) and no negative count makes up for another (200 and -114
+ *  tiles summing to the right 86). The first bad row and column are named. */
 static int v_ranks(rctx *c, hid_t g, const char *obj, const mesh_t *m)
 {
     int64_t nranks;
@@ -1726,22 +1730,35 @@ static int v_ranks(rctx *c, hid_t g, const char *obj, const mesh_t *m)
         return rfail(c, "%s@nranks is %lld, expected 1..%d", obj, (long long)nranks, 1 << 24);
     h5io_rank_t *rows = v_rank_rows(c, g, obj, nranks);
     if (!rows) return -1;
-    int64_t roots = 0, tiles = 0, cells = 0, bad = -1;
-    for (int64_t r = 0; r < nranks; ++r) {
-        if (bad < 0 && rows[r].rank != r) bad = r;
-        roots += rows[r].root_tiles;
-        tiles += rows[r].tiles;
-        cells += rows[r].cells;
+    static const char *const col[3] = { "root_tiles", "tiles", "cells" };
+    static const char *const what[3] = { "root tiles", "tiles", "cells" };
+    /* r_sizes_v1/v2 bound ntiles by INT64_MAX / 64 / cells: the cells' total is no overflow */
+    const int64_t total[3] = { m->level_start[1], m->ntiles, (int64_t)m->ntiles * mesh_cells(m) };
+    int64_t sum[3] = { 0, 0, 0 };
+    int rc = 0;
+    for (int64_t r = 0; rc == 0 && r < nranks; ++r) {
+        if (rows[r].rank != r) {
+            rc = rfail(c, "%s/ranks[%lld].rank is %d, expected %lld", obj, (long long)r, rows[r].rank, (long long)r);
+            break;
+        }
+        const int64_t v[3] = { rows[r].root_tiles, rows[r].tiles, rows[r].cells };
+        for (int k = 0; rc == 0 && k < 3; ++k) {
+            if (v[k] < 0 || v[k] > total[k])
+                rc = rfail(c, "%s/ranks[%lld].%s is %lld, expected 0..%lld (the file's %s)", obj, (long long)r, col[k],
+                           (long long)v[k], (long long)total[k], what[k]);
+            else if (v[k] > total[k] - sum[k]) /* sum + v would pass the total (and never overflows) */
+                rc = rfail(c, "%s/ranks[0..%lld].%s sum to more than the file's %lld %s (%lld before row %lld, which "
+                              "adds %lld)", obj, (long long)r, col[k], (long long)total[k], what[k], (long long)sum[k],
+                           (long long)r, (long long)v[k]);
+            else sum[k] += v[k];
+        }
     }
-    const int badrank = bad >= 0 ? rows[bad].rank : 0;
     free(rows);
-    if (bad >= 0) return rfail(c, "%s/ranks[%lld].rank is %d, expected %lld", obj, (long long)bad, badrank, (long long)bad);
-    const int64_t want_cells = (int64_t)m->ntiles * mesh_cells(m);
-    if (roots != m->level_start[1] || tiles != m->ntiles || cells != want_cells)
-        return rfail(c, "%s/ranks accounts for %lld root tiles, %lld tiles and %lld cells, but the file has %lld, %lld "
-                        "and %lld", obj, (long long)roots, (long long)tiles, (long long)cells,
-                     (long long)m->level_start[1], (long long)m->ntiles, (long long)want_cells);
-    return 0;
+    if (rc == 0 && (sum[0] != total[0] || sum[1] != total[1] || sum[2] != total[2]))
+        rc = rfail(c, "%s/ranks accounts for %lld root tiles, %lld tiles and %lld cells, but the file has %lld, %lld "
+                      "and %lld", obj, (long long)sum[0], (long long)sum[1], (long long)sum[2], (long long)total[0],
+                   (long long)total[1], (long long)total[2]);
+    return rc;
 }
 
 /** /dpamr/provenance: present with its attributes; in a refinement output, the per-rank table
