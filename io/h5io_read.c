@@ -247,8 +247,8 @@ static int r_filters_ok(rctx *c, hid_t ds, const char *obj)
         c->no_filter = 1;
         rc = rfail(c, "%s is stored with HDF5 filter %d%s%s%s, which this HDF5 library (%u.%u.%u) does not have, nor "
                       "a plugin for it in HDF5_PLUGIN_PATH: the file cannot be read here, which says nothing of its "
-                      "content; with the filter's plugin in HDF5_PLUGIN_PATH, read it, or " CONVERT_HINT, obj, (int)id, name[0] ? " ('" : "", name, name[0] ? "')" : "", maj, min,
-                   rel, c->path);
+                      "content; with the filter's plugin in HDF5_PLUGIN_PATH, read it, or " CONVERT_HINT,
+                   obj, (int)id, name[0] ? " ('" : "", name, name[0] ? "')" : "", maj, min, rel, c->path);
     }
     h5i_close(dcpl);
     H5Eclear2(H5E_DEFAULT); /* a plugin looked for and not found leaves its errors */
