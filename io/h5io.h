@@ -128,8 +128,8 @@ int h5io_read(const char *path, mesh_t *m, char **deck_text, char *err, size_t e
  *  message of their own, as they do after h5io_read_stop (the caller wants no more of them: a
  *  failure found elsewhere). Such a caller must call h5io_read_tree or h5io_read_stop: a failed
  *  read of the cells waits for one of them before it ends. They return 0, -1, H5IO_BAD_CONTENT or
- *  H5IO_NO_FILTER (as h5io_read) with err set; after a failed open or begin m is freed and there is nothing to
- *  close, after a failed h5io_read_tree, h5io_read_plan or h5io_read_cells the caller frees m. h5io_read_close closes the file (any time
+ *  H5IO_NO_FILTER (as h5io_read) with err set; after a failed open or begin m is freed and there is
+ *  nothing to close, after a failed h5io_read_tree, h5io_read_plan or h5io_read_cells the caller frees m. h5io_read_close closes the file (any time
  *  after a successful open or begin, once h5io_read_cells has returned). */
 typedef struct h5io_reader h5io_reader_t;
 typedef void (*h5io_ready_fn)(void *ctx, dp_tidx tiles);
@@ -166,9 +166,10 @@ void h5io_read_stats(const h5io_reader_t *rd, h5io_read_stats_t *s);
  *  /dpamr/provenance (present; in a refinement output the rank table accounts for every tile) and
  *  /VTKHDF (Version, Type, Origin, and per level Spacing, AMRBox, every CellData field bit for bit,
  *  vtkGhostType, PointData, FieldData; no extra level). Returns 0, or -1 with the first difference
- *  (object, level, tile, cell) in err (H5IO_NO_FILTER: a dataset it cannot read); 1 for a format-version-1 file that passed everything but its
- *  checksums (checksum_sum, checksum_hash, tree and total hash), which were recorded with the
- *  definition before the GPU validator and are not compared (its two copies of the cells are). */
+ *  (object, level, tile, cell) in err (H5IO_NO_FILTER: a dataset it cannot read); 1 for a
+ *  format-version-1 file that passed everything but its checksums (checksum_sum, checksum_hash, tree
+ *  and total hash), which were recorded with the definition before the GPU validator and are not
+ *  compared (its two copies of the cells are). */
 int h5io_verify(const char *path, const mesh_t *m, const valid_report_t *v, char *err, size_t errlen);
 /** h5io_verify without /VTKHDF (h5io_read_vtkhdf compares it): /dpamr/validation and provenance. */
 int h5io_verify_records(const char *path, const mesh_t *m, const valid_report_t *v, char *err, size_t errlen);
