@@ -95,12 +95,18 @@ int h5io_write_dist(const char *path, const mesh_t *part, const h5io_dist_t *dis
  *  reports it as a failed check (exit 2), not as a file it cannot read. */
 #define H5IO_BAD_CONTENT (-2)
 
+/** What the readers return for a file with a dataset stored with an HDF5 filter (compression) that
+ *  this HDF5 library lacks, and finds no plugin for: err names the dataset and the filter. The
+ *  file cannot be read here, which says nothing of its content: `dpamr check` exits 1 (the file
+ *  could not be checked), not 2 (a difference). */
+#define H5IO_NO_FILTER (-3)
+
 /** Read the /dpamr group of path into m (allocated here, capacity = number of tiles).
  *  If deck_text is not NULL it receives a malloc'd copy of /dpamr/deck (or NULL if absent).
  *  Every layout, shape, dtype, consistency and NaN/Inf problem is an error naming the file,
  *  the object and what was expected; every declared size is checked against the datasets' real
  *  shapes and the machine's memory before anything is allocated. Returns 0, -1 (the file cannot
- *  be opened as a dpamr file) or H5IO_BAD_CONTENT. */
+ *  be opened as a dpamr file), H5IO_BAD_CONTENT or H5IO_NO_FILTER. */
 int h5io_read(const char *path, mesh_t *m, char **deck_text, char *err, size_t errlen);
 
 /** h5io_read in steps, for a caller that works on the cells as they arrive (`dpamr check`).
@@ -121,9 +127,9 @@ int h5io_read(const char *path, mesh_t *m, char **deck_text, char *err, size_t e
  *  put in words once the tree is in, and when the tree fails the cells stop soon and fail with no
  *  message of their own, as they do after h5io_read_stop (the caller wants no more of them: a
  *  failure found elsewhere). Such a caller must call h5io_read_tree or h5io_read_stop: a failed
- *  read of the cells waits for one of them before it ends. They return 0, -1 or H5IO_BAD_CONTENT
- *  (as h5io_read) with err set; after a failed open or begin m is freed and there is nothing to
- *  close, after a failed h5io_read_tree, h5io_read_plan or h5io_read_cells the caller frees m. h5io_read_close closes the file (any time
+ *  read of the cells waits for one of them before it ends. They return 0, -1, H5IO_BAD_CONTENT or
+ *  H5IO_NO_FILTER (as h5io_read) with err set; after a failed open or begin m is freed and there is
+ *  nothing to close, after a failed h5io_read_tree, h5io_read_plan or h5io_read_cells the caller frees m. h5io_read_close closes the file (any time
  *  after a successful open or begin, once h5io_read_cells has returned). */
 typedef struct h5io_reader h5io_reader_t;
 typedef void (*h5io_ready_fn)(void *ctx, dp_tidx tiles);
@@ -144,7 +150,7 @@ void h5io_read_close(h5io_reader_t *rd);
 /** /VTKHDF against the tiles read, as h5io_verify compares it (on the reader's open file), with its
  *  own message buffer: after h5io_read_open, on any one thread while no other HDF5 call runs (while
  *  h5io_read_cells runs when h5io_read_plan returned 1; it needs no cell of a version-2 file). 0, or
- *  H5IO_BAD_CONTENT with the first difference in err. */
+ *  H5IO_BAD_CONTENT with the first difference in err (H5IO_NO_FILTER: a dataset it cannot read). */
 int h5io_read_vtkhdf(h5io_reader_t *rd, char *err, size_t errlen);
 /** How h5io_read_cells read the cells: its wall time, and the reading threads' time in reads and
  *  value tests (summed over them) and their number (0 when the cells were read through HDF5). */
@@ -160,9 +166,10 @@ void h5io_read_stats(const h5io_reader_t *rd, h5io_read_stats_t *s);
  *  /dpamr/provenance (present; in a refinement output the rank table accounts for every tile) and
  *  /VTKHDF (Version, Type, Origin, and per level Spacing, AMRBox, every CellData field bit for bit,
  *  vtkGhostType, PointData, FieldData; no extra level). Returns 0, or -1 with the first difference
- *  (object, level, tile, cell) in err; 1 for a format-version-1 file that passed everything but its
- *  checksums (checksum_sum, checksum_hash, tree and total hash), which were recorded with the
- *  definition before the GPU validator and are not compared (its two copies of the cells are). */
+ *  (object, level, tile, cell) in err (H5IO_NO_FILTER: a dataset it cannot read); 1 for a
+ *  format-version-1 file that passed everything but its checksums (checksum_sum, checksum_hash, tree
+ *  and total hash), which were recorded with the definition before the GPU validator and are not
+ *  compared (its two copies of the cells are). */
 int h5io_verify(const char *path, const mesh_t *m, const valid_report_t *v, char *err, size_t errlen);
 /** h5io_verify without /VTKHDF (h5io_read_vtkhdf compares it): /dpamr/validation and provenance. */
 int h5io_verify_records(const char *path, const mesh_t *m, const valid_report_t *v, char *err, size_t errlen);

@@ -80,6 +80,7 @@ typedef struct {
     int version;       /* /dpamr@format_version: FORMAT_VERSION, or FORMAT_VERSION_V1 (cells in /dpamr) */
     int no_h5;         /* 1: no HDF5 call (r_stream, while another thread may use the library) */
     rtree *tree;       /* the reader's tree (NULL: read already) */
+    int no_filter;     /* 1: the failure is a dataset whose filter this HDF5 lacks (H5IO_NO_FILTER) */
 } rctx;
 
 /** "PATH: message". Always returns -1; with c NULL only that (no message, no HDF5 call: the
@@ -220,6 +221,40 @@ static int r_has(rctx *c, hid_t loc, const char *name)
     return rc;
 }
 
+/** Every filter of dataset ds (named obj) is one this HDF5 can decode: built in, or a plugin it finds
+ *  (H5Zfilter_avail looks in HDF5_PLUGIN_PATH). Else the read fails deep in HDF5's pipeline ("required
+ *  filter is not registered"), and dpamr called the file damaged: a file this build cannot read is
+ *  not a damaged one, so the message says which filter is missing, and c->no_filter makes the
+ *  failure H5IO_NO_FILTER (`dpamr check` exits 1, not 2). 0 or -1. */
+static int r_filters_ok(rctx *c, hid_t ds, const char *obj)
+{
+    const hid_t dcpl = H5Dget_create_plist(ds);
+    const int nf = dcpl >= 0 ? H5Pget_nfilters(dcpl) : 0;
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < nf; ++i) {
+        unsigned flags = 0, cd[8], cfg = 0, info = 0;
+        size_t ncd = 8;
+        char name[64] = "";
+        const H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd, sizeof name, name, &cfg);
+        if (id < 0) continue; /* cannot tell: the read says what it finds */
+        if (H5Zfilter_avail(id) > 0 && H5Zget_filter_info(id, &info) >= 0 && (info & H5Z_FILTER_CONFIG_DECODE_ENABLED))
+            continue;
+        name[sizeof name - 1] = '\0';
+        for (char *q = name; *q; ++q)
+            if ((unsigned char)*q < ' ' || (unsigned char)*q > '~') *q = '?';
+        unsigned maj = 0, min = 0, rel = 0;
+        H5get_libversion(&maj, &min, &rel);
+        c->no_filter = 1;
+        rc = rfail(c, "%s is stored with HDF5 filter %d%s%s%s, which this HDF5 library (%u.%u.%u) does not have, nor "
+                      "a plugin for it in HDF5_PLUGIN_PATH: the file cannot be read here, which says nothing of its "
+                      "content; with the filter's plugin in HDF5_PLUGIN_PATH, read it, or " CONVERT_HINT,
+                   obj, (int)id, name[0] ? " ('" : "", name, name[0] ? "')" : "", maj, min, rel, c->path);
+    }
+    h5i_close(dcpl);
+    H5Eclear2(H5E_DEFAULT); /* a plugin looked for and not found leaves its errors */
+    return rc;
+}
+
 /** Open (c->g)/rel: must exist, be a dataset of type want with the given rank; dims[i] of
  *  (hsize_t)-1 accept any extent and receive the actual one. Returns the dataset or -1. */
 static hid_t r_dset(rctx *c, const char *rel, rtype want, int rank, hsize_t *dims)
@@ -257,7 +292,9 @@ static hid_t r_dset(rctx *c, const char *rel, rtype want, int rank, hsize_t *dim
         goto done;
     }
     for (int i = 0; i < rank; ++i) dims[i] = ad[i];
-    ok = 1;
+    char obj[600];
+    snprintf(obj, sizeof obj, "%s/%s", c->gname, rel);
+    ok = r_filters_ok(c, d, obj) == 0; /* after its type and shape: a difference is a difference first */
 done:
     h5i_close(t);
     h5i_close(s);
@@ -1081,6 +1118,11 @@ static int r_cells(rctx *c, mesh_t *m, const int64_t *ls, int on_disk, rplan *p,
     if (c->version == FORMAT_VERSION_V1) {
         rc = r_check_values(c, m, 0, m->ntiles);
     } else {
+        /* HDF5 keeps the switch of its error printing per thread (a thread-safe build, as Debian's):
+         * switched off on the thread that opened the file, it is on here, on the cells' own thread
+         * (dpamr check), where a failed read printed HDF5's whole stack before dpamr's message. Set
+         * only where this thread calls HDF5: r_stream must not, the tree's reader may be in HDF5 */
+        if (!p->done || !p->raw) H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
         if (!p->done) rc = r_plan(c, m, ls, on_disk, p);
         if (rc == 0 && p->raw) {
             c->no_h5 = 1; /* no HDF5 call from here, not even in a message (h5io_read_plan) */
@@ -1206,10 +1248,11 @@ static int r_levels(rctx *c, mesh_t *m)
             return rfail(c, "/dpamr/level_start[%d] is %lld, but the tiles give %lld", L, (long long)ls[L],
                          (long long)m->level_start[L]);
     const dp_tidx n0 = m->level_start[1];
-    const int64_t want = (int64_t)m->root[0] * m->root[1] * m->root[2];
-    if (n0 != want)
-        return rfail(c, "level 0 has %lld tiles, expected root %dx%dx%d = %lld", (long long)n0, m->root[0],
-                     m->root[1], m->root[2], (long long)want);
+    const uint64_t want = mesh_root_tiles(m->root); /* 2^63 in 3D at the header's bound: past int64 */
+    if (n0 < 0 || (uint64_t)n0 != want)
+        return rfail(c, "level 0 has %lld tiles, expected root %dx%dx%d = %llu%s", (long long)n0, m->root[0],
+                     m->root[1], m->root[2], (unsigned long long)want,
+                     want > (uint64_t)INT64_MAX ? ", more tiles than dpamr can hold (at most 2^63 - 1)" : "");
     return 0;
 }
 
@@ -1249,6 +1292,7 @@ static int r_deck(rctx *c, char **out)
     hid_t t = d < 0 ? -1 : H5Dget_type(d), s = d < 0 ? -1 : H5Dget_space(d);
     int rc = -1;
     if (t < 0 || s < 0) rfail(c, "/dpamr/deck is not a dataset");
+    else if (r_filters_ok(c, d, "/dpamr/deck") != 0) (void)0;
     else if (H5Tget_class(t) != H5T_STRING || H5Sget_simple_extent_type(s) != H5S_SCALAR)
         rfail(c, "/dpamr/deck is not a scalar string");
     else if (H5Tis_variable_str(t) <= 0 && (H5Tget_size(t) > DECK_MAX || H5Dget_storage_size(d) < H5Tget_size(t)))
@@ -1437,7 +1481,7 @@ static int r_begin_file(const char *path, const void *image, size_t n, mesh_t *m
         h5i_seterr(err, errlen, "%s: out of memory", path);
         return -1;
     }
-    *rd = (h5io_reader_t){ .c = { path, err, errlen, -1, "/dpamr", -1, FORMAT_VERSION, 0, NULL }, .f = -1, .m = m,
+    *rd = (h5io_reader_t){ .c = { path, err, errlen, -1, "/dpamr", -1, FORMAT_VERSION, 0, NULL, 0 }, .f = -1, .m = m,
                            .on_disk = !image };
     pthread_mutex_init(&rd->tree.mu, NULL);
     pthread_cond_init(&rd->tree.cv, NULL);
@@ -1463,7 +1507,7 @@ static int r_begin_file(const char *path, const void *image, size_t n, mesh_t *m
         rc = H5IO_BAD_CONTENT;
         goto done;
     }
-    rc = r_begin(c, m, &rd->cm) == 0 ? 0 : H5IO_BAD_CONTENT;
+    rc = r_begin(c, m, &rd->cm) == 0 ? 0 : c->no_filter ? H5IO_NO_FILTER : H5IO_BAD_CONTENT;
 done:
     if (rc != 0) {
         r_reader_free(rd);
@@ -1494,7 +1538,7 @@ int h5io_read_tree(h5io_reader_t *rd, char **deck_text)
     }
     if (rc != 0) {
         h5io_read_stop(rd);
-        return H5IO_BAD_CONTENT;
+        return rd->c.no_filter ? H5IO_NO_FILTER : H5IO_BAD_CONTENT;
     }
     pthread_mutex_lock(&rd->tree.mu);
     atomic_store(&rd->tree.state, 1);
@@ -1526,7 +1570,8 @@ int h5io_read_open(const char *path, mesh_t *m, char **deck_text, h5io_reader_t 
 int h5io_read_plan(h5io_reader_t *rd)
 {
     if (rd->plan.done) return rd->plan.raw;
-    return r_plan(&rd->c, rd->m, rd->m->level_start, rd->on_disk, &rd->plan) == 0 ? rd->plan.raw : H5IO_BAD_CONTENT;
+    if (r_plan(&rd->c, rd->m, rd->m->level_start, rd->on_disk, &rd->plan) == 0) return rd->plan.raw;
+    return rd->c.no_filter ? H5IO_NO_FILTER : H5IO_BAD_CONTENT;
 }
 
 int h5io_read_head_first(const h5io_reader_t *rd)
@@ -1545,7 +1590,7 @@ int h5io_read_cells(h5io_reader_t *rd, h5io_ready_fn ready, void *ctx)
      * and its own view of the mesh; a failure is put in words once the tree is in (r_tree_wait) */
     rctx c = rd->cells;
     const int rc = r_cells(&c, &rd->view, rd->view.level_start, rd->on_disk, &rd->plan, ready, ctx, &rd->st);
-    return rc == 0 ? 0 : H5IO_BAD_CONTENT;
+    return rc == 0 ? 0 : c.no_filter ? H5IO_NO_FILTER : H5IO_BAD_CONTENT;
 }
 
 void h5io_read_stats(const h5io_reader_t *rd, h5io_read_stats_t *s)
@@ -1705,6 +1750,12 @@ static h5io_rank_t *v_rank_rows(rctx *c, hid_t g, const char *obj, int64_t nrank
     const int shaped = sp >= 0 && ft >= 0 && H5Tget_class(ft) == H5T_COMPOUND &&
                        H5Sget_simple_extent_type(sp) == H5S_SIMPLE && H5Sget_simple_extent_ndims(sp) == 1 &&
                        H5Sget_simple_extent_dims(sp, dims, NULL) == 1 && dims[0] == (hsize_t)nranks;
+    char where[200];
+    snprintf(where, sizeof where, "%s/ranks", obj);
+    if (shaped && r_filters_ok(c, d, where) != 0) {
+        h5i_close(mt), h5i_close(ft), h5i_close(sp), h5i_close(d);
+        return NULL;
+    }
     h5io_rank_t *rows = shaped ? malloc((size_t)nranks * sizeof *rows) : NULL;
     const int got = rows && mt >= 0 && H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) >= 0;
     h5i_close(mt), h5i_close(ft), h5i_close(sp), h5i_close(d);
@@ -1716,7 +1767,11 @@ static h5io_rank_t *v_rank_rows(rctx *c, hid_t g, const char *obj, int64_t nrank
     return NULL;
 }
 
-/** The rank table of a refinement output (group g) accounts for every root tile, tile and cell. */
+/** The rank table of a refinement output (group g) accounts for every root tile, tile and cell: the
+ *  ranks numbered 0.., every count of every row 0..the file's total, and each column's sum the total.
+ *  Every count is checked on its own and the sums kept at or below the totals as they grow, so that
+ *  no sum overflows (a row of 2^62 tiles) and no negative count makes up for another (200 and -114
+ *  tiles summing to the right 86). The first bad row and column are named. */
 static int v_ranks(rctx *c, hid_t g, const char *obj, const mesh_t *m)
 {
     int64_t nranks;
@@ -1725,22 +1780,35 @@ static int v_ranks(rctx *c, hid_t g, const char *obj, const mesh_t *m)
         return rfail(c, "%s@nranks is %lld, expected 1..%d", obj, (long long)nranks, 1 << 24);
     h5io_rank_t *rows = v_rank_rows(c, g, obj, nranks);
     if (!rows) return -1;
-    int64_t roots = 0, tiles = 0, cells = 0, bad = -1;
-    for (int64_t r = 0; r < nranks; ++r) {
-        if (bad < 0 && rows[r].rank != r) bad = r;
-        roots += rows[r].root_tiles;
-        tiles += rows[r].tiles;
-        cells += rows[r].cells;
+    static const char *const col[3] = { "root_tiles", "tiles", "cells" };
+    static const char *const what[3] = { "root tiles", "tiles", "cells" };
+    /* r_sizes_v1/v2 bound ntiles by INT64_MAX / 64 / cells: the cells' total is no overflow */
+    const int64_t total[3] = { m->level_start[1], m->ntiles, (int64_t)m->ntiles * mesh_cells(m) };
+    int64_t sum[3] = { 0, 0, 0 };
+    int rc = 0;
+    for (int64_t r = 0; rc == 0 && r < nranks; ++r) {
+        if (rows[r].rank != r) {
+            rc = rfail(c, "%s/ranks[%lld].rank is %d, expected %lld", obj, (long long)r, rows[r].rank, (long long)r);
+            break;
+        }
+        const int64_t v[3] = { rows[r].root_tiles, rows[r].tiles, rows[r].cells };
+        for (int k = 0; rc == 0 && k < 3; ++k) {
+            if (v[k] < 0 || v[k] > total[k])
+                rc = rfail(c, "%s/ranks[%lld].%s is %lld, expected 0..%lld (the file's %s)", obj, (long long)r, col[k],
+                           (long long)v[k], (long long)total[k], what[k]);
+            else if (v[k] > total[k] - sum[k]) /* sum + v would pass the total (and never overflows) */
+                rc = rfail(c, "%s/ranks[0..%lld].%s sum to more than the file's %lld %s (%lld before row %lld, which "
+                              "adds %lld)", obj, (long long)r, col[k], (long long)total[k], what[k], (long long)sum[k],
+                           (long long)r, (long long)v[k]);
+            else sum[k] += v[k];
+        }
     }
-    const int badrank = bad >= 0 ? rows[bad].rank : 0;
     free(rows);
-    if (bad >= 0) return rfail(c, "%s/ranks[%lld].rank is %d, expected %lld", obj, (long long)bad, badrank, (long long)bad);
-    const int64_t want_cells = (int64_t)m->ntiles * mesh_cells(m);
-    if (roots != m->level_start[1] || tiles != m->ntiles || cells != want_cells)
-        return rfail(c, "%s/ranks accounts for %lld root tiles, %lld tiles and %lld cells, but the file has %lld, %lld "
-                        "and %lld", obj, (long long)roots, (long long)tiles, (long long)cells,
-                     (long long)m->level_start[1], (long long)m->ntiles, (long long)want_cells);
-    return 0;
+    if (rc == 0 && (sum[0] != total[0] || sum[1] != total[1] || sum[2] != total[2]))
+        rc = rfail(c, "%s/ranks accounts for %lld root tiles, %lld tiles and %lld cells, but the file has %lld, %lld "
+                      "and %lld", obj, (long long)sum[0], (long long)sum[1], (long long)sum[2], (long long)total[0],
+                   (long long)total[1], (long long)total[2]);
+    return rc;
 }
 
 /** /dpamr/provenance: present with its attributes; in a refinement output, the per-rank table
@@ -2051,7 +2119,7 @@ static int v_verify_file(const char *path, const void *image, size_t n, const me
                          int what, char *err, size_t errlen)
 {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    rctx c = { path, err, errlen, -1, "/dpamr", -1, FORMAT_VERSION, 0, NULL };
+    rctx c = { path, err, errlen, -1, "/dpamr", -1, FORMAT_VERSION, 0, NULL, 0 };
     hid_t f = r_open(&c, image, n);
     if (f < 0) return -1;
     c.file = f;
@@ -2063,6 +2131,7 @@ static int v_verify_file(const char *path, const void *image, size_t n, const me
     else if (c.g >= 0 && r_format(&c) == 0 && v_validation(&c, m, v) == 0 && v_provenance(&c, m) == 0)
         rc = what == VERIFY_RECORDS ? 0 : v_vtkhdf(&c, f, m);
     if (rc == 0 && c.version == FORMAT_VERSION_V1) rc = 1; /* passed; its checksums are of the old definition */
+    if (rc < 0 && c.no_filter) rc = H5IO_NO_FILTER;
     h5i_close(dg);
     H5Fclose(f);
     return rc;
@@ -2077,7 +2146,8 @@ int h5io_read_vtkhdf(h5io_reader_t *rd, char *err, size_t errlen)
 {
     rctx c = rd->c; /* its own messages and groups: the cells may still be coming on another thread */
     c.err = err, c.errlen = errlen, c.no_h5 = 0;
-    return v_vtkhdf(&c, rd->f, rd->m) == 0 ? 0 : H5IO_BAD_CONTENT;
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* this thread's own setting (r_cells says why) */
+    return v_vtkhdf(&c, rd->f, rd->m) == 0 ? 0 : c.no_filter ? H5IO_NO_FILTER : H5IO_BAD_CONTENT;
 }
 
 /* ---- ownership: did dpamr write this file? ------------------------------------------------- */
@@ -2086,7 +2156,7 @@ int h5io_is_dpamr_output(const char *path, char *what, size_t n)
 {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     char err[1200] = "";
-    rctx c = { path, err, sizeof err, -1, "/dpamr", -1, FORMAT_VERSION, 0, NULL };
+    rctx c = { path, err, sizeof err, -1, "/dpamr", -1, FORMAT_VERSION, 0, NULL, 0 };
     const int sb = r_sb_version(path, NULL, 0);
     hid_t f = sb >= 2 ? r_open(&c, NULL, 0) : -1; /* an old-format file (superblock 0 or 1) is not opened */
     if (f < 0) {
@@ -2124,7 +2194,7 @@ int h5io_dpamr_trace(const char *path)
 {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     char err[1200] = "";
-    rctx c = { path, err, sizeof err, -1, "/dpamr", -1, FORMAT_VERSION, 0, NULL };
+    rctx c = { path, err, sizeof err, -1, "/dpamr", -1, FORMAT_VERSION, 0, NULL, 0 };
     const int sb = r_sb_version(path, NULL, 0);
     hid_t f = sb >= 2 ? r_open(&c, NULL, 0) : -1;
     if (f < 0) return sb == -1 ? 0 : -1; /* not HDF5: no trace; unreadable or an old format: cannot tell */
@@ -2150,7 +2220,7 @@ int h5io_read_step(const char *path, long long *step, double *time, char **deck_
 {
     if (deck_text) *deck_text = NULL;
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    rctx c = { path, err, errlen, -1, "/dpamr", -1, FORMAT_VERSION, 0, NULL };
+    rctx c = { path, err, errlen, -1, "/dpamr", -1, FORMAT_VERSION, 0, NULL, 0 };
     hid_t f = r_open(&c, NULL, 0), g = -1;
     if (f < 0) return -1;
     int rc = r_has(&c, f, "dpamr");

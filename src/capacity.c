@@ -30,7 +30,8 @@ long long cap_tile_bound(const dp_params *p, const mesh_t *m, long long c1)
 {
     if (m->nlevels <= 0) return m->ntiles;
     const int Lp = m->nlevels - 1;
-    const long long roots = (long long)m->root[0] * m->root[1] * m->root[2];
+    const uint64_t r = mesh_root_tiles(m->root); /* a mesh read from a file: may pass long long */
+    const long long roots = r > (uint64_t)CAP_SAT ? CAP_SAT : (long long)r;
     long long total = m->ntiles, u = m->level_start[Lp + 1] - m->level_start[Lp];
     for (int L = Lp + 1; L <= p->max_level && u > 0; ++L) {
         const long long dom = cap_shl(roots, p->dim * L);

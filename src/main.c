@@ -69,9 +69,9 @@ static const struct {
                "  Re-validate a file written by dpamr with the deck stored in it and compare its checksums with the\n"
                "  ones recorded when it was written. Exit 0 when it passes; 1 when dpamr cannot open the file\n"
                "  (missing, not a regular file, not HDF5, the HDF5 1.6 format, truncated, a damaged superblock or\n"
-               "  root group) or it holds neither /dpamr/deck nor /dpamr/provenance (not written by dpamr); 2 with\n"
-               "  the first failure of any other file (a dpamr file changed or damaged, even with one of those two\n"
-               "  deleted).\n" },
+               "  root group), it holds neither /dpamr/deck nor /dpamr/provenance (not written by dpamr), or a\n"
+               "  dataset is stored with an HDF5 filter this HDF5 lacks (it cannot be read here); 2 with the first\n"
+               "  failure of any other file (a dpamr file changed or damaged, even with one of those two deleted).\n" },
     { "bench", "usage: dpamr bench DECK [key=value ...]\n"
                "  Build the mesh once with every variant and require identical bytes, then time bench_warmup\n"
                "  untimed and bench_repeats timed runs of each (cpu, hostlaunch, cdp at every grain, pdl off and on).\n"

@@ -84,6 +84,21 @@ typedef struct {
 /** Cells per tile. */
 static inline int mesh_cells(const mesh_t *m) { return dp_cells(m->dim, m->B); }
 
+/** Tiles of the root grid, root[0] x root[1] x root[2], as uint64_t without overflow: UINT64_MAX
+ *  when the product passes it, 0 when an extent is below 1. Not in int64: a file's header may give
+ *  2^21 root tiles per axis in 3D (the Morton key's range), and 2^63 is one more than int64 holds:
+ *  the reader compares level 0's tile count with this before anything else trusts the root. */
+static inline uint64_t mesh_root_tiles(const int root[3])
+{
+    uint64_t n = 1;
+    for (int a = 0; a < 3; ++a) {
+        if (root[a] < 1) return 0;
+        if (n > UINT64_MAX / (uint64_t)root[a]) return UINT64_MAX;
+        n *= (uint64_t)root[a];
+    }
+    return n;
+}
+
 /** The mesh's tile arrays, for dp_write_tile and dp_write_child. */
 static inline dp_tiles mesh_tiles(const mesh_t *m)
 {

@@ -45,6 +45,16 @@ refused "a 2 GB /dpamr/deck declared" "big_deck.hdf: /dpamr/deck declares 200000
     "$dpamr" check "$work/big_deck.hdf"
 refused "a damaged /dpamr object header" "damaged_header.hdf: /dpamr cannot be opened: its object header is damaged" \
     "$dpamr" check "$work/damaged_header.hdf"
+# a 3D root of 2^21 tiles per axis, the most the header allows (the Morton key): 2^63 root tiles, one
+# past int64, named as a number (the product overflowed: a negative count, UB) for check and run
+printf 'dim = 3\nroot = 1 1 1\ntile_size = 4\nmax_level = 1\n' >"$work/d3.inp"
+"$dpamr" mesh "$work/d3.inp" mesh_file="$work/huge_root.hdf" >/dev/null
+$py -c 'import sys, h5py; h5py.File(sys.argv[1], "r+")["dpamr"].attrs["root"] = [2**21] * 3' "$work/huge_root.hdf"
+refused "a 3D root of 2^21 x 2^21 x 2^21 tiles" \
+    "huge_root.hdf: level 0 has 1 tiles, expected root 2097152x2097152x2097152 = 9223372036854775808, more tiles" \
+    "$dpamr" check "$work/huge_root.hdf"
+refused "the same root as a mesh to run" "huge_root.hdf: level 0 has 1 tiles, expected root .* = 9223372036854775808" \
+    "$dpamr" run "$work/d3.inp" mesh_file="$work/huge_root.hdf" output="$work/o.hdf"
 refused "a level 0 larger than the machine" "level 0 does not fit in memory: .* GB asked, the machine has" \
     "$dpamr" mesh "$deck" root="65536 65536" tile_size=32 mesh_file="$work/huge.hdf"
 test ! -e "$work/huge.hdf" || fail "a refused mesh was written"

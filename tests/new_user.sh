@@ -259,7 +259,8 @@ import numpy as np
 np.save('good.npy', np.random.default_rng(1).random((32, 48)))
 np.save('odd.npy', np.zeros((30, 48)))
 np.savez('two.npz', rho=np.zeros((16, 16, 16)), T=np.zeros((16, 24, 16)))
-a = np.zeros((16, 16)); a[2, 3] = np.nan; np.save('nan.npy', a)"
+a = np.zeros((16, 16)); a[2, 3] = np.nan; np.save('nan.npy', a)
+np.savez('ghost.npz', rho=np.zeros((16, 16)), vtkGhostType=np.zeros((16, 16)))"
     np2h=("$py" "$src/tools/mesh_from_numpy.py")
     expect "numpy .npy" 0 "deck keys: dim = 2; root = 6 4" "${np2h[@]}" good.hdf good.npy --name rho
     expect "numpy: a shape not a multiple of the tile size" 1 "array 'odd': shape (30, 48).*multiple" \
@@ -268,8 +269,25 @@ a = np.zeros((16, 16)); a[2, 3] = np.nan; np.save('nan.npy', a)"
     expect "numpy: NaN" 1 "array 'nan': holds NaN" "${np2h[@]}" nan.hdf nan.npy
     expect "numpy: a bad tile size" 1 "tile size 12: valid are 4, 8, 16, 32" "${np2h[@]}" t.hdf good.npy --tile-size 12
     expect "numpy: an existing file is kept" 1 "exists: it is kept" "${np2h[@]}" good.hdf good.npy
-    grep "Traceback\|AssertionError" "$work/all.log" && fail "a traceback"
-    ls odd.hdf* two.hdf* nan.hdf* t.hdf* 2>/dev/null && fail "a half-written file"
+    # what dpamr refuses in the file (or in the deck that must match it) is refused before any file is
+    # written: a non-finite origin or cell size, a far corner past the float range, the reserved name
+    # (it was an HDF5 "name already exists" error), a name that is not an identifier
+    expect "numpy: a NaN origin" 1 "origin nan 0.0: coordinate 0 is nan; every coordinate must be a finite" \
+        "${np2h[@]}" o.hdf good.npy --origin nan 0
+    expect "numpy: an infinite origin" 1 "origin 0.0 inf: coordinate 1 is inf" "${np2h[@]}" o.hdf good.npy --origin 0 inf
+    expect "numpy: a far corner past the float range" 1 "far corner on axis 0, .* is not a finite number" \
+        "${np2h[@]}" o.hdf good.npy --origin 1e308 0 --cell-size 1e307
+    expect "numpy: a NaN cell size" 1 "cell size nan: must be a finite number > 0" "${np2h[@]}" o.hdf good.npy --cell-size nan
+    expect "numpy: an infinite cell size" 1 "cell size inf: must be a finite number > 0" "${np2h[@]}" o.hdf good.npy \
+        --cell-size inf
+    expect "numpy: --name vtkGhostType" 1 "array 'vtkGhostType': 'vtkGhostType' is reserved" \
+        "${np2h[@]}" o.hdf good.npy --name vtkGhostType
+    expect "numpy: a .npz array named vtkGhostType" 1 "array 'vtkGhostType': 'vtkGhostType' is reserved" \
+        "${np2h[@]}" o.hdf ghost.npz
+    expect "numpy: a name ending in a newline" 1 "array 'rho\\\\n': not a field name" "${np2h[@]}" o.hdf good.npy \
+        --name $'rho\n'
+    grep "Traceback\|AssertionError\|already exists" "$work/all.log" && fail "a traceback or HDF5's error"
+    ls odd.hdf* two.hdf* nan.hdf* t.hdf* o.hdf* 2>/dev/null && fail "a half-written file"
     expect "the numpy mesh refines" 0 "validation: PASSED" "$dpamr" run ../decks/my.inp mesh_file=good.hdf \
         root="6 4" cell_size=0.020833333333333332 criterion=jump output=good_out.hdf
 fi

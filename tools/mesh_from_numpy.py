@@ -8,7 +8,8 @@ usage: mesh_from_numpy.py OUT.hdf DATA.npy|DATA.npz [--name NAME] [--tile-size B
 DATA.npy holds one field (named --name, default the file's stem); DATA.npz one field per array
 (the array names are the field names, in the file's order). Every array has shape (ny, nx) in 2D
 or (nz, ny, nx) in 3D (x fastest, C order), the same for all, each extent a multiple of the tile
-size (4, 8, 16 or 32; default 8), finite values. The deck that refines it must say the same dim,
+size (4, 8, 16 or 32; default 8), finite values; field names are identifiers, not vtkGhostType
+(the ghost array beside them); origin and cell size finite. The deck that refines it must say the same dim,
 root (extent / tile size per axis), tile_size, origin, cell_size and fields: the tool prints them.
 OUT.hdf is written to a temporary file and renamed, so it is whole or absent; an existing OUT.hdf
 is kept unless --force.
@@ -39,7 +40,8 @@ def morton(dim, i, j, k):
     return key
 
 
-NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")  # as dpamr's deck: an identifier, < 64 characters (fullmatch)
+RESERVED = "vtkGhostType"  # /VTKHDF's CellData holds it beside the fields: dpamr refuses it as a field name
 
 
 def check_fields(fields, B):
@@ -52,9 +54,12 @@ def check_fields(fields, B):
     shape = None
     for name in names:
         a = np.asarray(fields[name])
-        if not NAME.match(name):
-            raise MeshInputError(f"array '{name}': not a field name (a letter or '_', then letters, digits, '_'; "
+        if not NAME.fullmatch(name):  # (match() with '$' took a trailing newline)
+            raise MeshInputError(f"array {name!r}: not a field name (a letter or '_', then letters, digits, '_'; "
                                  "fewer than 64 characters)")
+        if name == RESERVED:
+            raise MeshInputError(f"array '{name}': '{RESERVED}' is reserved (the ghost array ParaView reads beside "
+                                 "the fields); choose another name (--name for a .npy, the array's name in a .npz)")
         if a.dtype.kind not in "iuf":
             raise MeshInputError(f"array '{name}': dtype {a.dtype} is not a real number type (int or float)")
         if a.ndim not in (2, 3):
@@ -82,9 +87,23 @@ def write_level0(path, fields, tile_size, origin=(0.0, 0.0, 0.0), h0=None):
     root = [e // B for e in ext] + [1] * (3 - dim)
     if h0 is None:
         h0 = 1.0 / max(ext)
+    try:
+        h0 = float(h0)
+        origin = [float(x) for x in origin] + [0.0] * (3 - len(origin))
+    except (TypeError, ValueError):
+        raise MeshInputError(f"cell size {h0!r} and origin {origin!r}: numbers are expected")
     if not (np.isfinite(h0) and h0 > 0):
         raise MeshInputError(f"cell size {h0}: must be a finite number > 0")
-    origin = list(origin) + [0.0] * (3 - len(origin))
+    # dpamr refuses a non-finite origin in the file and the deck, and a domain whose far corner is not
+    # a number (cell centres are origin + (i + 0.5) x h): refused here, before any file is written
+    for a in range(3):
+        if not np.isfinite(origin[a]):
+            raise MeshInputError(f"origin {' '.join(map(str, origin[:max(dim, a + 1)]))}: coordinate {a} is "
+                                 f"{origin[a]}; every coordinate must be a finite number")
+        far = origin[a] + (ext[a] if a < dim else 1) * h0
+        if a < dim and not np.isfinite(far):
+            raise MeshInputError(f"origin {origin[a]!r} and cell size {h0!r}: the domain's far corner on axis {a}, "
+                                 f"origin + {ext[a]} cells x cell size, is not a finite number")
     tiles = [(morton(dim, i, j, k), i, j, k)
              for k in range(root[2]) for j in range(root[1]) for i in range(root[0])]
     tiles.sort()

@@ -334,11 +334,11 @@ static long long check_index(const mesh_t *m, const valid_opts_t *o, const dp_ti
                              char *msg, size_t len)
 {
     long long nfail4 = 0;
-    const dp_tidx roots = (dp_tidx)m->root[0] * m->root[1] * m->root[2];
-    if (o->roots < 0 && count[0] != roots) {
+    const uint64_t roots = mesh_root_tiles(m->root); /* may pass int64: a mesh read from a file */
+    if (o->roots < 0 && (count[0] < 0 || (uint64_t)count[0] != roots)) {
         if (nfail4++ == 0)
-            snprintf(msg, len, "level 0 has %lld tiles, the root grid %d x %d x %d needs %lld", (long long)count[0],
-                     m->root[0], m->root[1], m->root[2], (long long)roots);
+            snprintf(msg, len, "level 0 has %lld tiles, the root grid %d x %d x %d needs %llu", (long long)count[0],
+                     m->root[0], m->root[1], m->root[2], (unsigned long long)roots);
     } else if (o->roots >= 0 && count[0] != o->roots) {
         if (nfail4++ == 0)
             snprintf(msg, len, "level 0 of this part has %lld tiles, the partition gave it %lld roots",
