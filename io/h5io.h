@@ -191,8 +191,9 @@ double h5io_raw_bytes(const mesh_t *m, dp_tidx ntiles);
  *  1, a malloc'd copy of the step's /dpamr/deck (NULL when it has none); the caller frees it. */
 int h5io_read_step(const char *path, long long *step, double *time, char **deck_text, char *err, size_t errlen);
 
-/** 1 when path is an HDF5 file dpamr wrote (`dpamr run` or `dpamr mesh`, in either layout: format
- *  version 1 or 2; /dpamr/provenance with its version and variant, and /dpamr/deck); 0 for anything
+/** Nonzero when path is an HDF5 file dpamr wrote (in either layout: format version 1 or 2;
+ *  /dpamr/provenance with its version and variant, and /dpamr/deck): 1 for a run's output (a
+ *  refinement or a time step), 2 for a level-0 mesh of `dpamr mesh` (variant "mesh"); 0 for anything
  *  else (absent, not HDF5, another tool's, an HDF5 format dpamr does not read, a damaged object
  *  header on the way), with what the file is in what (n bytes; a phrase that follows "PATH exists
  *  and ...", e.g. "was not written by dpamr (...)"). */

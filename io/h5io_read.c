@@ -452,7 +452,7 @@ static int r_format(rctx *c)
     char *fmt = r_attr_str(c, c->g, "/dpamr", "format");
     if (!fmt) return -1;
     const int ok = strcmp(fmt, FORMAT_NAME) == 0;
-    if (!ok) rfail(c, "not a dpamr mesh: /dpamr@format is '%.64s', expected '%s'", fmt, FORMAT_NAME);
+    if (!ok) rfail(c, "not a dpamr file: /dpamr@format is '%.64s', expected '%s'", fmt, FORMAT_NAME);
     free(fmt);
     if (!ok) return -1;
     int64_t v;
@@ -1496,14 +1496,14 @@ static int r_begin_file(const char *path, const void *image, size_t n, mesh_t *m
     int rc = -1;
     const int has = r_has(c, f, "dpamr"); /* its header checked: a damaged one is a failed check */
     if (has <= 0) {
-        if (has == 0) rfail(c, "not a dpamr mesh: no /dpamr group; see docs/format.md");
+        if (has == 0) rfail(c, "not a dpamr file (a mesh or an output): no /dpamr group; see docs/format.md");
         else rc = H5IO_BAD_CONTENT;
         goto done;
     }
     c->g = H5Gopen2(f, "dpamr", H5P_DEFAULT);
     if (c->g < 0) {
         char why[200];
-        rfail(c, "not a dpamr mesh: /dpamr is not a group (HDF5: %s); see docs/format.md", h5i_reason(why));
+        rfail(c, "not a dpamr file: /dpamr is not a group (HDF5: %s); see docs/format.md", h5i_reason(why));
         rc = H5IO_BAD_CONTENT;
         goto done;
     }
@@ -2177,7 +2177,12 @@ int h5io_is_dpamr_output(const char *path, char *what, size_t n)
     hid_t p = prov > 0 ? H5Gopen2(f, "dpamr/provenance", H5P_DEFAULT) : -1;
     hid_t a1 = p < 0 ? -1 : r_attr_open(&c, p, "/dpamr/provenance", "version");
     hid_t a2 = a1 < 0 ? -1 : r_attr_open(&c, p, "/dpamr/provenance", "variant");
-    const int own = a2 >= 0;
+    int own = a2 >= 0;
+    if (own) { /* which kind: a level-0 mesh of `dpamr mesh` (variant "mesh") or a run's output */
+        char *variant = r_attr_str(&c, p, "/dpamr/provenance", "variant");
+        if (variant && strcmp(variant, "mesh") == 0) own = 2;
+        free(variant);
+    }
     if (deck < 0 || prov < 0)
         h5i_seterr(what, n, "is damaged, so dpamr cannot tell whether it wrote it (%s)", err);
     else if (!own)

@@ -509,9 +509,9 @@ static const deck_key_t k_keys[] = {
       "tile store capacity (per rank); 0: as many tiles as memory holds (the device's free memory with the "
       "engine's scratch on the GPU variants, and the host's available memory for the result), at most every tile a "
       "refinement of the input can reach up to max_level", 'i', 1, 1, 0, LL(1) << 40,
-      "0 (computed) or a tile count", { NULL } },
+      "0 (computed) or a tile count, 1 to 1099511627776 (2^40)", { NULL } },
     { "pool", "int", "0 (computed)", NULL, "force the CDP pending-launch pool size", 'i', 1, 1, 0, LL(1) << 26,
-      "0 (computed bound) or a pending-launch count", { NULL } },
+      "0 (computed bound) or a pending-launch count, 1 to 67108864 (2^26)", { NULL } },
     { "cdp_grain", "word", "level", NULL,
       "what one device-side launch of the cdp variant covers: one tile's children, a block of cdp_group tiles', or "
       "a whole level's", 'c', 1, 1, 0, 0, NULL, { "tile", "group", "level", NULL } },
@@ -521,7 +521,7 @@ static const deck_key_t k_keys[] = {
       "write the GPU kernels' device timeline as a Chrome/Perfetto trace JSON (GPU variants)", 'p', 1, 1, 0, 0, NULL,
       { NULL } },
     { "threads", "int", "0 (OpenMP default)", NULL, "OpenMP threads of the cpu engine", 'i', 1, 1, 0, 4096,
-      "0 (OpenMP default) or a thread count", { NULL } },
+      "0 (OpenMP default) or a thread count, 1 to 4096", { NULL } },
     { "mpi_write", "word", "auto", NULL,
       "how an MPI run writes its file: collective (parallel HDF5), gather (to rank 0); auto = collective when "
       "possible. Without MPI: ignored", 'c', 1, 1, 0, 0, NULL, { "auto", "collective", "gather", NULL } },
@@ -559,31 +559,37 @@ const deck_key_t *deck_key_find(const char *key)
 
 int deck_nearest(const char *word, const char *const *choices, int n)
 {
-    /* Levenshtein distance, letters compared without case; a word is near a choice within 2 edits
-     * and a third of its length (so 'dim' is not offered for 'xyz') */
+    /* Edit distance with adjacent transpositions (optimal string alignment: 'rnu' is one edit from
+     * 'run'), letters compared without case; a word is near a choice within 2 edits and a third of
+     * its length (so 'dim' is not offered for 'xyz') */
     const size_t lw = strlen(word);
     if (lw == 0 || lw > 120) return -1;
     int best = -1, bestd = 3;
+#define LOW(s, i) tolower((unsigned char)(s)[(i)])
     for (int c = 0; c < n; ++c) {
         const char *t = choices[c];
         const size_t lt = strlen(t);
         if (lt > 120) continue;
-        int prev[122], cur[122];
+        int prev2[122], prev[122], cur[122];
         for (size_t j = 0; j <= lt; ++j) prev[j] = (int)j;
         for (size_t i = 1; i <= lw; ++i) {
             cur[0] = (int)i;
             for (size_t j = 1; j <= lt; ++j) {
-                const int same = tolower((unsigned char)word[i - 1]) == tolower((unsigned char)t[j - 1]);
-                int v = prev[j - 1] + !same;
+                int v = prev[j - 1] + (LOW(word, i - 1) != LOW(t, j - 1));
                 if (prev[j] + 1 < v) v = prev[j] + 1;
                 if (cur[j - 1] + 1 < v) v = cur[j - 1] + 1;
+                if (i > 1 && j > 1 && LOW(word, i - 1) == LOW(t, j - 2) && LOW(word, i - 2) == LOW(t, j - 1) &&
+                    prev2[j - 2] + 1 < v)
+                    v = prev2[j - 2] + 1;
                 cur[j] = v;
             }
+            memcpy(prev2, prev, (lt + 1) * sizeof *prev);
             memcpy(prev, cur, (lt + 1) * sizeof *prev);
         }
         const int dist = prev[lt];
         if (dist < bestd && (size_t)dist * 3 <= lw) best = c, bestd = dist;
     }
+#undef LOW
     return best;
 }
 
@@ -959,6 +965,9 @@ static int schema(kv_t *kv, deck_t *d, const char *deck_path)
     p->threshold_f = (float)p->threshold;
 
     if (parse_objects(kv, d) < 0) return -1;
+    if (p->fill == DP_FILL_MODEL && p->nobj == 0) /* every new cell would be 0 */
+        return fail(kv, find(kv, "fill"), "fill = model makes the new tiles' cells from model.objects, and the deck "
+                    "names none: give model.objects, or fill = prolong");
 
     /* Paths: set in the deck file, relative to the deck's folder; on the command line, relative to
      * the current directory (get_path). mesh_file's default, the deck's name with .mesh.hdf, lies
@@ -1062,14 +1071,19 @@ static int schema(kv_t *kv, deck_t *d, const char *deck_path)
                 snprintf(generic, sizeof generic, "model.NAME%.80s", last);
                 if (deck_key_find(generic)) {
                     const entry_t *objs = find(kv, "model.objects");
-                    return fail(kv, &kv->e[i], "object '%.*s' is not in model.objects (%s): add it there, or remove "
-                                "its keys", (int)(last - (k + 6)), k + 6,
-                                objs ? clip(objs->val, list, sizeof list) : "not set");
+                    char name[128], hint[200] = "";
+                    snprintf(name, sizeof name, "%.*s", (int)(last - (k + 6)) < 127 ? (int)(last - (k + 6)) : 127, k + 6);
+                    const char *names[DP_MAX_OBJECTS];
+                    for (int o = 0; o < d->p.nobj; ++o) names[o] = d->object_name[o];
+                    const int near = deck_nearest(name, names, d->p.nobj); /* a misspelt object: its nearest */
+                    if (near >= 0) snprintf(hint, sizeof hint, "did you mean '%s'? ", names[near]);
+                    return fail(kv, &kv->e[i], "object '%s' is not in model.objects (%s): %sadd it there, or remove "
+                                "its keys", name, objs ? clip(objs->val, list, sizeof list) : "not set", hint);
                 }
             }
             char near[160];
             if (deck_key_suggest(k, near, sizeof near))
-                return fail(kv, &kv->e[i], "unknown key; did you mean '%s'? (`dpamr help` lists every key)", near);
+                return fail(kv, &kv->e[i], "unknown key; did you mean '%s'? (`dpamr help keys` lists every key)", near);
             return fail(kv, &kv->e[i], "unknown key (valid keys: %s)", keys_help(list, sizeof list));
         }
     return 0;

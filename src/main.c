@@ -35,7 +35,7 @@ static void usage(FILE *fp)
             "  dpamr check FILE                  re-validate a file written by dpamr\n"
             "  dpamr bench DECK [key=value ...]  check that the variants agree, then time them\n"
             "  dpamr gpu                         say whether a usable CUDA device is present (exit 0/1)\n"
-            "  dpamr help KEY                    a deck key's type, default and valid values\n"
+            "  dpamr help KEY | keys             a deck key's type, default and valid values | every key\n"
             "  dpamr SUBCOMMAND --help | dpamr --help | --version | --man\n\n"
             "Deck keys: docs/decks.md; file layout: docs/format.md (installed: share/doc/dpamr/docs/; the\n"
             "scripts tools/*.py and validation/*.py in share/dpamr/, the shipped decks in share/dpamr/inputs/).\n",
@@ -51,8 +51,8 @@ static const struct {
              "  `output` (VTKHDF OverlappingAMR plus dpamr's /dpamr group).\n"
              "  Paths set in the deck are relative to the deck's folder; paths given as key=value on the command\n"
              "  line are relative to the current directory. The header prints the resolved paths, the estimated\n"
-             "  file size and memory. An existing output written by dpamr is replaced (and the run says so;\n"
-             "  overwrite=never refuses); any other existing file is never written over.\n"
+             "  file size and memory. An existing run output written by dpamr is replaced (and the run says so;\n"
+             "  overwrite=never refuses); any other existing file (a `dpamr mesh` mesh too) is never written over.\n"
              "  A missing mesh_file: make it with `dpamr mesh DECK`.\n"
              "  With steps > 0 (every variant): then regrid step by step as the model objects move, validate and write\n"
              "  a file every output_every steps (output = a pattern such as run_%05d.hdf) and the series\n"
@@ -62,16 +62,17 @@ static const struct {
     { "mesh", "usage: dpamr mesh DECK [key=value ...]\n"
               "  Sample level 0 from the deck's model.objects and write it to mesh_file (default: the deck's name\n"
               "  with .mesh.hdf, beside the deck). A mesh_file dpamr did not write (e.g. one from\n"
-              "  tools/mesh_from_numpy.py) is never written over; an earlier `dpamr mesh` output is replaced and\n"
-              "  the command says so (overwrite=never refuses). It writes no output: output= on its command line is\n"
-              "  refused (give mesh_file=).\n" },
+              "  tools/mesh_from_numpy.py) is never written over, nor a `dpamr run` output; an earlier `dpamr mesh`\n"
+              "  output is replaced and the command says so (overwrite=never refuses). It writes no output: output=\n"
+              "  on its command line is refused (give mesh_file=).\n" },
     { "check", "usage: dpamr check FILE\n"
                "  Re-validate a file written by dpamr with the deck stored in it and compare its checksums with the\n"
                "  ones recorded when it was written. Exit 0 when it passes; 1 when dpamr cannot open the file\n"
                "  (missing, not a regular file, not HDF5, the HDF5 1.6 format, truncated, a damaged superblock or\n"
-               "  root group), it holds neither /dpamr/deck nor /dpamr/provenance (not written by dpamr), or a\n"
-               "  dataset is stored with an HDF5 filter this HDF5 lacks (it cannot be read here); 2 with the first\n"
-               "  failure of any other file (a dpamr file changed or damaged, even with one of those two deleted).\n" },
+               "  root group), it holds neither /dpamr/deck nor /dpamr/provenance (not written by dpamr), a\n"
+               "  dataset is stored with an HDF5 filter this HDF5 lacks (it cannot be read here), or the file\n"
+               "  changed while it was being checked (check it again); 2 with the first failure of any other file\n"
+               "  (a dpamr file changed or damaged, even with one of those two deleted).\n" },
     { "bench", "usage: dpamr bench DECK [key=value ...]\n"
                "  Build the mesh once with every variant and require identical bytes, then time bench_warmup\n"
                "  untimed and bench_repeats timed runs of each (cpu, hostlaunch, cdp at every grain, pdl off and on).\n"
@@ -94,9 +95,17 @@ static const char *sub_help(const char *name)
 
 static int is_help_flag(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h"); }
 
-/** `dpamr help KEY|SUBCOMMAND`. */
+/** `dpamr help KEY|SUBCOMMAND|keys`. */
 static int cmd_help(const char *what)
 {
+    if (!strcmp(what, "keys")) { /* every key, one line each: name, type, default, meaning */
+        for (int i = 0; i < deck_key_count(); ++i) {
+            const deck_key_t *k = deck_key_at(i);
+            printf("%-22s %-16s %-12s %s\n", k->key, k->type, k->def, k->meaning);
+        }
+        printf("(`dpamr help KEY`: a key's valid values; docs/decks.md)\n");
+        return 0;
+    }
     const char *text = sub_help(what);
     if (text) return fputs(text, stdout), 0;
     const deck_key_t *k = deck_key_find(what);
@@ -230,6 +239,11 @@ static int mesh_build(deck_t *d, mesh_t *m, double t0)
 {
     (void)t0;
     char err[ERRLEN];
+    if (d->p.nobj == 0) { /* level 0 would be all zeros */
+        snprintf(err, sizeof err, "%.1000s: dpamr mesh samples level 0 from model.objects, and the deck names none: "
+                 "give model.objects (docs/decks.md), or make a mesh from arrays with tools/mesh_from_numpy.py", d->path);
+        return run_die(err);
+    }
     const int replacing = run_refuse_overwrite("mesh_file", d->mesh_file, d, 0, err, sizeof err);
     if (replacing < 0) return run_die(err);
     if (run_check_output("mesh_file", d->mesh_file, 0.0, err, sizeof err) != 0) return run_die(err);

@@ -95,6 +95,7 @@ int run_same_file(const char *a, const char *b)
 
 int run_refuse_overwrite(const char *key, const char *target, const deck_t *d, int check_mesh, char *err, size_t n)
 {
+    const int want = check_mesh ? 1 : 2; /* the kind written: a run's output, or a level-0 mesh */
     if (run_same_file(target, d->path))
         return snprintf(err, n, "%s = %.1000s is the deck itself: dpamr never writes over its input", key, target), -1;
     if (check_mesh && run_same_file(target, d->mesh_file))
@@ -110,9 +111,17 @@ int run_refuse_overwrite(const char *key, const char *target, const deck_t *d, i
                                                : "a device, FIFO or socket",
                          key), -1;
     char what[1500];
-    if (!h5io_is_dpamr_output(target, what, sizeof what))
+    const int kind = h5io_is_dpamr_output(target, what, sizeof what);
+    if (!kind)
         return snprintf(err, n, "%s = %.1000s exists and %s: dpamr never writes over a file it did not write; move it "
                                 "away or choose another %s", key, target, what, key), -1;
+    /* a mesh is some deck's input: a run's output never replaces it, nor a mesh a run's output */
+    if (kind != want)
+        return snprintf(err, n, "%s = %.1000s exists and is %s: dpamr %s replaces only its own earlier %s; move it "
+                                "away or choose another %s", key, target,
+                        kind == 2 ? "a level-0 mesh written by `dpamr mesh` (a deck's input)"
+                                  : "the output of a `dpamr run` (a refinement or a time step)",
+                        want == 2 ? "mesh" : "run", want == 2 ? "level-0 mesh (`dpamr mesh`)" : "run output", key), -1;
     if (d->overwrite == DP_OVERWRITE_NEVER)
         return snprintf(err, n, "%s = %.1000s exists (an earlier dpamr output) and overwrite = never: move it away, "
                                 "choose another %s, or set overwrite=own", key, target, key), -1;

@@ -28,9 +28,11 @@ int run_mesh_has_frontier(const mesh_t *m, const char *file, char *err, size_t n
 /** 1 when paths a and b name the same existing file (through links too). */
 int run_same_file(const char *a, const char *b);
 /** Refuse to write `target` over one of dpamr's inputs (the deck, and the mesh file if check_mesh), over
- *  anything that is not a file dpamr wrote (h5io_is_dpamr_output), and over dpamr's own earlier
- *  output when the deck says overwrite = never. -1 with err; 0 for a new file; 1 when target is an
- *  earlier dpamr output that will be replaced (say so: run_say_replacing). */
+ *  anything that is not a file dpamr wrote (h5io_is_dpamr_output), over a file of dpamr's of the
+ *  other kind (check_mesh: a run's output, which never replaces a level-0 mesh of `dpamr mesh`; else
+ *  that mesh, which never replaces a run's output), and over dpamr's own earlier output when the deck
+ *  says overwrite = never. -1 with err; 0 for a new file; 1 when target is an earlier dpamr output of
+ *  the same kind that will be replaced (say so: run_say_replacing). */
 int run_refuse_overwrite(const char *key, const char *target, const deck_t *d, int check_mesh, char *err, size_t n);
 /** The one line saying that key = target, an earlier dpamr output, will be replaced (none with
  *  verbosity = quiet). */

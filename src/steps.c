@@ -588,6 +588,7 @@ int steps_loop(deck_t *d, mesh_t *m, double t0, int variant, const steps_ops_t *
          * (stdout stays fully buffered otherwise: `dpamr --version | grep -q` must not meet SIGPIPE) */
         if (root) fflush(stdout);
     }
+    if (root) printf("wrote %s (%lld file(s))\n", s.series, s.nout); /* a file written: said at every verbosity */
     if (root && say) {
         double med = 0.0, mx = 0.0;
         if (nregrid > 0) {
@@ -595,7 +596,6 @@ int steps_loop(deck_t *d, mesh_t *m, double t0, int variant, const steps_ops_t *
             med = nregrid % 2 ? regrid_ms[nregrid / 2] : 0.5 * (regrid_ms[nregrid / 2 - 1] + regrid_ms[nregrid / 2]);
             mx = regrid_ms[nregrid - 1];
         }
-        printf("wrote %s (%lld file(s))\n", s.series, s.nout);
         if (restart) printf("phases: restart from step %lld, ", k0);
         else printf("phases: first build %.3f ms, ", first_ms);
         printf("%lld regrid(s): median %.3f ms, max %.3f ms; ", nregrid, med, mx);

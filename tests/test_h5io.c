@@ -885,7 +885,7 @@ static void test_bad_files(const mesh_t *m, const char *good)
     expect_read_error(p, "not an HDF5 file");
 
     create_with_group(p, "VTKHDF", 1, 0, 0);
-    expect_read_error(p, "not a dpamr mesh: no /dpamr group");
+    expect_read_error(p, "not a dpamr file (a mesh or an output): no /dpamr group");
 
     /* the tiles' boxes and cells are read from /VTKHDF, the tree from /dpamr/tiles */
     const dp_tidx n0 = m->level_start[1], last = m->ntiles - 1, cells = mesh_cells(m);
@@ -1046,7 +1046,7 @@ static void test_file_format(const mesh_t *m)
     expect_read_error(p, "/ has a version-1 object header (the HDF5 1.6 format), which carries no checksum");
     /* a user block: the superblock at byte 512 is found and read */
     create_with_group(p, "VTKHDF", 1, 512, 0);
-    expect_read_error(p, "not a dpamr mesh: no /dpamr group");
+    expect_read_error(p, "not a dpamr file (a mesh or an output): no /dpamr group");
     CHECK(h5io_is_dpamr_output(p, what, sizeof what) == 0 && strstr(what, "was not written by dpamr (no /dpamr/deck"),
           "%s", what);
     CHECK(h5io_is_dpamr_output(scratch("fmt_absent.hdf"), what, sizeof what) == 0 && strstr(what, "cannot be read ("),

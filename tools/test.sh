@@ -14,10 +14,14 @@ else
     bash tools/build.sh build -DDPAMR_MPI=OFF
 fi
 ctest --test-dir build --output-on-failure "$@"
+# scratch of tests that passed: kept after a failure (set -e stops before this), else removed, so the
+# builds below do not add theirs to it (each holds outputs of up to a gigabyte)
+rm -rf build/tests/work
 if [ $# -eq 0 ]; then
     echo "== the default configuration (no MPI): build-nompi/"
     bash tools/build.sh build-nompi -DDPAMR_MPI=OFF
     ctest --test-dir build-nompi --output-on-failure -L "unit|e2e|errors" -E "paraview|e2e_bench"
+    rm -rf build-nompi/tests/work
     echo "== AddressSanitizer + UBSan (Debug, CPU only): build-asan/"
     # any sanitizer report (a leak too, at exit) ends the process with an error: the test fails
     san="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
@@ -25,6 +29,7 @@ if [ $# -eq 0 ]; then
         "-DCMAKE_C_FLAGS=$san" "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined"
     cmake --build build-asan -j "$(nproc)"
     ctest --test-dir build-asan --output-on-failure -L "unit|e2e|errors" -E "paraview|e2e_bench"
+    rm -rf build-asan/tests/work
     if command -v clang >/dev/null; then
         echo "== fuzz targets (clang libFuzzer, ASan + UBSan, about 25 s each): build-fuzz/"
         CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DDPAMR_CUDA=OFF -DDPAMR_MPI=OFF -DDPAMR_FUZZ=ON \
