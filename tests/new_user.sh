@@ -39,6 +39,20 @@ expect "help on no key" 1 "neither a deck key nor a subcommand; did you mean 'ti
 expect "the man page" 0 "^.TH DPAMR 1" "$dpamr" --man
 # the table validates: what help says is valid is what the deck accepts
 expect "help's range is the deck's" 1 "max_level.*out of range (0 to 23)" "$dpamr" run "$src/inputs/default.inp" max_level=24
+expect "help keys lists every key" 0 "^model.NAME.velocity" "$dpamr" help keys
+expect "an unknown key points at help keys" 1 "did you mean 'max_level'? (\`dpamr help keys\` lists every key)" \
+    "$dpamr" run "$src/inputs/default.inp" mxa_level=3
+expect "a swapped pair of letters is one edit" 1 "did you mean 'run'?" "$dpamr" rnu "$src/inputs/default.inp"
+expect "a misspelt object is answered with the nearest" 1 "object 'dsc' is not in model.objects (disc hill): did you mean 'disc'?" \
+    "$dpamr" run "$src/inputs/default.inp" model.dsc.type=sphere
+expect "a range says its numbers" 1 "5000 is out of range (0 (OpenMP default) or a thread count, 1 to 4096)" \
+    "$dpamr" run "$src/inputs/default.inp" threads=5000
+printf 'dim = 2\nroot = 2 2\n' >"$work/noobj.inp"
+expect "dpamr mesh without model.objects" 1 "dpamr mesh samples level 0 from model.objects, and the deck names none" \
+    "$dpamr" mesh "$work/noobj.inp"
+expect "fill = model without model.objects" 1 "fill = model makes the new tiles' cells from model.objects, and the deck names none" \
+    "$dpamr" run "$work/noobj.inp" fill=model
+[ -e "$work/noobj.mesh.hdf" ] && fail "dpamr mesh without objects wrote a mesh"
 
 echo "== a deck of one's own: paths in the deck from its folder, on the command line from here"
 mkdir -p "$work/decks" "$work/here"
@@ -91,6 +105,17 @@ expect "overwrite=never keeps even its own" 1 "overwrite = never" \
 echo "my notes" >notes.hdf
 expect "run refuses a foreign output" 1 "notes.hdf exists and is not an HDF5 file, so not a dpamr output" "$dpamr" run ../decks/my.inp output=notes.hdf
 [ "$(cat notes.hdf)" = "my notes" ] || fail "a foreign output was touched"
+# dpamr's files of the other kind: a run's output never replaces a mesh (some deck's input), nor
+# dpamr mesh a run's output
+"$dpamr" mesh ../decks/my.inp mesh_file=other.mesh.hdf >/dev/null || fail "dpamr mesh other.mesh.hdf"
+before=$(md5 other.mesh.hdf)
+expect "run refuses to replace a mesh" 1 "other.mesh.hdf exists and is a level-0 mesh written by .dpamr mesh. (a deck's input)" \
+    "$dpamr" run ../decks/my.inp mesh_file=local.mesh.hdf output=other.mesh.hdf
+[ "$(md5 other.mesh.hdf)" = "$before" ] || fail "a run replaced a mesh"
+before=$(md5 here.hdf)
+expect "mesh refuses to replace a run's output" 1 "here.hdf exists and is the output of a .dpamr run." \
+    "$dpamr" mesh ../decks/my.inp mesh_file=here.hdf
+[ "$(md5 here.hdf)" = "$before" ] || fail "dpamr mesh replaced a run's output"
 pick_python numpy
 if $py -c "import h5py" 2>/dev/null; then
     "$py" "$src/tools/mesh_from_numpy.py" numpy.hdf --demo 2 >/dev/null || fail "mesh_from_numpy --demo"

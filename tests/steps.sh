@@ -57,8 +57,11 @@ ls "$work/a"/*.tmp.* >/dev/null 2>&1 && fail "temporary file left behind"
 tail -2 "$work/a/run.log"
 
 echo "== one thread: the same datasets"
-(cd "$work/b" && "$dpamr" run "$d2" variant=cpu output=r_%05d.hdf steps=30 threads=1 verbosity=quiet >/dev/null) ||
+(cd "$work/b" && "$dpamr" run "$d2" variant=cpu output=r_%05d.hdf steps=30 threads=1 verbosity=quiet >quiet.log) ||
     fail "one-thread run"
+# verbosity = quiet: "wrote" lines only, the series' too
+grep -q "^wrote r.hdf.series (4 file(s))" "$work/b/quiet.log" && ! grep -qv "^wrote " "$work/b/quiet.log" ||
+    { fail "a quiet run: not only 'wrote' lines, or no series line"; tail -3 "$work/b/quiet.log"; }
 h5cmp "$work/a/r_00030.hdf" "$work/b/r_00030.hdf" --ignore /dpamr/deck || fail "one thread differs"
 
 echo "== restart from step 40 and from step 0: the uninterrupted series"

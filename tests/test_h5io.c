@@ -1027,7 +1027,15 @@ static void test_file_format(const mesh_t *m)
     fill_meta(&mt, DECK, &v, 0.0);
     mt.variant = "mesh"; /* no rank table to account for: h5io_verify passes on the good file */
     CHECK(h5io_write(good, m, &mt, err, sizeof err) == 0, "%s", err);
-    CHECK(h5io_is_dpamr_output(good, NULL, 0) == 1);
+    CHECK(h5io_is_dpamr_output(good, NULL, 0) == 2, "a level-0 mesh of `dpamr mesh` (variant mesh) is kind 2");
+    {
+        const char *out = scratch("fmt_out.hdf");
+        h5io_meta_t mo = mt;
+        mo.variant = "cpu";
+        CHECK(h5io_write(out, m, &mo, err, sizeof err) == 0, "%s", err);
+        CHECK(h5io_is_dpamr_output(out, NULL, 0) == 1, "a run's output (variant cpu) is kind 1");
+        remove(out);
+    }
 
     /* the HDF5 1.6 format: superblock 0; refused before HDF5 opens it, with the command that converts */
     create_with_group(p, "dpamr", 0, 0, 0);
