@@ -15,9 +15,9 @@ Time steps (a file with "steps", rows with step and regrid_ms): two panels, log 
 variant: the median regrid time of every step (left), and the median rebuild time of every level
 (right, from "level_ms"; a file without it says so in that panel).
 
-OUT.png defaults to BENCH.json with .json replaced by .png. It is written to a temporary name
-in the same directory and renamed, so a failure leaves no partial file. Exit status: 0 done,
-2 bad input or usage (one message naming the file and what is wrong), 1 output not written.
+OUT.png defaults to BENCH.json with .json replaced by .png; its folder is made when missing. It is
+written to a temporary name in the same directory and renamed, so a failure leaves no partial file.
+Exit status: 0 done, 2 bad input or usage (one message naming the file and what is wrong), 1 output not written.
 """
 import argparse
 import json
@@ -282,9 +282,17 @@ def plot_steps(doc, rows, out, title):
 
 
 def save(fig, plt, out):
-    """Write the figure to a temporary name beside out and rename it (no partial file on failure)."""
-    tmp = os.path.join(os.path.dirname(out) or ".", f".{os.path.basename(out)}.tmp.{os.getpid()}")
+    """Write the figure to a temporary name beside out and rename it (no partial file on failure); out's
+    folder is made when missing."""
+    folder = os.path.dirname(out) or "."
+    tmp = os.path.join(folder, f".{os.path.basename(out)}.tmp.{os.getpid()}")
     try:
+        if os.path.exists(folder) and not os.path.isdir(folder):
+            raise NotADirectoryError(20, f"its folder {folder} exists and is not a folder")
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as e:
+            raise OSError(e.errno, f"cannot make its folder {folder}: {e.strerror}") from e
         fig.savefig(tmp, format="png")
         os.replace(tmp, out)
     except BaseException:
