@@ -3,7 +3,8 @@
 # help for every subcommand and deck key, no file dpamr did not write is overwritten, paths relative
 # to where they were written, a missing mesh and a bad output folder said before any work, the
 # warnings, an install into a temporary prefix that runs from there, render.py without a display,
-# mesh_from_numpy.py's command line and its errors.
+# the Python scripts on a python that lacks their modules, mesh_from_numpy.py's command line and its
+# errors.
 set -uo pipefail
 dpamr=$1 src=$2 build=$3
 source "$(dirname "$0")/lib.sh"
@@ -275,6 +276,34 @@ if $py -c "import h5py, matplotlib" 2>/dev/null; then
 else
     echo "render.py: skipped (no h5py and matplotlib)"
 fi
+
+echo "== the scripts on a python without their modules: one line naming them, no traceback"
+# h5py, matplotlib and paraview shadowed by modules that raise ImportError (PYTHONPATH comes before
+# the installed packages), as on a python (pyenv, a venv) first on PATH that lacks Debian's packages
+mkdir -p nomods
+for m in h5py matplotlib paraview; do echo "raise ImportError('$m hidden by new_user.sh')" >nomods/$m.py; done
+cp "$src/tests/data/bench_sample_cpu.json" nomods.json
+# lacks SCRIPT MODULES ARGS...: SCRIPT exits 1 with one line on stderr naming MODULES and their packages
+lacks() {
+    local script=$1 mods=$2 rc=0 name
+    shift 2
+    name=$(basename "$script")
+    env -u DISPLAY PYTHONPATH="$work/here/nomods" "$py" "$script" "$@" >nomods.out 2>nomods.err || rc=$?
+    local pkgs
+    pkgs=$(for m in ${mods//,/}; do printf 'python3-%s ' "$m"; done)
+    if [ $rc -ne 1 ] || [ "$(wc -l <nomods.err)" -ne 1 ] || grep -q Traceback nomods.err nomods.out ||
+        ! grep -q "^$name: needs .*$mods.* (Debian: apt-get install .*${pkgs% }); this python is " nomods.err; then
+        fail "$name without $mods: exit $rc, not 1 with one line:"; cat nomods.out nomods.err
+    else
+        echo "ok   $name without $mods: $(head -c 300 nomods.err)"
+    fi
+}
+lacks "$src/validation/render.py" "h5py, matplotlib" here.hdf nomods.png
+lacks "$src/validation/paraview_check.py" "h5py, paraview" here.hdf
+lacks "$src/validation/paraview_series.py" "h5py, paraview" nomods.hdf.series
+lacks "$src/tools/mesh_from_numpy.py" "h5py" nomods.hdf --demo 2
+lacks "$src/tools/plot_bench.py" "matplotlib" nomods.json -o nomods.png
+ls nomods.png nomods.hdf* 2>/dev/null && fail "a script without its modules wrote a file"
 
 echo "== mesh_from_numpy.py: the user's .npy/.npz, clear errors, no half-written file"
 pick_python h5py

@@ -1,9 +1,10 @@
 #!/bin/bash
 # plot_bench.sh SRC_DIR WORK_DIR [BENCH_JSON...] - tools/plot_bench.py turns each bench JSON
 # (default: the GPU and cpu-only fixtures in tests/data, refinement and time steps) into a real
-# PNG (signature, width and height > 200), and on a file of invalid JSON, one without "rows", one
-# with a row missing a key and time-step files with a bad row or bad per-level times it exits 2 with
-# a message naming the file and leaves no output behind; it also refuses to overwrite its input.
+# PNG (signature, width and height > 200), in a folder it makes when missing (exit 1 when it cannot),
+# and on a file of invalid JSON, one without "rows", one with a row missing a key and time-step files
+# with a bad row or bad per-level times it exits 2 with a message naming the file and leaves no
+# output behind; it also refuses to overwrite its input.
 # Exit 77 (skipped) without python3-matplotlib.
 set -euo pipefail
 src=$1 work=$2
@@ -46,6 +47,20 @@ done
 cp "$src/tests/data/bench_sample_gpu.json" "$work/default.json"
 $py "$plot" "$work/default.json" >/dev/null
 check_png "$work/default.png"
+
+# 2b. -o into a folder that does not exist: it is made; into a "folder" that is a file: exit 1, one line
+$py "$plot" "$src/tests/data/bench_sample_cpu.json" -o "$work/new/dir/out.png" >/dev/null ||
+    fail "-o into a new folder: plot_bench.py failed"
+check_png "$work/new/dir/out.png"
+touch "$work/a_file"
+rc=0
+$py "$plot" "$src/tests/data/bench_sample_cpu.json" -o "$work/a_file/out.png" >/dev/null 2>"$work/a_file.err" || rc=$?
+if [ $rc -ne 1 ] || [ "$(wc -l <"$work/a_file.err")" -ne 1 ] ||
+    ! grep -q "cannot write $work/a_file/out.png: its folder $work/a_file exists and is not a" "$work/a_file.err"; then
+    fail "-o under a file: exit $rc, not 1 with one line:"; cat "$work/a_file.err"
+else
+    echo "ok   -o under a file (exit 1): $(cat "$work/a_file.err")"
+fi
 
 # expect_error NAME PATTERN ARGS...: plot_bench.py ARGS exits 2 with PATTERN on stderr, and the
 # directory $work/NAME (its input alone) holds no other file afterwards

@@ -15,9 +15,9 @@ Time steps (a file with "steps", rows with step and regrid_ms): two panels, log 
 variant: the median regrid time of every step (left), and the median rebuild time of every level
 (right, from "level_ms"; a file without it says so in that panel).
 
-OUT.png defaults to BENCH.json with .json replaced by .png. It is written to a temporary name
-in the same directory and renamed, so a failure leaves no partial file. Exit status: 0 done,
-2 bad input or usage (one message naming the file and what is wrong), 1 output not written.
+OUT.png defaults to BENCH.json with .json replaced by .png; its folder is made when missing. It is
+written to a temporary name in the same directory and renamed, so a failure leaves no partial file.
+Exit status: 0 done, 2 bad input or usage (one message naming the file and what is wrong), 1 output not written.
 """
 import argparse
 import json
@@ -29,6 +29,34 @@ import sys
 PROG = "plot_bench.py"
 GRAINS = ("tile", "group", "level")          # launch size grows in this order
 PDL_STYLE = {"on": ("tab:blue", "o"), "off": ("tab:orange", "s")}
+
+
+# require() is the same in each script (tools/ and validation/ run apart from each other)
+DEBIAN = {"h5py": "python3-h5py", "numpy": "python3-numpy", "matplotlib": "python3-matplotlib",
+          "paraview": "python3-paraview"}
+
+
+def require(modules):
+    """Import each of modules; when any fails, one line on stderr (what to install, which python this
+    is) and exit 1, not a traceback."""
+    import importlib
+
+    missing, detail = [], ""
+    for name in modules:
+        top = name.split(".")[0]
+        try:
+            importlib.import_module(name)
+        except ImportError as e:
+            missing.append(top)
+            if not detail and not (isinstance(e, ModuleNotFoundError) and e.name == top):
+                detail = f" (import {name}: {' '.join(str(e).split())})"  # a broken install, not a missing one
+    if missing:
+        line = (f"{PROG}: needs {', '.join(missing)}{detail} (Debian: apt-get install "
+                f"{' '.join(DEBIAN[m] for m in missing)}); this python is {sys.executable}")
+        if os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3"):
+            line += "; Debian's /usr/bin/python3 has them"
+        print(line, file=sys.stderr)
+        sys.exit(1)
 
 
 class BadInput(Exception):
@@ -254,9 +282,17 @@ def plot_steps(doc, rows, out, title):
 
 
 def save(fig, plt, out):
-    """Write the figure to a temporary name beside out and rename it (no partial file on failure)."""
-    tmp = os.path.join(os.path.dirname(out) or ".", f".{os.path.basename(out)}.tmp.{os.getpid()}")
+    """Write the figure to a temporary name beside out and rename it (no partial file on failure); out's
+    folder is made when missing."""
+    folder = os.path.dirname(out) or "."
+    tmp = os.path.join(folder, f".{os.path.basename(out)}.tmp.{os.getpid()}")
     try:
+        if os.path.exists(folder) and not os.path.isdir(folder):
+            raise NotADirectoryError(20, f"its folder {folder} exists and is not a folder")
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as e:
+            raise OSError(e.errno, f"cannot make its folder {folder}: {e.strerror}") from e
         fig.savefig(tmp, format="png")
         os.replace(tmp, out)
     except BaseException:
@@ -339,6 +375,7 @@ def main():
     ap.add_argument("-o", dest="out", metavar="OUT.png", help="default: BENCH.json with .json replaced by .png")
     ap.add_argument("--title", help="default: deck, device and commit from the file")
     a = ap.parse_args()
+    require(["matplotlib"])
 
     out = a.out
     if out is None:

@@ -10,15 +10,49 @@ step's own /dpamr group (read with h5py):
   - at every time step the reader's vtkOverlappingAMR has the step file's levels (those /VTKHDF
     shows) and, per level, as many boxes as the file has tiles;
   - each file's /dpamr@step and @time: the time equals the series' time for that file.
-With --png-dir, the first and last time steps are rendered to PNGs there (Surface With Edges).
-Prints one line per time step and exits 0 when everything matched, 1 otherwise.
+With --png-dir, the first and last time steps are rendered to PNGs there (Surface With Edges); the
+folder is made when missing, and rendering needs an X display (xvfb-run): both are checked first.
+Prints one line per time step (and per render) and exits 0 when everything matched and rendered, 1
+otherwise. Needs Debian's python3-numpy, python3-h5py and python3-paraview: without one, it says so
+in one line and exits 1.
 """
 import argparse
 import json
 import os
 import sys
 
-import numpy as np
+PROG = "paraview_series.py"
+# require() is the same in each script (tools/ and validation/ run apart from each other)
+DEBIAN = {"h5py": "python3-h5py", "numpy": "python3-numpy", "matplotlib": "python3-matplotlib",
+          "paraview": "python3-paraview"}
+
+
+def require(modules):
+    """Import each of modules; when any fails, one line on stderr (what to install, which python this
+    is) and exit 1, not a traceback."""
+    import importlib
+
+    missing, detail = [], ""
+    for name in modules:
+        top = name.split(".")[0]
+        try:
+            importlib.import_module(name)
+        except ImportError as e:
+            missing.append(top)
+            if not detail and not (isinstance(e, ModuleNotFoundError) and e.name == top):
+                detail = f" (import {name}: {' '.join(str(e).split())})"  # a broken install, not a missing one
+    if missing:
+        line = (f"{PROG}: needs {', '.join(missing)}{detail} (Debian: apt-get install "
+                f"{' '.join(DEBIAN[m] for m in missing)}); this python is {sys.executable}")
+        if os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3"):
+            line += "; Debian's /usr/bin/python3 has them"
+        print(line, file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    require(["numpy", "h5py", "paraview.simple"])
+import numpy as np  # noqa: E402
 
 
 def file_tree(path):
@@ -39,12 +73,34 @@ def main():
     ap.add_argument("series")
     ap.add_argument("--png-dir")
     a = ap.parse_args()
-    with open(a.series) as fp:
-        s = json.load(fp)
+    try:
+        with open(a.series) as fp:
+            s = json.load(fp)
+    except (OSError, ValueError) as e:
+        print(f"FAIL {a.series}: cannot read it as a series file: {getattr(e, 'strerror', None) or e}")
+        return 1
     if s.get("file-series-version") != "1.0":
         print(f"FAIL {a.series}: file-series-version is {s.get('file-series-version')!r}, not '1.0'")
         return 1
     files = s["files"]
+    if a.png_dir:  # before any work: the folder (made when missing) and the display rendering needs
+        if not os.environ.get("DISPLAY"):
+            print(f"{PROG}: error: --png-dir renders with ParaView, which needs an X display: run it under "
+                  "`xvfb-run -a`", file=sys.stderr)
+            return 1
+        why = None
+        if os.path.exists(a.png_dir) and not os.path.isdir(a.png_dir):
+            why = "it exists and is not a folder"
+        else:
+            try:
+                os.makedirs(a.png_dir, exist_ok=True)
+                if not os.access(a.png_dir, os.W_OK | os.X_OK):
+                    why = "cannot write in it (permission denied)"
+            except OSError as e:
+                why = f"cannot make it: {e.strerror or e}"
+        if why:
+            print(f"{PROG}: error: --png-dir {a.png_dir}: {why}", file=sys.stderr)
+            return 1
     folder = os.path.dirname(os.path.abspath(a.series))
     from paraview import simple as pv
 
@@ -73,24 +129,27 @@ def main():
         print(f"{'ok  ' if ok else 'FAIL'} t={t:g} {e['name']} (step {step}, @time {ftime:g}): levels {len(got)}, "
               f"boxes per level {got}" + ("" if got == counts else f", the file has {counts}"))
         fails += not ok
+    bad_renders = 0  # counted apart: a failed render is not a failed time step
     if a.png_dir and fails == 0:
         view = pv.CreateView("RenderView")
         view.ViewSize = [800, 800]
         disp = pv.Show(reader, view)
         disp.SetRepresentationType("Surface With Edges")
         pv.ColorBy(disp, ("CELLS", "rho"))
-        for k in (0, len(times) - 1):
+        renders = sorted({0, len(times) - 1})
+        for k in renders:
             view.ViewTime = times[k]
             pv.ResetCamera(view)
             out = os.path.join(a.png_dir, f"series_{k}.png")
             pv.SaveScreenshot(out, view)
             if not os.path.exists(out) or os.path.getsize(out) < 10 * 1024:
                 print(f"FAIL the render of t={times[k]} ({out}) is missing or blank")
-                fails += 1
+                bad_renders += 1
             else:
                 print(f"rendered t={times[k]:g} to {out}")
-    print(f"{len(times) - fails} of {len(times)} time steps passed")
-    return 1 if fails else 0
+    print(f"{len(times) - fails} of {len(times)} time steps passed"
+          + (f"; {bad_renders} of {len(renders)} renders failed" if bad_renders else ""))
+    return 1 if fails or bad_renders else 0
 
 
 if __name__ == "__main__":
