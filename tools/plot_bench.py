@@ -31,32 +31,9 @@ GRAINS = ("tile", "group", "level")          # launch size grows in this order
 PDL_STYLE = {"on": ("tab:blue", "o"), "off": ("tab:orange", "s")}
 
 
-# require() is the same in each script (tools/ and validation/ run apart from each other)
-DEBIAN = {"h5py": "python3-h5py", "numpy": "python3-numpy", "matplotlib": "python3-matplotlib",
-          "paraview": "python3-paraview"}
-
-
-def require(modules):
-    """Import each of modules; when any fails, one line on stderr (what to install, which python this
-    is) and exit 1, not a traceback."""
-    import importlib
-
-    missing, detail = [], ""
-    for name in modules:
-        top = name.split(".")[0]
-        try:
-            importlib.import_module(name)
-        except ImportError as e:
-            missing.append(top)
-            if not detail and not (isinstance(e, ModuleNotFoundError) and e.name == top):
-                detail = f" (import {name}: {' '.join(str(e).split())})"  # a broken install, not a missing one
-    if missing:
-        line = (f"{PROG}: needs {', '.join(missing)}{detail} (Debian: apt-get install "
-                f"{' '.join(DEBIAN[m] for m in missing)}); this python is {sys.executable}")
-        if os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3"):
-            line += "; Debian's /usr/bin/python3 has them"
-        print(line, file=sys.stderr)
-        sys.exit(1)
+# dpamr_require.py: beside this script once installed, in validation/ in the source tree
+sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "validation"))
+from dpamr_require import require  # noqa: E402
 
 
 class BadInput(Exception):
@@ -375,7 +352,7 @@ def main():
     ap.add_argument("-o", dest="out", metavar="OUT.png", help="default: BENCH.json with .json replaced by .png")
     ap.add_argument("--title", help="default: deck, device and commit from the file")
     a = ap.parse_args()
-    require(["matplotlib"])
+    require(PROG, ["matplotlib"])
 
     out = a.out
     if out is None:

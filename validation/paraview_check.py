@@ -25,36 +25,11 @@ import os
 import sys
 
 PROG = "paraview_check.py"
-# require() is the same in each script (tools/ and validation/ run apart from each other)
-DEBIAN = {"h5py": "python3-h5py", "numpy": "python3-numpy", "matplotlib": "python3-matplotlib",
-          "paraview": "python3-paraview"}
-
-
-def require(modules):
-    """Import each of modules; when any fails, one line on stderr (what to install, which python this
-    is) and exit 1, not a traceback."""
-    import importlib
-
-    missing, detail = [], ""
-    for name in modules:
-        top = name.split(".")[0]
-        try:
-            importlib.import_module(name)
-        except ImportError as e:
-            missing.append(top)
-            if not detail and not (isinstance(e, ModuleNotFoundError) and e.name == top):
-                detail = f" (import {name}: {' '.join(str(e).split())})"  # a broken install, not a missing one
-    if missing:
-        line = (f"{PROG}: needs {', '.join(missing)}{detail} (Debian: apt-get install "
-                f"{' '.join(DEBIAN[m] for m in missing)}); this python is {sys.executable}")
-        if os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3"):
-            line += "; Debian's /usr/bin/python3 has them"
-        print(line, file=sys.stderr)
-        sys.exit(1)
+from dpamr_require import require  # noqa: E402  (beside this script)
 
 
 if __name__ == "__main__":
-    require(["numpy", "h5py", "paraview.simple"])
+    require(PROG, ["numpy", "h5py", "paraview.simple"])
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -27,32 +27,7 @@ PROG = "render.py"
 GHOST = "vtkGhostType"
 
 
-# require() is the same in each script (tools/ and validation/ run apart from each other)
-DEBIAN = {"h5py": "python3-h5py", "numpy": "python3-numpy", "matplotlib": "python3-matplotlib",
-          "paraview": "python3-paraview"}
-
-
-def require(modules):
-    """Import each of modules; when any fails, one line on stderr (what to install, which python this
-    is) and exit 1, not a traceback."""
-    import importlib
-
-    missing, detail = [], ""
-    for name in modules:
-        top = name.split(".")[0]
-        try:
-            importlib.import_module(name)
-        except ImportError as e:
-            missing.append(top)
-            if not detail and not (isinstance(e, ModuleNotFoundError) and e.name == top):
-                detail = f" (import {name}: {' '.join(str(e).split())})"  # a broken install, not a missing one
-    if missing:
-        line = (f"{PROG}: needs {', '.join(missing)}{detail} (Debian: apt-get install "
-                f"{' '.join(DEBIAN[m] for m in missing)}); this python is {sys.executable}")
-        if os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3"):
-            line += "; Debian's /usr/bin/python3 has them"
-        print(line, file=sys.stderr)
-        sys.exit(1)
+from dpamr_require import require  # noqa: E402  (beside this script)
 
 
 def file_info(path):
@@ -324,7 +299,7 @@ def main(argv=None):
               "or use --renderer matplotlib", file=sys.stderr)
         return 1
     # before any work: the file is read with h5py and numpy by either renderer
-    require(["numpy", "h5py", "paraview.simple" if renderer == "paraview" else "matplotlib"])
+    require(PROG, ["numpy", "h5py", "paraview.simple" if renderer == "paraview" else "matplotlib"])
     axis = AXES.index(a.axis) if a.axis else None
     try:
         if renderer == "paraview":
