@@ -47,7 +47,7 @@ refused "a damaged /dpamr object header" "damaged_header.hdf: /dpamr cannot be o
     "$dpamr" check "$work/damaged_header.hdf"
 # a 3D root of 2^21 tiles per axis, the most the header allows (the Morton key): 2^63 root tiles, one
 # past int64, named as a number (the product overflowed: a negative count, UB) for check and run
-printf 'dim = 3\nroot = 1 1 1\ntile_size = 4\nmax_level = 1\n' >"$work/d3.inp"
+printf 'dim = 3\nroot = 1 1 1\ntile_size = 4\nmax_level = 1\nmodel.objects = b\nmodel.b.type = sphere\nmodel.b.center = 0.5 0.5 0.5\nmodel.b.radius = 0.25\n' >"$work/d3.inp"
 "$dpamr" mesh "$work/d3.inp" mesh_file="$work/huge_root.hdf" >/dev/null
 $py -c 'import sys, h5py; h5py.File(sys.argv[1], "r+")["dpamr"].attrs["root"] = [2**21] * 3' "$work/huge_root.hdf"
 refused "a 3D root of 2^21 x 2^21 x 2^21 tiles" \
