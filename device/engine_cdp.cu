@@ -467,8 +467,9 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     CK(cudaEventRecord(e0, s));
     if (grain == DP_GRAIN_LEVEL && nlev > 0) {
         void *ia[] = { &C.LS };
+        /* no PDL attribute: it does not wait on a predecessor (as hostlaunch and the regrid launch it) */
         CK(launch_pdl((const void *)initLevelScans, dim3((unsigned)((maxnb + 255) / 256), (unsigned)nlev), dim3(256), s,
-                      d->pdl, ia));
+                      0, ia));
     }
     if (nfront > 0) {
         long long first = frontier, n = nfront;

@@ -158,7 +158,8 @@ static double steps_layout(level_scans_t *S, const dp_params *p, long long nfron
         nb[k] = full > spread ? full : spread;
         nb[k] = nb[k] < u ? nb[k] : u;
     }
-    int bad_k = 0; /* -1 past 2^31 groups on a step: a capacity past 2^39 tiles, which no device holds */
+    int bad_k = 0; /* -1 past what a scan's states hold (about 1.34e8 groups, level_scans_layout): a capacity
+                      past 3e10 tiles, which no device holds */
     return level_scans_layout(S, nb, nlev, maxnb, &bad_k);
 }
 
