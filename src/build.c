@@ -41,6 +41,7 @@ int build_run(deck_t *d, mesh_t *m, double t0, int variant, int device, const ch
     const double file_lo = h5io_raw_bytes(m, in_tiles), file_hi = h5io_raw_bytes(m, cap);
     const int room = !root || run_check_output("output", d->output, file_lo, err, sizeof err) == 0;
     if (o->agree(o->ctx, room, err, sizeof err) != 0) return fail(o, err);
+    if (root) run_note_stale_tmp(d->output);
 
     if (device >= 0) run_info_device(why);
     if (root && say) {
@@ -81,12 +82,13 @@ int build_run(deck_t *d, mesh_t *m, double t0, int variant, int device, const ch
     long long ntiles = 0;
     int nlevels = 0;
     o->count(o->ctx, m, &ntiles, &nlevels);
-    /* device-side launches and their failures summed over the processes (cdp; -1: none launched from
-     * the device); the pool is each process's own (the root's is said); the slowest refinement */
+    /* device-side launches and their failures summed over the processes (cdp; launches -1 where none
+     * launched from the device, failures 0: format.md); the pool is each process's own (the root's is
+     * said); the slowest refinement */
     long long launches[3] = { r.device_launches > 0 ? r.device_launches : 0, r.launch_failures > 0 ? r.launch_failures : 0,
                               r.device_launches >= 0 };
     o->reduce(o->ctx, launches, 3, 0);
-    if (launches[2] == 0) launches[0] = launches[1] = -1;
+    if (launches[2] == 0) launches[0] = -1;
     double refine_ms = r.refine_ms;
     o->reduce_max(o->ctx, &refine_ms, 1);
     if (root && say) {

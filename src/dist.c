@@ -443,7 +443,8 @@ typedef struct {
     dp_tidx tiles[DP_MAX_LEVELS], total;
     int gl;
     h5io_rank_t *rows;
-    double *sums; /* [size][4 * DP_MAX_FIELDS]: every rank's totals after a regrid */
+    double *sums;   /* [size][4 * DP_MAX_FIELDS]: every rank's totals after a regrid */
+    double mine_ms; /* this rank's own time of the last build or regrid (its row in the rank table) */
 } dsteps_t;
 
 static int dsteps_agree(void *ctx, int ok, char *err, size_t n)
@@ -463,12 +464,14 @@ static void dsteps_count(void *ctx, const mesh_t *m, long long *ntiles, int *nle
 
 static int dsteps_build(void *ctx, int variant, const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t n)
 {
-    const dsteps_t *s = ctx;
+    dsteps_t *s = ctx;
     memset(r, 0, sizeof *r);
     r->device_launches = r->launch_failures = r->pool_size = -1;
     /* a part with nothing on the frontier has nothing to refine (as dist_run) */
     const int rc = part_has_frontier(m, s->in_levels) ? engine_refine(variant, d, m, r, err, n) : 0;
-    /* the step's time is the slowest rank's (every rank gets here, failed or not: the loop agrees next) */
+    /* the step's time is the slowest rank's (every rank gets here, failed or not: the loop agrees next);
+     * the rank table keeps each rank's own */
+    s->mine_ms = r->refine_ms;
     MPI_Allreduce(MPI_IN_PLACE, &r->refine_ms, 1, MPI_DOUBLE, MPI_MAX, s->c->comm);
     return rc;
 }
@@ -478,15 +481,23 @@ static int dsteps_build(void *ctx, int variant, const deck_t *d, mesh_t *m, refi
  * single-rank sum in the last bits only, far below STEPS_CONS_TOL) and the conservation from them. */
 static void dsteps_regridded(void *ctx, const dp_params *p, regrid_report_t *r)
 {
-    const dsteps_t *s = ctx;
+    dsteps_t *s = ctx;
     MPI_Comm comm = s->c->comm;
     long long cnt[5] = { r->tiles_before, r->tiles_after, r->added, r->removed, r->kept };
     MPI_Allreduce(MPI_IN_PLACE, cnt, 5, MPI_LONG_LONG, MPI_SUM, comm);
     r->tiles_before = cnt[0], r->tiles_after = cnt[1], r->added = cnt[2], r->removed = cnt[3], r->kept = cnt[4];
     r->changed_fraction = cnt[0] > 0 ? (double)(cnt[2] + cnt[3]) / (double)cnt[0] : 0.0;
     MPI_Allreduce(MPI_IN_PLACE, &r->nlevels, 1, MPI_INT, MPI_MAX, comm);
+    /* the times: the slowest rank's regrid and its parts (the largest of each part could come from
+     * different ranks and add up to more than the total); the rank table keeps each rank's own */
+    s->mine_ms = r->regrid_ms;
+    struct {
+        double ms;
+        int rank;
+    } own = { r->regrid_ms, s->c->rank }, slowest;
+    MPI_Allreduce(&own, &slowest, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm);
     double ms[4] = { r->regrid_ms, r->sample_ms, r->restrict_ms, r->rebuild_ms };
-    MPI_Allreduce(MPI_IN_PLACE, ms, 4, MPI_DOUBLE, MPI_MAX, comm);
+    MPI_Bcast(ms, 4, MPI_DOUBLE, slowest.rank, comm);
     r->regrid_ms = ms[0], r->sample_ms = ms[1], r->restrict_ms = ms[2], r->rebuild_ms = ms[3];
     if (!r->conservation_checked) return; /* fill = model: the same on every rank */
     const int nf = p->nf, k = 4 * DP_MAX_FIELDS;
@@ -531,8 +542,9 @@ static int dsteps_write(void *ctx, const deck_t *d, const mesh_t *m, const char 
     meta->load_ms = t[0], meta->refine_ms = t[1], meta->validate_ms = t[2], meta->upload_ms = t[3];
     meta->download_ms = t[4], meta->total_ms = t[5], meta->threads = (int)t[6];
     memcpy(meta->level_ms, t + 7, sizeof meta->level_ms);
+    (void)work_ms; /* the slowest rank's, in the provenance; the table has each rank's own */
     h5io_rank_t myrow = { .rank = c->rank, .device = -1, .root_tiles = s->myroots, .tiles = m->ntiles,
-                          .cells = (int64_t)m->ntiles * mesh_cells(m), .refine_ms = work_ms };
+                          .cells = (int64_t)m->ntiles * mesh_cells(m), .refine_ms = s->mine_ms };
     double write_ms = 0.0;
     /* the layout of the validation just before (the loop validates every file it writes) */
     return write_output(c, d, name, m, s->gstart, (const dp_tidx(*)[DP_MAX_LEVELS])s->cnt, s->gl, s->total, meta,

@@ -1,7 +1,9 @@
-/* run.c - the run pipeline of the app layer (run.h): input checks, variant, provenance. */
+/* run.c - the pieces of the app layer's pipelines (run.h): input and output checks, variant, report lines, provenance. */
 #include "src/run.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -141,6 +143,46 @@ static void dir_of(const char *path, char *dir, size_t n)
     if (!slash) snprintf(dir, n, ".");
     else if (slash == path) snprintf(dir, n, "/");
     else snprintf(dir, n, "%.*s", (int)(slash - path), path);
+}
+
+/* NAME.tmp.PID of a dpamr output kind (.hdf, .hdf.series, .csv, .json) whose process PID is gone. */
+static int stale_tmp(const char *name)
+{
+    const char *t = strstr(name, ".tmp.");
+    if (!t) return 0;
+    const char *digits = t + 5;
+    if (!*digits || strspn(digits, "0123456789") != strlen(digits) || strlen(digits) > 10) return 0;
+    static const char *const kinds[] = { ".hdf", ".hdf.series", ".csv", ".json" };
+    int ours = 0;
+    for (int k = 0; k < 4; ++k) {
+        const size_t lk = strlen(kinds[k]);
+        if ((size_t)(t - name) >= lk && strncmp(t - lk, kinds[k], lk) == 0) ours = 1;
+    }
+    const long pid = atol(digits);
+    return ours && pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+void run_note_stale_tmp(const char *target)
+{
+    char dir[8192];
+    dir_of(target, dir, sizeof dir);
+    DIR *dp = opendir(dir);
+    if (!dp) return;
+    char names[4][256];
+    int k = 0;
+    for (struct dirent *e; (e = readdir(dp)) != NULL;)
+        if (stale_tmp(e->d_name)) {
+            if (k < 4) snprintf(names[k], sizeof names[k], "%s", e->d_name);
+            ++k;
+        }
+    closedir(dp);
+    if (k == 0) return;
+    fflush(stdout);
+    fprintf(stderr, "dpamr: note: %s holds %d temporary file(s) of dpamr runs that ended without removing them "
+                    "(their processes are gone; an interrupt under mpiexec ends the ranks with SIGKILL, which no "
+                    "program can catch):", dir, k);
+    for (int i = 0; i < k && i < 4; ++i) fprintf(stderr, " %s", names[i]);
+    fprintf(stderr, "%s; dpamr removes only the files of its own run: remove them by hand\n", k > 4 ? " ..." : "");
 }
 
 int run_check_output(const char *key, const char *target, double bytes, char *err, size_t n)

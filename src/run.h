@@ -34,6 +34,10 @@ int run_same_file(const char *a, const char *b);
  *  says overwrite = never. -1 with err; 0 for a new file; 1 when target is an earlier dpamr output of
  *  the same kind that will be replaced (say so: run_say_replacing). */
 int run_refuse_overwrite(const char *key, const char *target, const deck_t *d, int check_mesh, char *err, size_t n);
+/** A note (stderr, every verbosity) when target's folder holds NAME.tmp.PID files of dpamr's output
+ *  kinds whose process PID is gone: left by runs that ended without their cleanup (SIGKILL, as
+ *  mpiexec ends its ranks on an interrupt). Never removes them: they may be another's. */
+void run_note_stale_tmp(const char *target);
 /** The one line saying that key = target, an earlier dpamr output, will be replaced (none with
  *  verbosity = quiet). */
 void run_say_replacing(const deck_t *d, const char *key, const char *target);

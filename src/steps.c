@@ -488,6 +488,7 @@ int steps_loop(deck_t *d, mesh_t *m, double t0, int variant, const steps_ops_t *
         goto done;
     }
     if (root && note[0]) fputs(note, stderr); /* said at every verbosity: another pattern's files leave the series */
+    if (root) run_note_stale_tmp(s.series); /* the series' folder holds the step files too */
     if (root && d->p.fill == DP_FILL_MODEL) run_warn_model(d);
     /* a continued series lists the earlier steps' files that are there, as the run that wrote them did */
     if (restart)

@@ -64,6 +64,17 @@ echo "== a rank whose part holds no root tile (tests/decks/skew2d.inp on 3 ranks
 if "$serial" mesh "$src/tests/decks/skew2d.inp" mesh_file="$work/skew2d.mesh.hdf" >/dev/null; then
     run_deck "$src/tests/decks/skew2d.inp" sk mesh_file="$work/skew2d.mesh.hdf"
     grep -q "\[0,0)" "$work/sk.np3/log.txt" || fail "skew2d np 3: no empty part in the partition line"
+    # each rank's own time in a step file's rank table (the provenance keeps the slowest's): the
+    # rank without tiles refined nothing, so its time is below the slowest
+    $py - "$work/sk.np3/s_00002.hdf" <<'PY' || fail "skew2d np 3: the rank table's times"
+import sys, h5py
+f = h5py.File(sys.argv[1], "r")
+t = f["/dpamr/provenance/ranks"][()]
+empty = [r for r in t if r["tiles"] == 0]
+assert empty and all(r["refine_ms"] < t["refine_ms"].max() for r in empty), t
+assert f["/dpamr/provenance"].attrs["refine_ms"] == t["refine_ms"].max(), (f["/dpamr/provenance"].attrs["refine_ms"], t)
+print(f"ok   skew2d np 3: each rank's own time in the rank table ({', '.join('%.3f' % x for x in t['refine_ms'])} ms)")
+PY
 else
     fail "skew2d: dpamr mesh"
 fi

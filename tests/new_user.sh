@@ -204,6 +204,16 @@ else
     echo "note strace (with ptrace) is not available: the signal at the temporary file's create is not tested"
 fi
 
+# a temporary file whose process is gone (a SIGKILL, as mpiexec ends its ranks on an interrupt): named
+# in a note, never removed (it may be another's)
+sh -c 'exit 0' & dead=$!
+wait $dead
+echo partial >"stale.hdf.tmp.$dead"
+expect "a stale temporary file is named" 0 "note: .* holds 1 temporary file(s) of dpamr runs .*stale.hdf.tmp.$dead" \
+    "$dpamr" run ../decks/my.inp max_level=2 output=fresh.hdf
+[ "$(cat "stale.hdf.tmp.$dead")" = partial ] || fail "the stale temporary file was touched"
+rm -f "stale.hdf.tmp.$dead" fresh.hdf
+
 echo "== the output location is checked before any refinement"
 expect "output folder missing" 1 "nowhere does not exist" "$dpamr" run ../decks/my.inp output=nowhere/x.hdf
 grep -q "level  1" "$work/out.log" && fail "refined before the output folder was checked"
