@@ -331,7 +331,9 @@ static int series_member(const deck_t *d, const char *name, long long k, char *w
     if (r == 0) return snprintf(why, n, "not a step's file"), free(stored), 0;
     if (kk != k || t != (double)k * d->dt) {
         free(stored);
-        return snprintf(why, n, "it is step %lld at time %.17g, not step %lld at %.17g", kk, t, k, (double)k * d->dt), 0;
+        char a[40], b[40]; /* the shortest decimals that read back as the times */
+        return snprintf(why, n, "it is step %lld at time %s, not step %lld at %s", kk, run_number_text(a, sizeof a, t), k,
+                        run_number_text(b, sizeof b, (double)k * d->dt)), 0;
     }
     if (!same_series_deck(d, name, stored, key, sizeof key))
         return snprintf(why, n, "it was run with another '%s'", key), 0;
@@ -356,10 +358,13 @@ static long long restart_step(const deck_t *d, int *is_step, double *t, char *er
     if (k >= d->steps)
         return snprintf(err, n, "mesh_file = %.1000s is step %lld of a series and steps = %lld: nothing is left to run "
                                 "(steps must be larger to continue the series)", d->mesh_file, k, d->steps), -1;
-    if (*t != (double)k * d->dt)
-        return snprintf(err, n, "mesh_file = %.1000s is step %lld at time %.17g, but dt = %.17g puts step %lld at "
-                                "%.17g: continue the series with the dt it was run with", d->mesh_file, k, *t, d->dt,
-                        k, (double)k * d->dt), -1;
+    if (*t != (double)k * d->dt) {
+        char a[40], b[40], c[40]; /* the shortest decimals that read back as the times */
+        return snprintf(err, n, "mesh_file = %.1000s is step %lld at time %s, but dt = %s puts step %lld at %s: "
+                                "continue the series with the dt it was run with", d->mesh_file, k,
+                        run_number_text(a, sizeof a, *t), run_number_text(b, sizeof b, d->dt), k,
+                        run_number_text(c, sizeof c, (double)k * d->dt)), -1;
+    }
     if (k % d->regrid_every)
         return snprintf(err, n, "mesh_file = %.1000s is step %lld, not a multiple of regrid_every = %d: a series "
                                 "continues from a regridded step", d->mesh_file, k, d->regrid_every), -1;
