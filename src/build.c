@@ -15,13 +15,16 @@
 /* An error on every process: the root says it. The exit status. */
 static int fail(const build_ops_t *o, const char *err) { return o->root ? run_die(err) : 1; }
 
-int build_run(deck_t *d, mesh_t *m, double t0, int variant, int device, const char *why, int replacing,
-              const build_ops_t *o)
+int build_run(deck_t *d, mesh_t *m, const build_in_t *in, const build_ops_t *o)
 {
     char err[ERRLEN] = "";
-    const int say = d->verbosity != DP_VERBOSITY_QUIET, root = o->root, many = o->nranks > 1;
+    const double t0 = in->t0;
+    const int variant = in->variant, device = in->device;
+    /* mpi: an MPI run, of one rank too, says which rank's figures a line gives */
+    const int say = d->verbosity != DP_VERBOSITY_QUIET, root = o->root, mpi = o->nranks > 0;
+    const int nranks = mpi ? o->nranks : 1;
     d->quiet |= !say; /* quiet: warnings, errors and "wrote" only */
-    const double load_ms = timer_ms() - t0;
+    const double load_ms = timer_ms() - t0 - in->setup_ms;
     long long in_levels = m->nlevels;
     o->reduce(o->ctx, &in_levels, 1, 1);
 
@@ -43,10 +46,11 @@ int build_run(deck_t *d, mesh_t *m, double t0, int variant, int device, const ch
     if (o->agree(o->ctx, room, err, sizeof err) != 0) return fail(o, err);
     if (root) run_note_stale_tmp(d->output);
 
-    if (device >= 0) run_info_device(why);
+    if (device >= 0) run_info_device(in->why);
+    if (root && d->p.fill == DP_FILL_MODEL) run_warn_model(d); /* stderr, before the lines of the run */
     if (root && say) {
         char label[128], ranks[32] = "", lo[32], hi[32], mem[32];
-        if (o->nranks > 0) snprintf(ranks, sizeof ranks, "%d rank%s, ", o->nranks, many ? "s" : "");
+        if (mpi) snprintf(ranks, sizeof ranks, "%d rank%s, ", nranks, nranks > 1 ? "s" : "");
         if (d->trace[0] && variant == DP_VARIANT_CPU)
             printf("trace=%s: not written, the cpu variant has no device timeline\n", d->trace);
         printf("dpamr run %s: %svariant=%s, %dD, tile %d^%d, %lld tiles on levels 0..%lld, max_level %d\n", d->path,
@@ -54,13 +58,12 @@ int build_run(deck_t *d, mesh_t *m, double t0, int variant, int device, const ch
                in_levels - 1, d->p.max_level);
         printf("reads %s, writes %s (estimated %s to %s; memory up to %s for %lld tiles%s)\n", d->mesh_file, d->output,
                run_bytes_text(file_lo, lo, sizeof lo), run_bytes_text(file_hi, hi, sizeof hi),
-               run_bytes_text(run_memory_bytes(m, cap), mem, sizeof mem), cap, many ? ", all ranks" : "");
+               run_bytes_text(run_memory_bytes(m, cap), mem, sizeof mem), cap, mpi ? ", all ranks" : "");
+        if (in->replacing) run_say_replacing(d, "output", d->output);
         if (d->verbosity == DP_VERBOSITY_VERBOSE) run_print_info(stdout);
         if (o->say_parts) o->say_parts(o->ctx);
-        if (replacing) run_say_replacing(d, "output", d->output);
         fflush(stdout);
     }
-    if (root && d->p.fill == DP_FILL_MODEL) run_warn_model(d);
 
     /* refine: the device validates what it built where asked (dp_vreq), and a GPU run may stream
      * its cells into the file while they come down */
@@ -92,10 +95,10 @@ int build_run(deck_t *d, mesh_t *m, double t0, int variant, int device, const ch
     double refine_ms = r.refine_ms;
     o->reduce_max(o->ctx, &refine_ms, 1);
     if (root && say) {
-        if (r.note[0]) printf("%s%s\n", many ? "rank 0: " : "", r.note);
-        run_say_capacity(&r, many ? o->nranks : 1);
-        run_say_pool(&r, launches[0], launches[1], many ? o->nranks : 1);
-        if (many) printf("refined in %.3f ms (slowest rank): %lld tiles on %d levels\n", refine_ms, ntiles, nlevels);
+        if (r.note[0]) printf("%s%s\n", mpi ? "rank 0: " : "", r.note);
+        run_say_capacity(&r, nranks);
+        run_say_pool(&r, launches[0], launches[1], nranks);
+        if (mpi) printf("refined in %.3f ms (slowest rank): %lld tiles on %d levels\n", refine_ms, ntiles, nlevels);
         else printf("refined in %.3f ms (engine total %.3f ms): %lld tiles on %d levels\n", refine_ms, r.total_ms, ntiles,
                     nlevels);
     }
@@ -108,7 +111,7 @@ int build_run(deck_t *d, mesh_t *m, double t0, int variant, int device, const ch
     int by_cpu = 1;
     const int vrc = o->validate(o->ctx, d, m, &vd, &v, &by_cpu, err, sizeof err);
     const double host_ms = timer_ms() - tv, validate_ms = run_validate_ms(&vd, host_ms);
-    if (vrc == 0 && root && (say || !v.passed)) run_say_valid(d, variant, &vd, by_cpu, host_ms, many ? "rank 0: " : "");
+    if (vrc == 0 && root && (say || !v.passed)) run_say_valid(d, variant, &vd, by_cpu, host_ms, mpi ? "rank 0: " : "");
     dp_vdev_free(&vd);
     if (vrc != 0) {
         if (o->discard) o->discard(o->ctx);
@@ -161,7 +164,7 @@ int build_run(deck_t *d, mesh_t *m, double t0, int variant, int device, const ch
         }
         printf("phases: load %.3f ms, upload %s, refine %.3f ms, download %s, validate %.3f ms%s, write %.3f ms, "
                "total %.3f ms\n", load_ms, up, refine_ms, down, validate_ms,
-               by_cpu ? "" : many ? " (rank 0 on the GPU)" : " (on the GPU)", write_ms, timer_ms() - t0);
+               by_cpu ? "" : mpi ? " (rank 0 on the GPU)" : " (on the GPU)", write_ms, timer_ms() - t0);
     }
     return 0;
 }
@@ -249,12 +252,16 @@ int build_serial(deck_t *d, mesh_t *m, double t0)
 {
     char err[ERRLEN], why[512];
     int rc = 1, device = -1, replacing = 0;
+    /* the output's name, owner and folder before the device (its room: build_run, once the sizes are known) */
     if (run_output_name(d, err, sizeof err) != 0 ||
-        (replacing = run_refuse_overwrite("output", d->output, d, 1, err, sizeof err)) < 0) {
+        (replacing = run_refuse_overwrite("output", d->output, d, 1, err, sizeof err)) < 0 ||
+        run_check_output("output", d->output, 0.0, err, sizeof err) != 0) {
         mesh_free(m);
         return run_die(err);
     }
+    const double tv = timer_ms();
     const int variant = run_variant(d, -1, &device, why, sizeof why, err, sizeof err);
+    const double setup_ms = timer_ms() - tv;
     if (variant < 0) {
         mesh_free(m);
         return run_die(err);
@@ -267,7 +274,9 @@ int build_serial(deck_t *d, mesh_t *m, double t0)
                             .reduce_max = serial_reduce_max, .bcast = serial_bcast, .say_parts = NULL,
                             .refine = serial_refine, .discard = serial_discard, .count = serial_count,
                             .validate = serial_validate, .write = serial_write, .say_ranks = NULL };
-    rc = build_run(d, m, t0, variant, device, why, replacing, &o);
+    const build_in_t in = { .t0 = t0, .setup_ms = setup_ms, .variant = variant, .device = device, .why = why,
+                            .replacing = replacing };
+    rc = build_run(d, m, &in, &o);
     mesh_free(m);
     return rc;
 }

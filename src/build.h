@@ -51,13 +51,20 @@ typedef struct {
     void (*say_ranks)(void *ctx, long long total);
 } build_ops_t;
 
-/** The single build over the hooks o, after the load (m read; d->output's name and overwrite
- *  checked, replacing: it is an earlier output of dpamr's that will be replaced), with the variant
- *  and device resolved by the caller (device: -1 on the cpu; why: its name, for the provenance). t0: the
- *  run's start. Does not free m. Returns the exit status (the same on every process): 0; 1 bad input
- *  or a failed run; 2 failed validation (nothing written). */
-int build_run(deck_t *d, mesh_t *m, double t0, int variant, int device, const char *why, int replacing,
-              const build_ops_t *o);
+/** What the caller resolved before the build: after the load (m read; d->output's name, overwrite and
+ *  folder checked), the variant and device. */
+typedef struct {
+    double t0;        /* the run's start (timer_ms) */
+    double setup_ms;  /* of the time since t0, what choosing the device took (CUDA's start): not load */
+    int variant;      /* DP_VARIANT_CPU, _CDP, _HOSTLAUNCH */
+    int device;       /* the GPU the variant runs on, -1 on the cpu */
+    const char *why;  /* its name (run_variant's words), for the provenance */
+    int replacing;    /* d->output is an earlier output of dpamr's that will be replaced */
+} build_in_t;
+
+/** The single build over the hooks o. Does not free m. Returns the exit status (the same on every
+ *  process): 0; 1 bad input or a failed run; 2 failed validation (nothing written). */
+int build_run(deck_t *d, mesh_t *m, const build_in_t *in, const build_ops_t *o);
 
 /** `dpamr run` of a deck with steps = 0 on one process, after run_load: output checks, variant, then
  *  build_run with the serial hooks (the GPU variants stream the cells into the file). Frees m. */

@@ -779,7 +779,9 @@ int dist_run(int argc, char **argv)
     }
     int device = -1;
     char why[512] = "";
+    const double tv = timer_ms();
     const int variant = run_variant(&d, c.local, &device, why, sizeof why, err, sizeof err);
+    const double setup_ms = timer_ms() - tv; /* the device's choice (CUDA's start): not load */
     if (dp_agree(c.comm, variant >= 0, err, sizeof err) != 0) return root ? run_die(err) : 1;
     if (d.p.balance != DP_BALANCE_NONE && c.size > 1) /* the same on every rank */
         snprintf(err, sizeof err, "%.1000s: balance = 2:1 runs on one rank in this version (a rank's tiles need "
@@ -842,7 +844,9 @@ int dist_run(int argc, char **argv)
                             .reduce_max = dbuild_reduce_max, .bcast = dbuild_bcast, .say_parts = dbuild_say_parts,
                             .refine = dbuild_refine, .discard = NULL, .count = dbuild_count,
                             .validate = dbuild_validate, .write = dbuild_write, .say_ranks = dbuild_say_ranks };
-    const int rc = build_run(&d, &part, t0, variant, device, why, replacing, &o);
+    const build_in_t in = { .t0 = t0, .setup_ms = setup_ms, .variant = variant, .device = device, .why = why,
+                            .replacing = replacing };
+    const int rc = build_run(&d, &part, &in, &o);
     mesh_free(&part);
     free(first), free(cnt), free(gstart), free(rows), free(leaves);
     deck_free(&d);

@@ -179,8 +179,8 @@ void run_note_stale_tmp(const char *target)
     if (k == 0) return;
     fflush(stdout);
     fprintf(stderr, "dpamr: note: %s holds %d temporary file(s) of dpamr runs that ended without removing them "
-                    "(their processes are gone; an interrupt under mpiexec ends the ranks with SIGKILL, which no "
-                    "program can catch):", dir, k);
+                    "(no process of that number runs on this host; an interrupt under mpiexec ends the ranks with "
+                    "SIGKILL, which no program can catch):", dir, k);
     for (int i = 0; i < k && i < 4; ++i) fprintf(stderr, " %s", names[i]);
     fprintf(stderr, "%s; dpamr removes only the files of its own run: remove them by hand\n", k > 4 ? " ..." : "");
 }
