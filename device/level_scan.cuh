@@ -37,26 +37,24 @@ static inline long long level_bound_next(const dp_params *p, long long u, long l
 
 /* Lay out the regions of nlev steps, step k for nb[k] groups (at least 1): S's off and nb (when S),
  * *maxnb the largest. Returns the bytes of all regions, or -1 when step *bad_k has more groups than a
- * scan of int tiles handles: past 2^31, or where CUB's size query overflows (CUDA 13.0's
- * tile_state_allocation_size multiplies in int: (n + 32) x 16 bytes wraps from about 1.34e8 groups,
- * to a size too small for the states initLevelScans then writes; a size below 8 bytes a group, or
- * past 2^62, is such a wrap). */
+ * scan handles: where CUB's size query would overflow (CUDA 13.0's tile_state_allocation_size
+ * multiplies in int: (n + 32) x 16 bytes wraps from 134,217,697 groups, to a size too small for the
+ * states initLevelScans then writes). */
 static inline double level_scans_layout(level_scans_t *S, const long long *nb, int nlev, int *maxnb, int *bad_k)
 {
     double total = 0.0;
     *maxnb = 1;
     for (int k = 0; k < nlev; ++k) {
         const long long n = nb[k] > 0 ? nb[k] : 1;
-        if (n > 0x7fffffffll) {
+        /* CUB's int product must not overflow: that is undefined behaviour, which an optimising compiler
+         * may assume away (at -O3 a check of the size it returns was removed and the wrapped size kept),
+         * so n is bounded before the call: (n + 32) x 16 bytes (a long long's state) within INT_MAX */
+        if (n > 0x7fffffffll / 16 - 32) {
             *bad_k = k;
             return -1.0;
         }
         size_t bytes = 0;
         scan_state_t::AllocationSize((int)n, bytes);
-        if (bytes < (size_t)n * sizeof(long long) || bytes > ((size_t)1 << 62)) {
-            *bad_k = k;
-            return -1.0;
-        }
         if (S) {
             S->off[k] = (long long)total;
             S->nb[k] = (int)n;
