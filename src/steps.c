@@ -286,6 +286,11 @@ static int output_step(const deck_t *d, int variant, const mesh_t *m, long long 
     s->time[s->nout] = t;
     s->nout++;
     const int ok = !o->root || series_write(d, s, err, sizeof err) == 0;
+    if (!ok) { /* the series on disk is as it was: step k's file is written but listed nowhere */
+        s->nout--;
+        const size_t l = strlen(err);
+        snprintf(err + l, sizeof err - l, " (%.1000s was written, but no series lists it)", name);
+    }
     if (o->agree(o->ctx, ok, err, sizeof err) != 0) return fail(o, err);
     *write_ms += timer_ms() - tw;
     if (!o->root) return 0;
