@@ -753,14 +753,14 @@ static int parse_objects(kv_t *kv, deck_t *d)
      * as float32: the sum of the largest magnitudes must stay within float's range, or a cell may
      * be infinite (and validation would fail after the whole run) */
     for (int f = 0; f < p->nf; ++f) {
-        double bound = 0.0, top = -1.0;
+        double bound = 0.0, top = -1.0; /* the sum, and the largest value (the key the message names) */
         int at = 0, side = 0;
-        for (int o = 0; o < p->nobj; ++o)
-            for (int sd = 0; sd < 2; ++sd) {
-                const double a = fabs(sd ? p->obj[o].outside[f] : p->obj[o].inside[f]);
-                if (a > top) top = a, at = o, side = sd;
-            }
-        for (int o = 0; o < p->nobj; ++o) bound += fmax(fabs(p->obj[o].inside[f]), fabs(p->obj[o].outside[f]));
+        for (int o = 0; o < p->nobj; ++o) {
+            const double in = fabs(p->obj[o].inside[f]), out = fabs(p->obj[o].outside[f]);
+            bound += fmax(in, out);
+            if (in > top) top = in, at = o, side = 0;
+            if (out > top) top = out, at = o, side = 1;
+        }
         if (bound > FLT_MAX) {
             char key[128];
             snprintf(key, sizeof key, "model.%s.%s", d->object_name[at], side ? "outside" : "inside");
