@@ -25,12 +25,12 @@ mkdir -p "$out/a" "$out/b"
 args_b=${CMAKE_ARGS:-}
 args_a=$(echo "$args_b" | sed -E 's/-DDPAMR_COMMIT=[^ ]*//g')
 args_a="$args_a -DDPAMR_COMMIT=$(cat "$ref/AB_COMMIT" 2>/dev/null || echo reference)"
-build() { # build DIR TREE SIDE CMAKE_ARGS
+build() { # build DIR TREE SIDE CMAKE_ARGS [TARGET]
     cmake -S "$2" -B "$1" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 $4 >"$out/build_$3.log" 2>&1 &&
-        cmake --build "$1" -j16 >>"$out/build_$3.log" 2>&1 || { tail -30 "$out/build_$3.log"; exit 1; }
+        cmake --build "$1" -j16 ${5:+--target "$5"} >>"$out/build_$3.log" 2>&1 || { tail -30 "$out/build_$3.log"; exit 1; }
 }
-build "$PWD/build-ab-a" "$ref" a "$args_a"
-build "$PWD/build-ab-b" "$PWD" b "$args_b"
+build "$PWD/build-ab-a" "$ref" a "$args_a" dpamr # A: the program only
+build "$PWD/build-ab-b" "$PWD" b "$args_b"       # B: its tests too (a caller may run them)
 for round in 1 2; do
     for arg in "$@"; do
         deck=${arg%%:*} over=""
@@ -49,40 +49,4 @@ for round in 1 2; do
         done
     done
 done
-python3 - "$out" "$@" <<'EOF' | tee "$out/table.txt"
-import json, os, statistics, sys
-out, decks = sys.argv[1], [os.path.basename(a.split(':')[0])[:-4] for a in sys.argv[2:]]
-def samples(path):
-    """variant label -> every timed sample (refine ms, or regrid ms of every step)"""
-    d, s = json.load(open(path)), {}
-    for r in d['rows']:
-        label = r['variant'] + (' ' + r['grain'] if r.get('grain') else '') + \
-            (str(r['group']) if r.get('grain') == 'group' else '') + ' pdl=' + r['pdl']
-        s.setdefault(label, []).extend(r.get('refine_samples_ms') or r.get('regrid_samples_ms') or [])
-    return s, d.get('commit', '?'), 'steps' in d
-for deck in dict.fromkeys(decks):
-    sides = {}
-    for side in 'ab':
-        got = [samples(f'{out}/{side}/{deck}_{k}.json') for k in (1, 2) if os.path.exists(f'{out}/{side}/{deck}_{k}.json')]
-        if not got:
-            continue
-        merged = {}
-        for s, _, _ in got:
-            for k, v in s.items():
-                merged.setdefault(k, []).append(statistics.median(v))
-        sides[side] = (merged, got[0][1], got[0][2])
-    if len(sides) < 2:
-        print(f'{deck}: a bench failed, no comparison')
-        continue
-    (A, ca, steps), (B, cb, _) = sides['a'], sides['b']
-    what = 'regrid ms per step' if steps else 'refine ms'
-    print(f'\n{deck}: {what}, median per round (round 1, round 2); A = {ca}, B = {cb}')
-    print(f'{"variant":28s} {"A":>17s} {"B":>17s} {"B / A":>7s}')
-    for k in A:
-        if k not in B:
-            continue
-        a, b = statistics.median(A[k]), statistics.median(B[k])
-        fa = ', '.join(f'{x:.3f}' for x in A[k])
-        fb = ', '.join(f'{x:.3f}' for x in B[k])
-        print(f'{k:28s} {fa:>17s} {fb:>17s} {b / a:7.3f}')
-EOF
+python3 tools/ab_table.py "$out" "$@" | tee "$out/table.txt"
