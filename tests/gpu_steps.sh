@@ -6,7 +6,8 @@
 # restart on the GPU from a cpu step file; the same overflow message as cpu for a max_tiles below a
 # step's need; `dpamr bench` on a moving deck timing every variant.
 # Exit 77 (CTest: skipped) when no CUDA device is usable. GPU_STEPS_PARTS (default: all) runs some of
-# its parts: compare (the moving decks; restart and overflow need it), balance, restart, overflow, bench.
+# its parts: compare (the moving decks; restart and overflow need it), balance, tile32 (tile_size 32 in
+# 3D, past 48 KB of shared memory per team), restart, overflow, bench.
 set -uo pipefail
 dpamr=$1 src=$2 work=$3
 source "$(dirname "$0")/lib.sh"
@@ -14,7 +15,7 @@ skip_without_gpu "$dpamr"
 fresh_dir "$work"
 d2=$src/inputs/moving2d.inp
 d3=$src/inputs/moving3d.inp
-parts=" ${GPU_STEPS_PARTS:-compare balance restart overflow bench} "
+parts=" ${GPU_STEPS_PARTS:-compare balance tile32 restart overflow bench} "
 want() { [[ $parts == *" $1 "* ]]; }
 variants=("hostlaunch pdl=off" "hostlaunch pdl=on" "cdp pdl=off" "cdp pdl=on" "hostlaunch pdl=on pdl_trigger=early")
 
@@ -80,6 +81,28 @@ want balance && for deck in "$d2" "$d3"; do
         "$dpamr" check "$work/$name/s_00010.hdf" >/dev/null || fail "$name: dpamr check s_00010.hdf"
     done
 done
+
+if want tile32; then
+    # tile_size 32 in 3D: a team's pass needs more than 48 KB of dynamic shared memory, which cdp's
+    # device-side launches of the next level (cudaStreamTailLaunch) and hostlaunch's opt-in must give
+    echo "== tile_size 32 in 3D, the puff moving: every variant against cpu at every step"
+    t32=$src/tests/decks/tile32_3d.inp
+    mkdir -p "$work"
+    if "$dpamr" mesh "$t32" mesh_file="$work/tile32_3d.mesh.hdf" >"$work/tile32_mesh.log" 2>&1; then
+        for v in cpu "${variants[@]}"; do
+            name=tile32-$(echo "$v" | tr ' =' '__')
+            fresh_dir "$work/$name"
+            # shellcheck disable=SC2086
+            (cd "$work/$name" && "$dpamr" run "$t32" variant=$v mesh_file="$work/tile32_3d.mesh.hdf" steps=4 dt=0.02 \
+                "model.puff.velocity=1 0.5 0" output=s_%05d.hdf output_every=1 >run.log 2>&1) ||
+                { fail "$name: run failed"; tail -5 "$work/$name/run.log"; continue; }
+            [ "$v" = cpu ] || same tile32-cpu "$name"
+        done
+        grep -q "changed [1-9]" "$work/tile32-cpu/run.log" || fail "tile32: no step changed a tile"
+    else
+        fail "tile32: dpamr mesh failed"; tail -3 "$work/tile32_mesh.log"
+    fi
+fi
 
 want restart && echo "== restart on the GPU from a cpu step file"
 want restart && for v in hostlaunch cdp; do
