@@ -5,18 +5,13 @@
 # comments, the per-file hash in internal names) and prints the differences per file. No GPU needed:
 # for sessions without the device machine. Identical PTX means identical device code; a difference
 # still has to run on the H200 (docs/testing.md).
-set -euo pipefail
-cd "$(dirname "$0")/.."
 ref=${1:-HEAD}
-nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/ref/src" "$work/ref/ptx" "$work/new"
-git archive "$ref" | tar -x -C "$work/ref/src"
+source "$(dirname "$0")/device_ref.sh" "$ref"
+mkdir -p "$work/ref/ptx" "$work/new"
 ptx() { # ptx SRC_TREE OUT_DIR
     local f
     for f in "$1"/device/*.cu; do
-        "$nvcc" -O3 -DNDEBUG -D_POSIX_C_SOURCE=200809L -arch=sm_90 -fmad=false -rdc=true -I"$1" -ptx \
+        "$nvcc" "${dflags[@]}" -I"$1" -ptx \
             -o "$2/$(basename "$f" .cu).ptx" "$f"
     done
 }

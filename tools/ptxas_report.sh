@@ -7,19 +7,13 @@
 # can lower a kernel's occupancy (its __launch_bounds__ caps them; past the cap ptxas spills), spills
 # add local-memory traffic: the first things to look at before the H200 measures the change. No GPU
 # needed. Exit 0; the table is the output. FILES="engine_host regrid_gpu" limits it to those files.
-set -euo pipefail
-cd "$(dirname "$0")/.."
 ref=${1:-HEAD}
-nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/ref/src"
-git archive "$ref" | tar -x -C "$work/ref/src"
+source "$(dirname "$0")/device_ref.sh" "$ref"
 report() { # report SRC_TREE OUT: one line per kernel, "file kernel regs spill_st spill_ld stack"
     local f
     for f in "$1"/device/*.cu; do
         [ -z "${FILES:-}" ] || [[ " $FILES " == *" $(basename "$f" .cu) "* ]] || continue
-        "$nvcc" -O3 -DNDEBUG -D_POSIX_C_SOURCE=200809L -arch=sm_90 -fmad=false -rdc=true -I"$1" -Xptxas -v \
+        "$nvcc" "${dflags[@]}" -I"$1" -Xptxas -v \
             -c -o "$work/o.o" "$f" 2>&1 | awk -v file="$(basename "$f" .cu)" '
             /Compiling entry function/ { match($0, /'"'"'[^'"'"']*'"'"'/); k = substr($0, RSTART + 1, RLENGTH - 2) }
             /bytes stack frame/ { st = $1; ss = $5; sl = $9 }
