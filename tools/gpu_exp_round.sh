@@ -46,6 +46,11 @@ echo "gpu_ab: exit $? ($(left) s left)" >>"$out/machine.txt"
 mkdir -p "$work/ab"
 [ -s "$work/ab/table.txt" ] || python3 tools/ab_table.py "$work/ab" "${decks[@]}" >"$work/ab/table.txt" 2>&1
 cp "$work/ab/table.txt" "$out/table.txt" 2>/dev/null
+if [ -x build-ab-b/dpamr ]; then # B's SASS of the kernels that spill (no cuobjdump on the development VM)
+    for o in $(find build-ab-b -name 'regrid_gpu.cu.o' -o -name 'engine_host.cu.o' -o -name 'engine_cdp.cu.o'); do
+        timeout 30 /usr/local/cuda/bin/cuobjdump -sass "$o" 2>&1 | gzip >"$work/sass_$(basename "$o" .cu.o).txt.gz"
+    done
+fi
 if [ -x build-ab-b/dpamr ] && [ "$(left)" -gt 150 ]; then
     timeout -k 5 60 bash tools/gpu_profile.sh build-ab-b/dpamr inputs/bench2d.inp "$work/prof" host >"$work/profile.log" 2>&1
     echo "profile: exit $? ($(left) s left)" >>"$out/machine.txt"
