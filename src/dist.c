@@ -764,19 +764,6 @@ int dist_run(int argc, char **argv)
     d.quiet |= c.size > 1 || !say; /* per-level lines would be one rank's */
     if (!root) d.trace[0] = '\0'; /* one timeline: rank 0's */
 
-    /* time steps on several ranks regrid on the host: the GPU regrid's totals are not folded across
-     * ranks in this version (and have not run under MPI); auto takes cpu, a GPU variant is refused */
-    if (d.steps > 0 && d.variant == DP_VARIANT_AUTO) {
-        d.variant = DP_VARIANT_CPU;
-        if (root && say) printf("variant=auto: time steps on %d ranks run on the cpu in this version\n", c.size);
-    }
-    if (d.steps > 0 && d.variant != DP_VARIANT_CPU) {
-        snprintf(err, sizeof err, "%.1000s: steps = %lld on %d ranks with variant = %s: time steps on more than one "
-                 "rank run on the cpu in this version: use variant=cpu (or auto), or one rank", d.path, d.steps,
-                 c.size, deck_variant_name(d.variant));
-        deck_free(&d);
-        return root ? run_die(err) : 1;
-    }
     int device = -1;
     char why[512] = "";
     const double tv = timer_ms();

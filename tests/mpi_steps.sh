@@ -1,18 +1,25 @@
 #!/bin/bash
-# mpi_steps.sh MPIEXEC DPAMR DPAMR_SERIAL SRC WORKDIR - time steps on several ranks (variant cpu):
+# mpi_steps.sh MPIEXEC DPAMR DPAMR_SERIAL SRC WORKDIR [VARIANT] - time steps on several ranks, each
+# rank regridding its part with VARIANT (default cpu; a GPU variant exits 77 without a device):
 #  - inputs/moving2d.inp (fill = prolong, 24 steps, a file every 4) and inputs/moving3d.inp (fill =
-#    model, 8 steps) with -np 1, 2 and 3: every output step's file has the datasets of dpamr_serial's
-#    (the driver built without MPI) byte for byte (h5compare.py: all but /dpamr/provenance, whose rank
-#    table differs), the same series file, and the same per-step lines (counts, conservation, total
-#    hash; the times taken out);
-#  - with a parallel HDF5 (the runs above write collectively), np 2 with mpi_write=gather too;
+#    model, 8 steps) with -np 1, 2 and 3 (a GPU variant: 2 and 3, the ranks sharing the device):
+#    every output step's file has the datasets of dpamr_serial's variant=cpu run (the driver built
+#    without MPI) byte for byte (h5compare.py: all but /dpamr/provenance, whose rank table differs),
+#    the same series file, and the same per-step lines (counts, conservation, total hash; the times
+#    taken out);
 #  - tests/decks/skew2d.inp on 3 ranks, one of whose parts holds no root tile: the same files;
 #  - restart with 2 ranks from step 12's file: the continued series equals the uninterrupted one;
-#  - still refused with 2 ranks: balance = 2:1, and a GPU variant (time steps on ranks run on the cpu).
+#  - variant cpu only: with a parallel HDF5 (the runs above write collectively), np 2 with
+#    mpi_write=gather too; still refused with 2 ranks: balance = 2:1.
 set -uo pipefail
-mpiexec=$1 dpamr=$2 serial=$3 src=$4 work=$5
+mpiexec=$1 dpamr=$2 serial=$3 src=$4 work=$5 variant=${6:-cpu}
 source "$(dirname "$0")/lib.sh"
 source "$tests/mpi_flags.sh"
+nps="1 2 3" ign=()
+if [ "$variant" != cpu ]; then
+    skip_without_gpu "$serial" "variant=$variant needs a CUDA device"
+    nps="2 3" ign=(--ignore /dpamr/deck) # the deck as run names the variant
+fi
 fresh_dir "$work"
 d2=$src/inputs/moving2d.inp d3=$src/inputs/moving3d.inp
 mrun() { # DIR NP ARGS...: mpirun dpamr run in DIR, log.txt and err.txt there
@@ -20,8 +27,9 @@ mrun() { # DIR NP ARGS...: mpirun dpamr run in DIR, log.txt and err.txt there
     shift 2
     (cd "$dir" && timeout -k 5 120 "$mpiexec" "${mpiflags[@]}" -np "$np" "$dpamr" run "$@" >log.txt 2>err.txt)
 }
-lines() { # LOG: the per-step lines without their times
-    grep -E "^step [0-9]+ t=|^  step [0-9]+ validated|^wrote " "$1" | sed -E 's/ in [0-9.]+ ms$//; s/, regrid [0-9.]+ ms \([^)]*\)//'
+lines() { # LOG: the per-step lines without their times (and a GPU variant's transfers and launches)
+    grep -E "^step [0-9]+ t=|^  step [0-9]+ validated|^wrote " "$1" | sed -E 's/ in [0-9.]+ ms$//;
+        s/, regrid [0-9.]+ ms \([^)]*\)//; s/, device events; transfer [0-9.]+ ms//; s/, [0-9]+ device launch\(es\)//'
 }
 # same NAME SERIALDIR DIR IGNORE...: every step file and the series of SERIALDIR in DIR, and the lines
 same() {
@@ -37,27 +45,27 @@ same() {
     ls "$b" | grep -q "\.tmp\." && fail "$name: temporary file left behind"
     echo "$name: $n step files and the series identical to the serial run"
 }
-run_deck() { # DECK TAG ARGS...: serial, then np 1 2 3
+run_deck() { # DECK TAG ARGS...: the serial cpu run, then each np of nps with the variant
     local deck=$1 tag=$2
     shift 2
     mkdir -p "$work/$tag.serial"
     (cd "$work/$tag.serial" && "$serial" run "$deck" variant=cpu output=s_%05d.hdf "$@" >log.txt) ||
         { fail "$tag: the serial run"; return; }
-    for np in 1 2 3; do
+    for np in $nps; do
         mkdir -p "$work/$tag.np$np"
-        mrun "$work/$tag.np$np" "$np" "$deck" variant=cpu output=s_%05d.hdf "$@" ||
+        mrun "$work/$tag.np$np" "$np" "$deck" variant="$variant" output=s_%05d.hdf "$@" ||
             { fail "$tag: mpirun -np $np"; cat "$work/$tag.np$np/err.txt"; continue; }
-        same "$tag np $np" "$work/$tag.serial" "$work/$tag.np$np"
-        diff <(lines "$work/$tag.serial/log.txt") <(lines "$work/$tag.np$np/log.txt") >/dev/null ||
+        same "$tag np $np" "$work/$tag.serial" "$work/$tag.np$np" "${ign[@]}"
+        diff <(lines "$work/$tag.serial/log.txt") <(lines "$work/$tag.np$np/log.txt") | head -6 ||
             fail "$tag np $np: the per-step lines differ from the serial run's"
     done
 }
 
-echo "== moving2d, 24 steps, a file every 4: np 1, 2, 3 against the serial run"
+echo "== moving2d, 24 steps, a file every 4: np $nps, variant $variant, against the serial cpu run"
 run_deck "$d2" m2 steps=24 output_every=4
 nv=$(grep -c "^  step [0-9]* validated.*conserved" "$work/m2.np3/log.txt")
 [ "$nv" -eq 7 ] || fail "moving2d np 3: expected 7 validated and conserved output steps, the log says $nv"
-echo "== moving3d, 8 steps: np 1, 2, 3 against the serial run"
+echo "== moving3d, 8 steps: np $nps, variant $variant, against the serial cpu run"
 run_deck "$d3" m3 steps=8
 
 echo "== a rank whose part holds no root tile (tests/decks/skew2d.inp on 3 ranks): its steps are empty"
@@ -79,7 +87,7 @@ else
     fail "skew2d: dpamr mesh"
 fi
 
-if "$dpamr" --version | grep -q "parallel HDF5: yes"; then # the runs above wrote collectively
+if [ "$variant" = cpu ] && "$dpamr" --version | grep -q "parallel HDF5: yes"; then # the runs above wrote collectively
     echo "== moving2d, np 2, mpi_write=gather"
     mkdir -p "$work/gather"
     if mrun "$work/gather" 2 "$d2" variant=cpu output=s_%05d.hdf steps=24 output_every=4 mpi_write=gather; then
@@ -92,17 +100,17 @@ fi
 echo "== restart with 2 ranks from step 12: the uninterrupted series"
 mkdir -p "$work/restart"
 for j in 00000 00004 00008 00012; do cp "$work/m2.serial/s_$j.hdf" "$work/restart/"; done
-if mrun "$work/restart" 2 "$d2" variant=cpu output=s_%05d.hdf steps=24 output_every=4 mesh_file=s_00012.hdf; then
+if mrun "$work/restart" 2 "$d2" variant="$variant" output=s_%05d.hdf steps=24 output_every=4 mesh_file=s_00012.hdf; then
     grep -q "continues the series from step 12" "$work/restart/log.txt" || fail "restart: no continuation line"
     same "restart np 2" "$work/m2.serial" "$work/restart" --ignore /dpamr/deck
 else
     fail "restart with 2 ranks"; cat "$work/restart/err.txt"
 fi
 
+[ "$variant" = cpu ] || { finish "mpi_steps $variant"; exit; }
 echo "== refused with 2 ranks"
 mkdir -p "$work/refused"
-for what in "balance=2:1|balance = 2:1 runs on one rank in this version" \
-            "variant=cdp|time steps on more than one rank run on the cpu in this version"; do
+for what in "balance=2:1|balance = 2:1 runs on one rank in this version"; do
     key=${what%%|*} msg=${what#*|}
     if mrun "$work/refused" 2 "$d2" output=s_%05d.hdf steps=4 "$key"; then
         fail "$key with 2 ranks was not refused"
