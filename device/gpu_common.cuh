@@ -197,8 +197,9 @@ static __device__ __forceinline__ void block_fill_prolong(const Team &tm, const 
 }
 
 /* model: tab_tiles tiles at a time, each with its table of axis terms in shared memory tab
- * (dp_model_table_entry), then their cells, threads striding over them (dp_model_cells_tab): no
- * division per cell. Every thread of the team must call it (it has team barriers); it ends without one. */
+ * (dp_model_table_entry), then their cells, threads striding over segments of DP_SEG cells of a row
+ * (dp_model_seg): no division per cell, one 16-byte store per segment and field. Every thread of
+ * the team must call it (it has team barriers); it ends without one. */
 template <class Team>
 static __device__ __forceinline__ void block_fill_model(const Team &tm, const dmesh_t &M, long long t0, int g, int level,
                                                         double *tab, int tab_tiles, float *crit)
@@ -216,17 +217,21 @@ static __device__ __forceinline__ void block_fill_model(const Team &tm, const dm
             tab[e] = dp_model_table_entry(p, c, h, e % nt);
         }
         tm.sync();
-        for (int j = tm.rank(); j < (gi << cshift); j += tm.size()) {
-            const int i = j >> cshift, cell = j & (cells - 1);
+        /* one thread per segment of DP_SEG cells of a row (dp_model_seg), field by field: the
+           segment's cells stored as one float4 per field */
+        const int sshift = cshift - 2; /* segments per tile: cells / DP_SEG */
+        for (int j = tm.rank(); j < (gi << sshift); j += tm.size()) {
+            const int i = j >> sshift, cell = (j & ((1 << sshift) - 1)) * DP_SEG;
             int x, y, z;
             dp_cell_xyz(cell, B, lb, &x, &y, &z);
-            float v[DP_MAX_FIELDS];
-            dp_model_cells_tab(p, tab + i * nt, x, y, z, v);
             const size_t at = (size_t)(t0 + i0 + i) * cells + cell;
-            DP_FOR_FIELDS(f, p->nf)
-            {
-                M.field[f][at] = v[f];
-                if (crit && f == cf) crit[(i0 + i) * cells + cell] = v[f];
+#pragma unroll 1
+            for (int f = 0; f < p->nf; ++f) {
+                float v[DP_SEG];
+                dp_model_seg(p, tab + i * nt, x, y, z, f, v);
+                const float4 w = make_float4(v[0], v[1], v[2], v[3]);
+                *(float4 *)(dmesh_field(M, f) + at) = w;
+                if (crit && f == cf) *(float4 *)(crit + (i0 + i) * cells + cell) = w;
             }
         }
     }

@@ -646,6 +646,29 @@ static inline DP_HD void dp_model_row(const dp_params *p, const double *T, int x
         for (int i = 0; i < n; ++i) dst[f][at + i] = (float)acc[f][i];
 }
 
+/* Field f of the DP_SEG cells (x0 + i, y, z), i < DP_SEG, of a row of a tile from its model table T,
+ * into out[0..DP_SEG): per cell the operations of dp_model_cells_tab for field f in the same order
+ * (objects in order; the object's shape, then its term), so the same bits (tests/test_core.c). x0 is
+ * a multiple of DP_SEG (tile_size >= 4). The GPU's model fill: one thread per segment and field, the
+ * segment's y and z axis values read once per object, its DP_SEG floats stored as one 16-byte word. */
+#define DP_SEG 4
+static inline DP_HD void dp_model_seg(const dp_params *p, const double *T, int x0, int y, int z, int f, float *out)
+{
+    const int B = p->B, dim = p->dim;
+    double acc[DP_SEG];
+    for (int i = 0; i < DP_SEG; ++i) acc[i] = 0.0;
+    for (int o = 0; o < p->nobj; ++o) {
+        const dp_object *ob = &p->obj[o];
+        const double *t = T + o * dim * B;
+        const double v1 = t[B + y], v2 = dim == 3 ? t[2 * B + z] : 0.0;
+        const double outside = ob->outside[f], d = ob->inside[f] - ob->outside[f];
+        const int kind = ob->kind;
+        for (int i = 0; i < DP_SEG; ++i)
+            acc[i] = dp_model_term(acc[i], outside, d, dp_shape_v(dim, kind, t[x0 + i], v1, v2));
+    }
+    for (int i = 0; i < DP_SEG; ++i) out[i] = (float)acc[i];
+}
+
 /* Model value of one field (tests and tools; the engines fill all fields at once). */
 static inline DP_HD float dp_model_cell(const dp_params *p, int f, int level, int32_t ti, int32_t tj, int32_t tk,
                                         int x, int y, int z)

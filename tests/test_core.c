@@ -361,7 +361,7 @@ static void test_model(void)
        cells the call does not own left as they were */
     {
         unsigned seed = 12345u;
-        int same = 1, untouched = 1, rows = 0;
+        int same = 1, untouched = 1, rows = 0, same_seg = 1, segs = 0;
         for (int dim = 2; dim <= 3; ++dim)
             for (int B = 4; B <= 32; B *= 2)
                 for (int nobj = 1; nobj <= DP_MAX_OBJECTS; nobj += 5)
@@ -411,6 +411,14 @@ static void test_model(void)
                                     for (int i = 0; i < DP_ROW_MAX + 2; ++i) row[f][i] = -7.0f;
                                 dp_model_row(&p, T, x0, n, y, z, dst, 1);
                                 ++rows;
+                                /* the GPU's segments of the row, field by field: dp_model_row's bits */
+                                for (int xs = (x0 + DP_SEG - 1) & ~(DP_SEG - 1); xs + DP_SEG <= x0 + n; xs += DP_SEG)
+                                    for (int f = 0; f < p.nf; ++f) {
+                                        float seg[DP_SEG];
+                                        dp_model_seg(&p, T, xs, y, z, f, seg);
+                                        ++segs;
+                                        same_seg &= memcmp(seg, &row[f][1 + xs - x0], sizeof seg) == 0;
+                                    }
                                 for (int i = 0; i < n; ++i) {
                                     float want[DP_MAX_FIELDS];
                                     dp_model_cells(&p, level, c[0], c[1], c[2], x0 + i, y, z, want);
@@ -424,6 +432,7 @@ static void test_model(void)
                 }
         CHECK(same, "dp_model_table and dp_model_row give the per-entry and per-cell references' bits (%d rows)", rows);
         CHECK(untouched, "dp_model_row writes only its n cells of its nf fields");
+        CHECK(same_seg && segs > 0, "dp_model_seg gives dp_model_row's bits (%d segments)", segs);
     }
 
     /* a gaussian is the product of its axis factors exp(-t_a^2), the exp of the sum to round-off (exp(-q) itself is only as exact as q, q x 1e-16);
