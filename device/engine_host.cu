@@ -50,6 +50,11 @@ static __host__ __device__ __forceinline__ int step_group(long long n, long long
 {
     int P = 1;
     while (P < HOST_THREADS && (n + P - 1) / P > STEP_GROUPS_PER_BLOCK * nblocks) P <<= 1;
+    /* and a level of more parents than blocks gets up to STEP_GROUPS_PER_BLOCK parents per group, as
+       few as leave one group per block: a round of groups (ticket, look-back, metadata, a fill pass,
+       flags) is a chain of latencies, and a level of 1,000 to 4,000 tiles took 2 to 8 rounds of
+       one-parent groups (experiment: issue 12's small levels) */
+    while (P < STEP_GROUPS_PER_BLOCK && (n + P - 1) / P > nblocks) P <<= 1;
     return P;
 }
 
