@@ -5,7 +5,8 @@
  * work list (canonical order: a level is a contiguous index range):
  *   initLevelScans   once: every step's tickets and scan tile states reset (level_scan.cuh)
  *   flagTiles(Lp)    once: one warp per tile of the input's finest level: octant flags -> childmask
- *   refineStep(L)    blocks take groups of HOST_THREADS parents of level L in ticket order; a
+ *   refineStep(L)    blocks take groups of HOST_THREADS parents of level L (each its own first, then by
+ *                    ticket; a level of at most a group per block takes no ticket); a
  *                    single-pass scan over the level's child counts (CUB's decoupled look-back:
  *                    cub::ScanTileState, group_scan: device/level_scan.cuh) gives each
  *                    parent its children's slots after the level's end; the block writes their
@@ -111,10 +112,12 @@ __global__ void __launch_bounds__(HOST_THREADS, FILL == DP_FILL_PROLONG ? 4 : 3)
     const int P = step_group(n, gridDim.x);
     const long long ng = (n + P - 1) / P; /* groups of the level */
     if (n == 0 && blockIdx.x == 0 && tid == 0) ls[level + 2] = e;
+    /* the groups: the block's own first (group blockIdx.x), then by ticket after the grid's first
+       round, in ticket order; a level of at most one group per block takes no ticket. Every block of
+       the grid becomes resident (one wave: the grid's size), so the look-back of a first-round group
+       waits only on blocks that run. (experiment: the small levels' atomics, issue 12) */
+    long long v = blockIdx.x;
     for (;;) {
-        if (tid == 0) Sh.v = (long long)atomicAdd(&S.tickets[k], 1ull);
-        __syncthreads();
-        const long long v = Sh.v;
         if (v >= ng) break; /* the same for every thread of the block */
         /* 1. this parent's children: their offset from the level's end, by the level-wide scan */
         const long long i = v * P + tid;
@@ -146,6 +149,10 @@ __global__ void __launch_bounds__(HOST_THREADS, FILL == DP_FILL_PROLONG ? 4 : 3)
             }
         }
         __syncthreads(); /* every thread has read this group's shared values */
+        if (ng <= (long long)gridDim.x) break; /* one round: every group had its block */
+        if (tid == 0) Sh.v = (long long)gridDim.x + (long long)atomicAdd(&S.tickets[k], 1ull);
+        __syncthreads();
+        v = Sh.v;
     }
     if (!early) cudaTriggerProgrammaticLaunchCompletion();
     stamp_end(M.stamps, slot);
