@@ -54,7 +54,8 @@ static __host__ __device__ __forceinline__ int step_group(long long n, long long
     /* and a level of more parents than blocks gets up to STEP_GROUPS_PER_BLOCK parents per group, as
        few as leave one group per block: a round of groups (ticket, look-back, metadata, a fill pass,
        flags) is a chain of latencies, and a level of 1,000 to 4,000 tiles took 2 to 8 rounds of
-       one-parent groups (experiment: issue 12's small levels) */
+       one-parent groups (measured with the first group per block below and the model fill by
+       segments: docs/results.md, *Session 26*) */
     while (P < STEP_GROUPS_PER_BLOCK && (n + P - 1) / P > nblocks) P <<= 1;
     return P;
 }
@@ -115,7 +116,7 @@ __global__ void __launch_bounds__(HOST_THREADS, FILL == DP_FILL_PROLONG ? 4 : 3)
     /* the groups: the block's own first (group blockIdx.x), then by ticket after the grid's first
        round, in ticket order; a level of at most one group per block takes no ticket. Every block of
        the grid becomes resident (one wave: the grid's size), so the look-back of a first-round group
-       waits only on blocks that run. (experiment: the small levels' atomics, issue 12) */
+       waits only on blocks that run. */
     long long v = blockIdx.x;
     for (;;) {
         if (v >= ng) break; /* the same for every thread of the block */

@@ -82,7 +82,7 @@ static __host__ __device__ __forceinline__ int rg_group(long long n, long long n
     int P = 1;
     while (P < T && (n + P - 1) / P > RG_GROUPS_PER_BLOCK * nteams) P <<= 1;
     /* more parents than teams: up to RG_GROUPS_PER_BLOCK per group, as few as leave one group per
-       team (experiment: as refineStep's step_group) */
+       team (as refineStep's step_group) */
     while (P < RG_GROUPS_PER_BLOCK && P < T && (n + P - 1) / P > nteams) P <<= 1;
     return P;
 }
