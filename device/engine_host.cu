@@ -91,11 +91,6 @@ __global__ void __launch_bounds__(HOST_THREADS, FILL == DP_FILL_PROLONG ? 4 : 3)
                            int early)
 {
     __shared__ step_smem Sh;
-    /* prolong: the group's children c0 + j, j < c1 - c0: (their parent's thread << 3) | their octant,
-       the parent being s + v P + thread; block_fill_prolong reads them instead of each tile's coord
-       and parent */
-    static_assert((HOST_THREADS << 3) <= 65536, "a parent's thread and octant in 16 bits");
-    __shared__ uint16_t meta[FILL == DP_FILL_PROLONG ? HOST_THREADS << 3 : 1];
     extern __shared__ __align__(16) double tab[]; /* 16: block_fill_model's float4 stores into crit */
     const cta_team tm;
     stamp_start(M.stamps, slot);
@@ -132,17 +127,12 @@ __global__ void __launch_bounds__(HOST_THREADS, FILL == DP_FILL_PROLONG ? 4 : 3)
         if (fits && c1 > c0) {
             /* 2. their metadata, octant by octant */
             for (int o = 0; o < ns; ++o)
-                if (mask >> o & 1) {
-                    const long long rel = off + __popc(mask & ((1u << o) - 1)); /* from the level's end */
-                    write_child(M, e + rel, level + 1, s + i, o);
-                    if (FILL == DP_FILL_PROLONG) meta[rel - c0] = (uint16_t)(tid << 3 | o);
-                }
+                if (mask >> o & 1) write_child(M, e + off + __popc(mask & ((1u << o) - 1)), level + 1, s + i, o);
             __syncthreads();
             /* 3. their cells, tp tiles at a time, and their flags */
             for (long long j0 = c0; j0 < c1; j0 += tp) {
                 const int g = (int)(c1 - j0 < tp ? c1 - j0 : tp);
-                if (FILL == DP_FILL_PROLONG)
-                    block_fill_prolong(tm, M, e + j0, g, flag ? crit : NULL, meta + (j0 - c0), s + v * P);
+                if (FILL == DP_FILL_PROLONG) block_fill_prolong(tm, M, e + j0, g, flag ? crit : NULL);
                 else block_fill_model(tm, M, e + j0, g, level + 1, tab, tp, flag ? crit : NULL);
                 if (!flag) continue;
                 __syncthreads(); /* the criterion cells are in crit */

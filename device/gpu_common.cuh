@@ -155,12 +155,10 @@ static __device__ __forceinline__ float *dmesh_field(const dmesh_t &M, int f)
  * prolong: one thread per brick, the 2^dim cells over one parent cell (dp_prolong_brick: the
  * parent cell and its neighbours read once), stored as two (2D) or four (3D) 8-byte pairs. (Two
  * bricks per thread with all their loads issued first took 96 registers and was slower on the
- * H200: bench2d 1.14 against 0.94 ms.) No barrier. With meta (shared memory, written by the caller
- * when it made the tiles), tile t0 + i's parent is par0 + (meta[i] >> 3) and its octant meta[i] & 7:
- * no load of the tile's coordinates and parent per brick. */
+ * H200: bench2d 1.14 against 0.94 ms.) No barrier. */
 template <class Team>
 static __device__ __forceinline__ void block_fill_prolong(const Team &tm, const dmesh_t &M, long long t0, int g,
-                                                          float *crit, const uint16_t *meta = NULL, long long par0 = 0)
+                                                          float *crit)
 {
     const dp_params *p = &c_params;
     const int dim = p->dim, B = p->B, lb = dp_log2(B), cshift = dim * lb, cells = 1 << cshift, cf = p->crit_field;
@@ -169,17 +167,9 @@ static __device__ __forceinline__ void block_fill_prolong(const Team &tm, const 
         const long long t = t0 + (j >> bshift);
         const int b = j & ((1 << bshift) - 1);
         const int X = b & (hb - 1), Y = (b >> (lb - 1)) & (hb - 1), Z = b >> (2 * (lb - 1));
-        long long par;
-        int o;
-        if (meta) { /* the caller's: parent par0 + (m >> 3), octant m & 7 */
-            const unsigned m = meta[j >> bshift];
-            par = par0 + (m >> 3);
-            o = (int)(m & 7u);
-        } else {
-            const int32_t c[3] = { M.coord[3 * t], M.coord[3 * t + 1], M.coord[3 * t + 2] };
-            par = M.parent[t];
-            o = dp_tile_octant(c);
-        }
+        const int32_t c[3] = { M.coord[3 * t], M.coord[3 * t + 1], M.coord[3 * t + 2] };
+        const long long par = M.parent[t];
+        const int o = dp_tile_octant(c);
         const int rel = (j >> bshift) * cells + 2 * X + B * (2 * Y + B * 2 * Z);
         DP_FOR_FIELDS(f, p->nf)
         {
