@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(HOST_THREADS, FILL == DP_FILL_PROLONG ? 4 : 3)
                            int early)
 {
     __shared__ step_smem Sh;
-    extern __shared__ __align__(16) double tab[]; /* 16: block_fill_model's float4 stores into crit */
+    extern __shared__ __align__(16) double tab[]; /* 16: block_fill_tiles' float4 stores into crit */
     const cta_team tm;
     stamp_start(M.stamps, slot);
     const dp_params *p = &c_params;

@@ -152,17 +152,52 @@ static __device__ __forceinline__ float *dmesh_field(const dmesh_t &M, int f)
  * the arithmetic of tile_fill on the CPU (src/tile.c). With crit, the criterion field's new cells
  * also go to crit[(t - t0) * cells + cell] (shared memory: the caller flags the tiles from there).
  *
- * prolong: one thread per brick, the 2^dim cells over one parent cell (dp_prolong_brick: the
- * parent cell and its neighbours read once), stored as two (2D) or four (3D) 8-byte pairs. (Two
- * bricks per thread with all their loads issued first took 96 registers and was slower on the
- * H200: bench2d 1.14 against 0.94 ms.) No barrier. */
+ * prolong: dp_prolong_brick (the 2^dim cells over one parent cell, the parent cell and its
+ * neighbours read once) with dim a constant in each branch. 2D: one thread per pair of bricks side
+ * by side in x (parent cells X and X + 1, X even: the loads they share, the tile's parent and
+ * octant and the index arithmetic once per pair), stored as two 16-byte quads; 3D: one thread per
+ * brick, four 8-byte pairs (a pair of 3D bricks holds 16 cells: ptxas spilled). The same function
+ * per brick, so the same bits. (Two bricks per thread taken a block apart, with all their loads
+ * issued first, took 96 registers and was slower on the H200: bench2d 1.14 against 0.94 ms.) No
+ * barrier. */
 template <class Team>
 static __device__ __forceinline__ void block_fill_prolong(const Team &tm, const dmesh_t &M, long long t0, int g,
                                                           float *crit)
 {
     const dp_params *p = &c_params;
     const int dim = p->dim, B = p->B, lb = dp_log2(B), cshift = dim * lb, cells = 1 << cshift, cf = p->crit_field;
-    const int bshift = cshift - dim, hb = B >> 1; /* 2^bshift bricks per tile */
+    const int hb = B >> 1;
+    if (dim == 2) { /* pairs of bricks side by side in x, dim a constant: 8 cells live, as one 3D brick */
+        const int bshift = cshift - 3; /* 2^bshift pairs per tile (B >= 4) */
+        for (int j = tm.rank(); j < (g << bshift); j += tm.size()) {
+            const long long t = t0 + (j >> bshift);
+            const int b = (j & ((1 << bshift) - 1)) << 1; /* the pair's first brick */
+            const int X = b & (hb - 1), Y = b >> (lb - 1);
+            const int32_t c[3] = { M.coord[3 * t], M.coord[3 * t + 1], 0 };
+            const long long par = M.parent[t];
+            const int o = dp_tile_octant(c);
+            const int rel = (j >> bshift) * cells + 2 * X + B * 2 * Y;
+            DP_FOR_FIELDS(f, p->nf)
+            {
+                const float *u = M.field[f] + (size_t)par * cells;
+                float v[8], w[8];
+                dp_prolong_brick(2, B, u, o, X, Y, 0, v);
+                dp_prolong_brick(2, B, u, o, X + 1, Y, 0, w);
+                /* 2X a multiple of 4 (X even), tiles of a multiple of 16 cells: 16-byte aligned quads */
+                float4 *d = (float4 *)(M.field[f] + (size_t)t0 * cells + rel);
+                const float4 q0 = make_float4(v[0], v[1], w[0], w[1]), q1 = make_float4(v[2], v[3], w[2], w[3]);
+                d[0] = q0;
+                d[B / 4] = q1;
+                if (crit && f == cf) { /* 16-byte aligned (the callers' dynamic shared memory) */
+                    float4 *cs = (float4 *)(crit + rel);
+                    cs[0] = q0;
+                    cs[B / 4] = q1;
+                }
+            }
+        }
+        return;
+    }
+    const int bshift = cshift - 3; /* 3D: 2^bshift bricks per tile, one per thread */
     for (int j = tm.rank(); j < (g << bshift); j += tm.size()) {
         const long long t = t0 + (j >> bshift);
         const int b = j & ((1 << bshift) - 1);
@@ -174,23 +209,19 @@ static __device__ __forceinline__ void block_fill_prolong(const Team &tm, const 
         DP_FOR_FIELDS(f, p->nf)
         {
             float v[8];
-            dp_prolong_brick(dim, B, M.field[f] + (size_t)par * cells, o, X, Y, Z, v);
+            dp_prolong_brick(3, B, M.field[f] + (size_t)par * cells, o, X, Y, Z, v);
             /* 2X even, tiles of an even cell count: 8-byte aligned pairs */
             float2 *d = (float2 *)(M.field[f] + (size_t)t0 * cells + rel);
             d[0] = make_float2(v[0], v[1]);
             d[B / 2] = make_float2(v[2], v[3]);
-            if (dim == 3) {
-                d[B * B / 2] = make_float2(v[4], v[5]);
-                d[B * B / 2 + B / 2] = make_float2(v[6], v[7]);
-            }
+            d[B * B / 2] = make_float2(v[4], v[5]);
+            d[B * B / 2 + B / 2] = make_float2(v[6], v[7]);
             if (crit && f == cf) {
                 float2 *cs = (float2 *)(crit + rel);
                 cs[0] = make_float2(v[0], v[1]);
                 cs[B / 2] = make_float2(v[2], v[3]);
-                if (dim == 3) {
-                    cs[B * B / 2] = make_float2(v[4], v[5]);
-                    cs[B * B / 2 + B / 2] = make_float2(v[6], v[7]);
-                }
+                cs[B * B / 2] = make_float2(v[4], v[5]);
+                cs[B * B / 2 + B / 2] = make_float2(v[6], v[7]);
             }
         }
     }

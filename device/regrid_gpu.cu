@@ -233,7 +233,7 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
     static_assert(T / NT <= DP_MAX_SUB_TEAMS, "a named barrier per team");
     constexpr int TEAMS = T / NT;
     __shared__ rg_smem<NT / 32> Shs[TEAMS];
-    extern __shared__ __align__(16) double dyn[]; /* 16: block_fill_model's float4 stores into crit */
+    extern __shared__ __align__(16) double dyn[]; /* 16: block_fill_tiles' float4 stores into crit */
     const team_of<T, NT> tm;
     rg_smem<NT / 32> &Sh = Shs[tm.id];
     double *tab = dyn + (size_t)tm.id * (R.team_smem / sizeof(double));
