@@ -16,7 +16,7 @@
  *                     device/level_scan.cuh) gives their children's slots after the level's end, the
  *                     block writes the children's metadata (a kept child's from its old index,
  *                     dp_child_index; a new one's by dp_write_child), copies the kept children's cells
- *                     from the old store and fills the runs of new ones (block_fill_tiles: prolonged
+ *                     from the old store and fills the runs of new ones (block_fill_prolong or _model: prolonged
  *                     from the parent's new cells, or sampled), and flags them while their criterion
  *                     cells are in shared memory. With fill = model and no balance every child, kept
  *                     or new, is sampled there: the values a sample of the old store would have
@@ -224,9 +224,10 @@ template <int NW> struct rg_smem {
  * would. T: threads per block; MINB: the blocks per SM it is compiled for. hostlaunch: blocks of one
  * team of RG_THREADS, RG_MINB_HOST per SM; cdp: blocks of RG_THREADS_CDP (one per SM: what
  * device-launched grids get), of teams of RG_THREADS, or one team where four teams' passes do not
- * fit in shared memory (rg_pick). Dynamic shared memory: one slice of R.team_smem bytes per team,
+ * fit in shared memory (rg_pick). FILL: the deck's fill, an instance each as hostlaunch's refineStep
+ * (the other fill's code out of the kernel: fewer spills at the 64 registers of both bounds). Dynamic shared memory: one slice of R.team_smem bytes per team,
  * each the model tables (fill = model, R.tp of them), then R.tp tiles of criterion cells. */
-template <int T, int MINB, int NT>
+template <int T, int MINB, int NT, int FILL>
 __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg_t R, int level)
 {
     static_assert(T % NT == 0 && NT >= RG_THREADS, "whole teams; rg_layout counts groups of RG_THREADS or more");
@@ -241,7 +242,7 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
     const int tid = tm.rank(), ns = 1 << p->dim;
     const int lc = p->dim * dp_log2(p->B), cells = 1 << lc, tp = R.tp;
     const int flag = level + 1 < p->max_level; /* the children are flagged; at max_level they get none */
-    float *crit = (float *)(tab + (p->fill == DP_FILL_PROLONG ? 0 : tp * dp_model_table_size(p)));
+    float *crit = (float *)(tab + (FILL == DP_FILL_PROLONG ? 0 : tp * dp_model_table_size(p)));
     for (int i = tid; i < tp; i += NT) Sh.smask[i] = 0;
     scan_state_t st;
     st.Init(R.S.nb[level], R.S.scan + R.S.off[level], 0);
@@ -273,7 +274,7 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
             R.ls[level + 2] = fits ? e + c1 : e; /* an overflow leaves the later levels empty */
             if (R.cdp && fits && c1 > 0 && flag) {
                 /* the next level after this grid, sized to its tiles (flag: it can have children) */
-                regridStep<T, MINB, NT><<<(unsigned)rg_cdp_grid(c1, R.wave), T, R.smem, cudaStreamTailLaunch>>>(R, level + 1);
+                regridStep<T, MINB, NT, FILL><<<(unsigned)rg_cdp_grid(c1, R.wave), T, R.smem, cudaStreamTailLaunch>>>(R, level + 1);
                 dp_count_launch(R.st, cudaGetLastError());
             }
         }
@@ -334,7 +335,8 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
                     }
                     int r = q + 1;
                     while (r < g && (R.old[t0 + r] < 0 || R.resample)) ++r;
-                    block_fill_tiles(tm, R.N, t0 + q, r - q, level + 1, tab, tp, flag ? crit + (q << lc) : NULL);
+                    if (FILL == DP_FILL_PROLONG) block_fill_prolong(tm, R.N, t0 + q, r - q, flag ? crit + (q << lc) : NULL);
+                    else block_fill_model(tm, R.N, t0 + q, r - q, level + 1, tab, tp, flag ? crit + (q << lc) : NULL);
                     q = r;
                 }
                 if (!flag) continue; /* (their childmask is 0 from their metadata) */
@@ -504,10 +506,15 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
         int optin = 0;
         CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
         const int cdp = variant == DP_VARIANT_CDP;
-        const void *cand[2] = { (const void *)regridStep<RG_THREADS_CDP, RG_MINB_CDP, RG_THREADS>,
-                                (const void *)regridStep<RG_THREADS_CDP, RG_MINB_CDP, RG_THREADS_CDP> };
+        const int pro = p->fill == DP_FILL_PROLONG;
+        const void *cand[2] = { pro ? (const void *)regridStep<RG_THREADS_CDP, RG_MINB_CDP, RG_THREADS, DP_FILL_PROLONG>
+                                    : (const void *)regridStep<RG_THREADS_CDP, RG_MINB_CDP, RG_THREADS, DP_FILL_MODEL>,
+                                pro ? (const void *)regridStep<RG_THREADS_CDP, RG_MINB_CDP, RG_THREADS_CDP, DP_FILL_PROLONG>
+                                    : (const void *)regridStep<RG_THREADS_CDP, RG_MINB_CDP, RG_THREADS_CDP, DP_FILL_MODEL> };
         const int team_threads[2] = { RG_THREADS, RG_THREADS_CDP };
-        if (!cdp) cand[0] = (const void *)regridStep<RG_THREADS, RG_MINB_HOST, RG_THREADS>;
+        if (!cdp)
+            cand[0] = pro ? (const void *)regridStep<RG_THREADS, RG_MINB_HOST, RG_THREADS, DP_FILL_PROLONG>
+                          : (const void *)regridStep<RG_THREADS, RG_MINB_HOST, RG_THREADS, DP_FILL_MODEL>;
         pass_limit = cdp && (size_t)optin > RG_SMEM_DEFAULT ? (size_t)optin : RG_SMEM_DEFAULT;
         for (int c = 0; c < (cdp ? 2 : 1); ++c) {
             cudaFuncAttributes fa; /* the limits hold static and dynamic shared memory together */
