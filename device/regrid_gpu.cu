@@ -11,13 +11,14 @@
  *                     sums (dp_leaf_sum) of the store before the rebuild;
  *   3. rebuild        into a second store (the old one is read, never written): firstChild (each old
  *                     tile's first child), the roots copied and flagged (flagRoots), then one
- *                     regridStep grid per level: blocks take groups of the level's parents in ticket
- *                     order, a single-pass scan of their flag counts (CUB's decoupled look-back,
- *                     device/level_scan.cuh) gives their children's slots after the level's end, the
- *                     block writes the children's metadata (a kept child's from its old index,
- *                     dp_child_index; a new one's by dp_write_child), copies the kept children's cells
- *                     from the old store and fills the runs of new ones (block_fill_prolong or _model: prolonged
- *                     from the parent's new cells, or sampled), and flags them while their criterion
+ *                     regridStep grid per level: teams take groups of the level's parents (each its
+ *                     own first, then in ticket order), a single-pass scan of their flag counts
+ *                     (CUB's decoupled look-back, device/level_scan.cuh) gives their children's slots
+ *                     after the level's end, the team writes the children's metadata (a kept child's
+ *                     from its old index, dp_child_index; a new one's by dp_write_child), copies the
+ *                     kept children's cells from the old store and fills the runs of new ones
+ *                     (block_fill_prolong or block_fill_model: prolonged from the parent's new
+ *                     cells, or sampled), and flags them while their criterion
  *                     cells are in shared memory. With fill = model and no balance every child, kept
  *                     or new, is sampled there: the values a sample of the old store would have
  *                     copied, with one write per cell instead of a write, a read and a write.
@@ -254,10 +255,14 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
     const int P = rg_group(n, (long long)gridDim.x * TEAMS, NT);
     const long long ng = (n + P - 1) / P; /* groups of the level */
     if (n == 0 && blockIdx.x == 0 && threadIdx.x == 0) R.ls[level + 2] = e;
+    /* the groups: each team's own first, team-major over the blocks (group tm.id * gridDim.x +
+       blockIdx.x: a level of at most a group per block has one on every block, so on every SM, not
+       four on the first blocks to start), then by ticket after the grid's first round; a level of at
+       most a group per team takes no ticket. Every block of the grid becomes resident (at most a
+       wave), so the look-back of a first-round group waits only on teams that run (as refineStep). */
+    const long long round = (long long)gridDim.x * TEAMS;
+    long long v = (long long)tm.id * gridDim.x + blockIdx.x;
     for (;;) {
-        if (tid == 0) Sh.v = (long long)atomicAdd(&R.S.tickets[level], 1ull);
-        tm.sync();
-        const long long v = Sh.v;
         if (v >= ng) break; /* the same for every thread of the team */
         /* 1. this parent's children: their offset from the level's end, by the level-wide scan */
         const long long i = v * P + tid, par = s + i;
@@ -345,6 +350,10 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
             }
         }
         tm.sync(); /* every thread of the team has read this group's shared values */
+        if (ng <= round) break; /* one round: every group had its team */
+        if (tid == 0) Sh.v = round + (long long)atomicAdd(&R.S.tickets[level], 1ull);
+        tm.sync();
+        v = Sh.v;
     }
     /* no team's warps exit while another team of the block may still wait at its named barrier: on the
      * H200 an early exit hung the others (movingbench2d, moving2d; session 15) */
