@@ -109,10 +109,10 @@ __global__ void __launch_bounds__(HOST_THREADS, FILL == DP_FILL_PROLONG ? 4 : 3)
     const long long ng = (n + P - 1) / P; /* groups of the level */
     if (n == 0 && blockIdx.x == 0 && tid == 0) ls[level + 2] = e;
     /* the groups: the block's own first (group blockIdx.x), then by ticket after the grid's first
-       round, in ticket order; a level of at most one group per block takes no ticket. Every block of
-       the grid becomes resident (one wave: the grid's size), so the look-back of a first-round group
-       waits only on blocks that run. */
-    long long v = blockIdx.x;
+       round; a level of at most one group per block takes no ticket (group_order, level_scan.cuh;
+       the grid is one wave) */
+    const group_order<1> order;
+    long long v = order.first(tm);
     for (;;) {
         if (v >= ng) break; /* the same for every thread of the block */
         /* 1. this parent's children: their offset from the level's end, by the level-wide scan */
@@ -140,10 +140,8 @@ __global__ void __launch_bounds__(HOST_THREADS, FILL == DP_FILL_PROLONG ? 4 : 3)
             }
         }
         __syncthreads(); /* every thread has read this group's shared values */
-        if (ng <= (long long)gridDim.x) break; /* one round: every group had its block */
-        if (tid == 0) Sh.v = (long long)gridDim.x + (long long)atomicAdd(&S.tickets[k], 1ull);
-        __syncthreads();
-        v = Sh.v;
+        if (ng <= order.round) break; /* one round: every group had its block */
+        v = order.ticket(tm, &S.tickets[k], &Sh.v);
     }
     if (!early) cudaTriggerProgrammaticLaunchCompletion();
     stamp_end(M.stamps, slot);

@@ -136,6 +136,31 @@ static __device__ __forceinline__ long long group_scan(const Team &tm, scan_stat
     return off;
 }
 
+/* The order in which the teams of a grid take a level's groups (refineStep, regridStep and
+ * test_teams' skeleton of them): each team's own group first, by index and team-major over the
+ * blocks (group tm.id * gridDim.x + blockIdx.x: a level of at most a group per block has one on
+ * every block, so on every SM), then by ticket past the grid's first round; a level of at most a
+ * group per team takes no ticket. The grid is at most one wave (every block becomes resident), so a
+ * first-round group's look-back waits only on teams that run. TEAMS: teams per block. */
+template <int TEAMS> struct group_order {
+    long long round; /* groups of the first round: the grid's teams */
+    __device__ __forceinline__ group_order() : round((long long)gridDim.x * TEAMS) {}
+    template <class Team> __device__ __forceinline__ long long first(const Team &tm) const
+    {
+        return (long long)tm.id * gridDim.x + blockIdx.x;
+    }
+    /* The team's next group past the first round (the caller stops before when the level has no
+     * more groups than round), for every thread of the team after the team's barrier that ends a
+     * group: the team's first thread draws the ticket into *sv (shared memory); the team syncs once. */
+    template <class Team>
+    __device__ __forceinline__ long long ticket(const Team &tm, unsigned long long *tickets, long long *sv) const
+    {
+        if (tm.rank() == 0) *sv = round + (long long)atomicAdd(tickets, 1ull);
+        tm.sync();
+        return *sv;
+    }
+};
+
 /* Reset step k's ticket and scan tile states (blockIdx.y = k; blockIdx.x * blockDim.x + threadIdx.x
  * = scan tile, as CUB's InitializeStatus): a grid of (ceil(maxnb / 256), nlev) blocks of 256. */
 __global__ void initLevelScans(level_scans_t S);

@@ -255,13 +255,10 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
     const int P = rg_group(n, (long long)gridDim.x * TEAMS, NT);
     const long long ng = (n + P - 1) / P; /* groups of the level */
     if (n == 0 && blockIdx.x == 0 && threadIdx.x == 0) R.ls[level + 2] = e;
-    /* the groups: each team's own first, team-major over the blocks (group tm.id * gridDim.x +
-       blockIdx.x: a level of at most a group per block has one on every block, so on every SM, not
-       four on the first blocks to start), then by ticket after the grid's first round; a level of at
-       most a group per team takes no ticket. Every block of the grid becomes resident (at most a
-       wave), so the look-back of a first-round group waits only on teams that run (as refineStep). */
-    const long long round = (long long)gridDim.x * TEAMS;
-    long long v = (long long)tm.id * gridDim.x + blockIdx.x;
+    /* the groups: each team's own first, then by ticket (group_order, level_scan.cuh: a small level
+       on every SM, not four groups on each of the first blocks to start; the grid is at most a wave) */
+    const group_order<TEAMS> order;
+    long long v = order.first(tm);
     for (;;) {
         if (v >= ng) break; /* the same for every thread of the team */
         /* 1. this parent's children: their offset from the level's end, by the level-wide scan */
@@ -350,10 +347,8 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
             }
         }
         tm.sync(); /* every thread of the team has read this group's shared values */
-        if (ng <= round) break; /* one round: every group had its team */
-        if (tid == 0) Sh.v = round + (long long)atomicAdd(&R.S.tickets[level], 1ull);
-        tm.sync();
-        v = Sh.v;
+        if (ng <= order.round) break; /* one round: every group had its team */
+        v = order.ticket(tm, &R.S.tickets[level], &Sh.v);
     }
     /* no team's warps exit while another team of the block may still wait at its named barrier: on the
      * H200 an early exit hung the others (movingbench2d, moving2d; session 15) */

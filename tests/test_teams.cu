@@ -5,7 +5,7 @@
  * a block of 1024, cannot be checked there).
  *
  * teamScan<T, NT> is regridStep's skeleton: blocks of T threads in teams of NT (team_of) take groups
- * of P items in ticket order, scan the items' counts over the whole array through group_scan (the
+ * of P items in the kernels' order (group_order: each team's own group, then tickets), scan the items' counts over the whole array through group_scan (the
  * level-wide single-pass scan with its look-back across teams and blocks), then run a team-local
  * shared-memory pass: every thread writes its offset to the team's slice, the team syncs, every
  * thread reads its neighbour's; a wrong or missing team barrier shows as a wrong value here and as a
@@ -60,10 +60,9 @@ __global__ void __launch_bounds__(T) teamScan(char *region, unsigned long long *
     const long long ng = (n + P - 1) / P;
     scan_state_t st;
     st.Init((int)ng, region, 0);
+    const group_order<TEAMS> order; /* the kernels' order: the team's own group, then tickets */
+    long long v = order.first(tm);
     for (;;) {
-        if (r == 0) vs[tm.id] = (long long)atomicAdd(ticket, 1ull);
-        tm.sync();
-        const long long v = vs[tm.id];
         if (v >= ng) break; /* the same for the whole team */
         const long long i = v * P + r;
         const int in = r < P && i < n;
@@ -80,6 +79,8 @@ __global__ void __launch_bounds__(T) teamScan(char *region, unsigned long long *
         tm.sync();
         if (r + 1 < NT && mine[r + 1] != o + c) atomicAdd(bad, 1ull);
         tm.sync(); /* the slice and S are rewritten by the next group */
+        if (ng <= order.round) break; /* one round: every group had its team */
+        v = order.ticket(tm, ticket, &vs[tm.id]);
     }
     if (TEAMS > 1) __syncthreads(); /* no team exits while another may wait at its barrier */
 }
@@ -245,6 +246,9 @@ int main(int argc, char **argv)
     ok &= run("four teams of 256 (sub_team)", teamScan<1024, 256>, 1024, 256, 3000, 1, 1, quiet);
     ok &= run("four teams of 256 (sub_team)", teamScan<1024, 256>, 1024, 256, 777, 7, 2, quiet);
     ok &= run("four teams of 256 (sub_team)", teamScan<1024, 256>, 1024, 256, 1000003, 256, sms, quiet);
+    /* a level of at most a group per team: one round by index, no ticket drawn */
+    ok &= run("one team of 256, one round", teamScan<256, 256>, 256, 256, 200, 1, 4 * sms, quiet);
+    ok &= run("four teams of 256, one round", teamScan<1024, 256>, 1024, 256, 300, 1, sms, quiet);
     ok &= run("two teams of 512 (sub_team)", teamScan<1024, 512>, 1024, 512, 1000003, 512, sms, quiet);
     ok &= run("one team of 1024 (cta_team)", teamScan<1024, 1024>, 1024, 1024, 1000003, 1024, sms, quiet);
     printf("%s\n", ok ? "test_teams: all passed" : "test_teams: FAILED");
