@@ -18,10 +18,10 @@
  *                     from its old index, dp_child_index; a new one's by dp_write_child), copies the
  *                     kept children's cells from the old store and fills the runs of new ones
  *                     (block_fill_prolong or block_fill_model: prolonged from the parent's new
- *                     cells, or sampled), and flags them while their criterion
- *                     cells are in shared memory. With fill = model and no balance every child, kept
- *                     or new, is sampled there: the values a sample of the old store would have
- *                     copied, with one write per cell instead of a write, a read and a write.
+ *                     cells, or sampled), and flags them while their criterion cells are in shared
+ *                     memory. With fill = model and no balance every child, kept or new, is
+ *                     sampled there: the values a sample of the old store would have copied, with
+ *                     one write per cell instead of a write, a read and a write.
  *                     Dropped children and their subtrees are never read. Parents in canonical
  *                     order, children octant by octant: canonical order, no sort.
  *                     Then leafSums of the new store; the stores swap.
@@ -226,8 +226,9 @@ template <int NW> struct rg_smem {
  * team of RG_THREADS, RG_MINB_HOST per SM; cdp: blocks of RG_THREADS_CDP (one per SM: what
  * device-launched grids get), of teams of RG_THREADS, or one team where four teams' passes do not
  * fit in shared memory (rg_pick). FILL: the deck's fill, an instance each as hostlaunch's refineStep
- * (the other fill's code out of the kernel: fewer spills at the 64 registers of both bounds). Dynamic shared memory: one slice of R.team_smem bytes per team,
- * each the model tables (fill = model, R.tp of them), then R.tp tiles of criterion cells. */
+ * (the other fill's code out of the kernel: fewer spills at the 64 registers of both bounds).
+ * Dynamic shared memory: one slice of R.team_smem bytes per team, each the model tables (fill =
+ * model, R.tp of them), then R.tp tiles of criterion cells. */
 template <int T, int MINB, int NT, int FILL>
 __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg_t R, int level)
 {
