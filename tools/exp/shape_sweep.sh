@@ -5,7 +5,8 @@
 # device machine's copy (DPAMR_DIAG_RG picks the shape of either engine), builds dpamr for sm_90,
 # then benches movingbench2d (4 steps, pdl on and off, every variant gated byte-identical to cpu) at
 # every shape of SHAPES (default "256x4 256x3 768x1 1024x1"; threads x blocks per SM compiled for,
-# teams of 256) in two rounds, and prints per shape and variant the regrid ms per step (median of the
+# teams of 256; cdp takes only the shapes of one block per SM and keeps its own for the others: its
+# level grids are a wave of resident blocks) in two rounds, and prints per shape and variant the regrid ms per step (median of the
 # rounds' medians) and the rebuild's per-level medians. With PROFILE=1 after that, Nsight Compute on
 # hostlaunch's regridStep grids of one step at 256x4 and 1024x1. Output under $OUT: sweep.txt (the
 # table), logs.tgz (the benches' logs and JSON, the profiles). The call, from the repository root:
@@ -29,7 +30,7 @@ deck=inputs/movingbench2d.inp
 for round in 1 2; do
     for s in $shapes; do
         t1=$(date +%s)
-        DPAMR_DIAG_RG=$s ./build-sweep/dpamr bench "$deck" steps=4 bench_repeats=1 bench_cpu=off \
+        DPAMR_DIAG_RG=$s timeout -k 5 100 ./build-sweep/dpamr bench "$deck" steps=4 bench_repeats=1 bench_cpu=off \
             bench_out="$work/${s}_$round" >"$work/${s}_$round.log" 2>&1 ||
             { echo "shape $s round $round failed:"; tail -5 "$work/${s}_$round.log"; } >>"$out/machine.txt"
         echo "shape $s round $round: $(($(date +%s) - t1)) s" >>"$out/machine.txt"
