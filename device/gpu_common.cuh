@@ -242,10 +242,20 @@ static __device__ __forceinline__ void block_fill_model(const Team &tm, const dm
     for (int i0 = 0; i0 < g; i0 += tp) {
         const int gi = min(tp, g - i0);
         tm.sync(); /* the previous pass has read its tables */
+        /* entry e of the pass is entry k of tile i0 + ti's table (dp_model_table_entry(k)): i and k
+           carried from entry to entry, one division per pass (dp_model_entry_index: none per entry) */
+        int ti = tm.rank() / nt, k = tm.rank() - ti * nt;
+        const int di = tm.size() / nt, dk = tm.size() - di * nt;
         for (int e = tm.rank(); e < gi * nt; e += tm.size()) {
-            const long long t = t0 + i0 + e / nt;
-            const int32_t c[3] = { M.coord[3 * t], M.coord[3 * t + 1], M.coord[3 * t + 2] };
-            tab[e] = dp_model_table_entry(p, c, h, e % nt);
+            int o, a, x;
+            dp_model_entry_index(p, (uint32_t)k, lb, &o, &a, &x);
+            tab[e] = dp_model_axis_entry(p, o, a, M.coord[3 * (t0 + i0 + ti) + a], x, h);
+            ti += di;
+            k += dk;
+            if (k >= nt) {
+                k -= nt;
+                ++ti;
+            }
         }
         tm.sync();
         /* one thread per segment of DP_SEG cells of a row (dp_model_seg), field by field: the

@@ -570,10 +570,26 @@ static inline DP_HD void dp_model_cells(const dp_params *p, int level, int32_t t
  * (dp_axis_v) of object o on axis a at the tile's cell coordinate x. Entry e of the tile at coordinates tc and
  * spacing h (threads of a block compute one entry each; the CPU loops). */
 static inline DP_HD int dp_model_table_size(const dp_params *p) { return p->nobj * p->dim * p->B; }
+/* Entry (o, a, x) of a table: object o, axis a, cell x along it, of a tile whose coordinate on axis a
+ * is tca (what the entry needs of the tile). */
+static inline DP_HD double dp_model_axis_entry(const dp_params *p, int o, int a, int32_t tca, int x, double h)
+{
+    return dp_axis_v(&p->obj[o], a, dp_centre(p, a, tca, x, h));
+}
+/* Entry k of a table as its object o, axis a and cell x: k = (o dim + a) B + x, by shifts and a
+ * division by the constant 2 or 3 (lb = log2 B): no division by a run-time value, which costs the
+ * GPU some twenty instructions (its fills compute a table's entries one per thread). */
+static inline DP_HD void dp_model_entry_index(const dp_params *p, uint32_t k, int lb, int *o, int *a, int *x)
+{
+    const uint32_t r = k >> lb, q = p->dim == 3 ? r / 3u : r >> 1;
+    *o = (int)q;
+    *a = (int)(r - q * (uint32_t)p->dim);
+    *x = (int)(k & ((1u << lb) - 1u));
+}
 static inline DP_HD double dp_model_table_entry(const dp_params *p, const int32_t *tc, double h, int e)
 {
     const int B = p->B, x = e % B, a = (e / B) % p->dim, o = e / (B * p->dim);
-    return dp_axis_v(&p->obj[o], a, dp_centre(p, a, tc[a], x, h));
+    return dp_model_axis_entry(p, o, a, tc[a], x, h);
 }
 
 /* The whole model table of the tile at coordinates tc and spacing h into T, entry e equal to

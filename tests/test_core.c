@@ -527,6 +527,31 @@ static void test_steps(int dim)
           "old child index from the parent's first child and childmask");
 }
 
+/* dp_model_entry_index inverts k = (o dim + a) B + x for every table layout of 2 and 3 dimensions,
+ * tile sizes 4 to 32 and 1 to DP_MAX_OBJECTS objects, as dp_model_table_entry divides. */
+static void test_entry_index(void)
+{
+    int bad = 0;
+    long long checked = 0;
+    for (int dim = 2; dim <= 3; ++dim)
+        for (int lb = 2; lb <= 5; ++lb)
+            for (int nobj = 1; nobj <= DP_MAX_OBJECTS; ++nobj) {
+                dp_params p;
+                memset(&p, 0, sizeof p);
+                p.dim = dim;
+                p.B = 1 << lb;
+                p.nobj = nobj;
+                for (int k = 0; k < dp_model_table_size(&p); ++k) {
+                    int o, a, x;
+                    dp_model_entry_index(&p, (uint32_t)k, lb, &o, &a, &x);
+                    bad += !(o == k / (p.B * dim) && a == (k / p.B) % dim && x == k % p.B);
+                    ++checked;
+                }
+            }
+    CHECK(bad == 0 && checked > 0, "dp_model_entry_index gives dp_model_table_entry's indices (%d of %lld differ)", bad,
+          checked);
+}
+
 int main(void)
 {
     test_steps(2);
@@ -538,5 +563,6 @@ int main(void)
     test_row_flags(2);
     test_row_flags(3);
     test_model();
+    test_entry_index();
     return TEST_DONE();
 }
