@@ -1,0 +1,61 @@
+#!/bin/bash
+# quick_ab.sh [PATCH...] - the smallest A/B of device experiments, for a call with little device time
+# left (about 130 s on a started machine; tools/gpu_exp_round.sh is the full round): A = this tree,
+# B = this tree with the patches (default tools/exp/3-*.patch), only `dpamr` built, both at once
+# (-j8 each). First B's gate: `dpamr bench` with bench_cpu=on on small fill = model decks (deep3d,
+# objects16, moving3d for 4 steps), which checks every variant byte-identical to cpu; then A, B, A, B
+# on movingbench2d (4 steps) and bench3d, and tools/ab_table.py's table. Not the gpu label: a patch
+# measured here still needs it before it lands. Output under $OUT: quick.txt (gates and table),
+# logs.tgz. The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/quick_ab.sh
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${OUT:?the device tool sets OUT}
+[ $# -gt 0 ] || set -- tools/exp/3-*.patch
+work=$(mktemp -d)
+log=$out/quick.txt
+commit=${DPAMR_COMMIT:-tree}
+t0=$(date +%s)
+stamp() { echo "[$(($(date +%s) - t0)) s] $*" >>"$log"; }
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$log" 2>&1
+rm -rf ab_ref build-qa build-qb && mkdir ab_ref &&
+    tar --exclude='./ab_ref' --exclude='./build*' --exclude='./.git' -cf - . | tar -x -C ab_ref || exit 1
+for p in "$@"; do git apply "$p" 2>>"$log" || patch -p1 --forward -s <"$p" >>"$log" 2>&1 || { stamp "$p does not apply"; exit 1; }; done
+stamp "A: $commit, B: $commit + $*"
+cfg="-DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DDPAMR_MPI=OFF"
+(cmake -S ab_ref -B build-qa $cfg -DDPAMR_COMMIT="$commit" && cmake --build build-qa -j8 --target dpamr) >"$work/build_a.log" 2>&1 &
+(cmake -S . -B build-qb $cfg -DDPAMR_COMMIT="$commit+exp" && cmake --build build-qb -j8 --target dpamr) >"$work/build_b.log" 2>&1 &
+wait
+[ -x build-qa/dpamr ] && [ -x build-qb/dpamr ] || { stamp "build failed"; tail -20 "$work"/build_*.log >>"$log"; tar czf "$out/logs.tgz" -C "$work" .; exit 1; }
+stamp built
+mkdir -p "$work/meshes" "$work/a" "$work/b"
+meshof() { # the deck's level-0 mesh: shipped, or made once
+    local d=$1 m=${1%.inp}.mesh.hdf
+    [ -e "$m" ] && { echo ""; return; }
+    m=$work/meshes/$(basename "$d" .inp).mesh.hdf
+    [ -e "$m" ] || ./build-qb/dpamr mesh "$d" mesh_file="$m" >/dev/null 2>&1
+    echo "mesh_file=$m"
+}
+for g in tests/decks/deep3d.inp tests/decks/objects16.inp inputs/moving3d.inp:steps=4; do
+    d=${g%%:*} over=""
+    [ "$g" != "$d" ] && over=${g#*:}
+    name=$(basename "$d" .inp)
+    ./build-qb/dpamr bench "$d" $(meshof "$d") $over bench_cpu=on bench_repeats=1 bench_warmup=0 \
+        bench_out="$work/gate_$name" >"$work/gate_$name.log" 2>&1
+    stamp "gate $name: exit $?"
+    grep '^gate' "$work/gate_$name.log" >>"$log"
+done
+decks=(inputs/movingbench2d.inp:steps=4,bench_repeats=1,bench_cpu=off inputs/bench3d.inp:bench_repeats=3,bench_cpu=off)
+for round in 1 2; do
+    for g in "${decks[@]}"; do
+        d=${g%%:*} over=${g#*:}
+        name=$(basename "$d" .inp)
+        for side in a b; do
+            "./build-q$side/dpamr" bench "$d" ${over//,/ } bench_out="$work/$side/${name}_$round" \
+                >"$work/$side/${name}_$round.log" 2>&1 || stamp "$side $name round $round failed"
+        done
+        stamp "round $round $name"
+    done
+done
+python3 tools/ab_table.py "$work" "${decks[@]}" >>"$log" 2>&1
+tar czf "$out/logs.tgz" -C "$work" . 2>/dev/null
+rm -rf "$work"
