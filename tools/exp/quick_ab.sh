@@ -1,16 +1,18 @@
 #!/bin/bash
 # quick_ab.sh [PATCH...] - the smallest A/B of device experiments, for a call with little device time
 # left (about 130 s on a started machine; tools/gpu_exp_round.sh is the full round): A = this tree,
-# B = this tree with the patches (default tools/exp/3-*.patch), only `dpamr` built, both at once
-# (-j8 each). First B's gate: `dpamr bench` with bench_cpu=on on small fill = model decks (deep3d,
-# objects16, moving3d for 4 steps), which checks every variant byte-identical to cpu; then A, B, A, B
-# on movingbench2d (4 steps) and bench3d, and tools/ab_table.py's table. Not the gpu label: a patch
-# measured here still needs it before it lands. Output under $OUT: quick.txt (gates and table),
-# logs.tgz. The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/quick_ab.sh
+# B = this tree with the patches (default tools/exp/3-*.patch and 4-*.patch), only `dpamr` built,
+# both at once (-j8 each). First B's gate: `dpamr bench` with bench_cpu=on on small decks (deep3d,
+# objects16, moving3d for 4 steps: fill = model; default, moving2d for 4 steps: prolong), which
+# checks every variant byte-identical to cpu; then A, B, A, B
+# on movingbench2d (4 steps), bench3d and bench2d, and tools/ab_table.py's table after every deck.
+# Not the gpu label: a patch measured here still needs it before it lands. Output under $OUT:
+# quick.txt (the gates, the steps' times), table.txt, logs.tgz (at the end only). The call, from
+# the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/quick_ab.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:?the device tool sets OUT}
-[ $# -gt 0 ] || set -- tools/exp/3-*.patch
+[ $# -gt 0 ] || set -- tools/exp/3-*.patch tools/exp/4-*.patch
 work=$(mktemp -d)
 log=$out/quick.txt
 commit=${DPAMR_COMMIT:-tree}
@@ -35,7 +37,8 @@ meshof() { # the deck's level-0 mesh: shipped, or made once
     [ -e "$m" ] || ./build-qb/dpamr mesh "$d" mesh_file="$m" >/dev/null 2>&1
     echo "mesh_file=$m"
 }
-for g in tests/decks/deep3d.inp tests/decks/objects16.inp inputs/moving3d.inp:steps=4; do
+for g in tests/decks/deep3d.inp tests/decks/objects16.inp inputs/moving3d.inp:steps=4 inputs/default.inp \
+    inputs/moving2d.inp:steps=4; do
     d=${g%%:*} over=""
     [ "$g" != "$d" ] && over=${g#*:}
     name=$(basename "$d" .inp)
@@ -44,7 +47,8 @@ for g in tests/decks/deep3d.inp tests/decks/objects16.inp inputs/moving3d.inp:st
     stamp "gate $name: exit $?"
     grep '^gate' "$work/gate_$name.log" >>"$log"
 done
-decks=(inputs/movingbench2d.inp:steps=4,bench_repeats=1,bench_cpu=off inputs/bench3d.inp:bench_repeats=3,bench_cpu=off)
+decks=(inputs/movingbench2d.inp:steps=4,bench_repeats=1,bench_cpu=off inputs/bench3d.inp:bench_repeats=3,bench_cpu=off
+    inputs/bench2d.inp:bench_repeats=3,bench_cpu=off)
 for round in 1 2; do
     for g in "${decks[@]}"; do
         d=${g%%:*} over=${g#*:}
@@ -54,8 +58,9 @@ for round in 1 2; do
                 >"$work/$side/${name}_$round.log" 2>&1 || stamp "$side $name round $round failed"
         done
         stamp "round $round $name"
+        # the table so far, after every deck (a call cut at its limit still brings it back)
+        python3 tools/ab_table.py "$work" "${decks[@]}" >"$out/table.txt" 2>&1
     done
 done
-python3 tools/ab_table.py "$work" "${decks[@]}" >>"$log" 2>&1
 tar czf "$out/logs.tgz" -C "$work" . 2>/dev/null
 rm -rf "$work"
