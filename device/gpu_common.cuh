@@ -258,21 +258,22 @@ static __device__ __forceinline__ void block_fill_model(const Team &tm, const dm
             }
         }
         tm.sync();
-        /* one thread per segment of DP_SEG cells of a row (dp_model_seg), field by field: the
-           segment's cells stored as one float4 per field */
+        /* one thread per segment of DP_SEG cells of a row (dp_model_seg), field by field (the field's
+           array chosen once per pass, not per segment): the segment's cells as one float4 */
         const int sshift = cshift - 2; /* segments per tile: cells / DP_SEG */
-        for (int j = tm.rank(); j < (gi << sshift); j += tm.size()) {
-            const int i = j >> sshift, cell = (j & ((1 << sshift) - 1)) * DP_SEG;
-            int x, y, z;
-            dp_cell_xyz(cell, B, lb, &x, &y, &z);
-            const size_t at = (size_t)(t0 + i0 + i) * cells + cell;
 #pragma unroll 1
-            for (int f = 0; f < p->nf; ++f) {
+        for (int f = 0; f < p->nf; ++f) {
+            float *const dst = dmesh_field(M, f) + (size_t)(t0 + i0) * cells;
+            float *const cdst = crit && f == cf ? crit + i0 * cells : NULL;
+            for (int j = tm.rank(); j < (gi << sshift); j += tm.size()) {
+                const int i = j >> sshift, cell = (j & ((1 << sshift) - 1)) * DP_SEG;
+                int x, y, z;
+                dp_cell_xyz(cell, B, lb, &x, &y, &z);
                 float v[DP_SEG];
                 dp_model_seg(p, tab + i * nt, x, y, z, f, v);
                 const float4 w = make_float4(v[0], v[1], v[2], v[3]);
-                *(float4 *)(dmesh_field(M, f) + at) = w;
-                if (crit && f == cf) *(float4 *)(crit + (i0 + i) * cells + cell) = w;
+                *(float4 *)(dst + i * cells + cell) = w;
+                if (cdst) *(float4 *)(cdst + i * cells + cell) = w;
             }
         }
     }

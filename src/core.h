@@ -628,6 +628,19 @@ static inline DP_HD void dp_model_cells_tab(const dp_params *p, const double *T,
     DP_FOR_FIELDS_SHORT(f, p->nf) out[f] = (float)v[f];
 }
 
+/* The shapes sh[i] = dp_shape_v(dim, kind, t0[i], v1, v2) of n cells of a row (t0: their x axis
+ * values), with the kind fixed per loop, so each loop is straight-line code: no branch per cell (the
+ * CPU runs them in vector registers, the GPU's segments of DP_SEG cells unroll them). */
+static inline DP_HD void dp_shape_run(int dim, int kind, const double *t0, int n, double v1, double v2, double *sh)
+{
+    if (kind == DP_OBJ_ELLIPSOID)
+        for (int i = 0; i < n; ++i) sh[i] = dp_shape_v(dim, DP_OBJ_ELLIPSOID, t0[i], v1, v2);
+    else if (kind == DP_OBJ_BOX)
+        for (int i = 0; i < n; ++i) sh[i] = dp_shape_v(dim, DP_OBJ_BOX, t0[i], v1, v2);
+    else
+        for (int i = 0; i < n; ++i) sh[i] = dp_shape_v(dim, DP_OBJ_GAUSSIAN, t0[i], v1, v2);
+}
+
 /* dp_model_cells_tab for the n cells (x0 + i, y, z), i < n <= DP_ROW_MAX, of a row of a tile, into
  * dst[f][at + i]: object by object, the object's shape over the whole row (its y and z axis values
  * and its kind read once), then its term added into every field's row. Per cell the same operations
@@ -646,13 +659,7 @@ static inline DP_HD void dp_model_row(const dp_params *p, const double *T, int x
         const dp_object *ob = &p->obj[o];
         const double *t = T + o * dim * B, *t0 = t + x0;
         const double v1 = t[B + y], v2 = dim == 3 ? t[2 * B + z] : 0.0;
-        /* dp_shape_v with the kind fixed per loop, so each loop is straight-line code */
-        if (ob->kind == DP_OBJ_ELLIPSOID)
-            for (int i = 0; i < n; ++i) sh[i] = dp_shape_v(dim, DP_OBJ_ELLIPSOID, t0[i], v1, v2);
-        else if (ob->kind == DP_OBJ_BOX)
-            for (int i = 0; i < n; ++i) sh[i] = dp_shape_v(dim, DP_OBJ_BOX, t0[i], v1, v2);
-        else
-            for (int i = 0; i < n; ++i) sh[i] = dp_shape_v(dim, DP_OBJ_GAUSSIAN, t0[i], v1, v2);
+        dp_shape_run(dim, ob->kind, t0, n, v1, v2, sh);
         for (int f = 0; f < nf; ++f) {
             const double out = ob->outside[f], d = ob->inside[f] - ob->outside[f];
             for (int i = 0; i < n; ++i) acc[f][i] = dp_model_term(acc[f][i], out, d, sh[i]);
@@ -671,16 +678,15 @@ static inline DP_HD void dp_model_row(const dp_params *p, const double *T, int x
 static inline DP_HD void dp_model_seg(const dp_params *p, const double *T, int x0, int y, int z, int f, float *out)
 {
     const int B = p->B, dim = p->dim;
-    double acc[DP_SEG];
+    double acc[DP_SEG], sh[DP_SEG];
     for (int i = 0; i < DP_SEG; ++i) acc[i] = 0.0;
     for (int o = 0; o < p->nobj; ++o) {
         const dp_object *ob = &p->obj[o];
         const double *t = T + o * dim * B;
         const double v1 = t[B + y], v2 = dim == 3 ? t[2 * B + z] : 0.0;
         const double outside = ob->outside[f], d = ob->inside[f] - ob->outside[f];
-        const int kind = ob->kind;
-        for (int i = 0; i < DP_SEG; ++i)
-            acc[i] = dp_model_term(acc[i], outside, d, dp_shape_v(dim, kind, t[x0 + i], v1, v2));
+        dp_shape_run(dim, ob->kind, t + x0, DP_SEG, v1, v2, sh);
+        for (int i = 0; i < DP_SEG; ++i) acc[i] = dp_model_term(acc[i], outside, d, sh[i]);
     }
     for (int i = 0; i < DP_SEG; ++i) out[i] = (float)acc[i];
 }
