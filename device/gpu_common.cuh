@@ -316,7 +316,7 @@ static inline size_t fill_table_bytes(const dp_params *p, int tiles)
 
 /* The octant flags of g tiles whose criterion cells the team has in crit (shared memory, one tile's
  * cells after the other; the caller syncs after writing them), written to out[0..g) (childmask):
- * warps per tile, lanes striding over its cells (dp_tile_flags), OR-reduced into smask[t] (zero on
+ * warps per tile, lanes striding over its segments of a row (dp_seg_flags), OR-reduced into smask[t] (zero on
  * entry, zero again on return). The fill-and-flag pass of refineStep and regridStep. */
 template <class Team>
 static __device__ __forceinline__ void block_flag_pass(const Team &tm, const float *crit, int g, double h,
@@ -324,10 +324,17 @@ static __device__ __forceinline__ void block_flag_pass(const Team &tm, const flo
 {
     const dp_params *p = &c_params;
     const int lane = tm.rank() & 31, warp = tm.rank() >> 5, nwarps = tm.size() >> 5;
-    const int cells = dp_cells(p->dim, p->B);
+    const int lb = dp_log2(p->B), cshift = p->dim * lb, cells = 1 << cshift;
+    const int nseg = cells / DP_SEG_FLAGS;           /* segments of a row per tile */
+    const float lim = dp_flag_limit(p, h);
     const int wpt = nwarps / g > 1 ? nwarps / g : 1; /* warps per tile */
     for (int t = warp / wpt; t < g; t += nwarps / wpt) {
-        unsigned mine = dp_tile_flags(p, crit + t * cells, h, lane + 32 * (warp % wpt), 32 * wpt, 0, NULL);
+        unsigned mine = 0;
+        for (int sg = lane + 32 * (warp % wpt); sg < nseg; sg += 32 * wpt) {
+            int x, y, z;
+            dp_cell_xyz(sg * DP_SEG_FLAGS, p->B, lb, &x, &y, &z);
+            mine |= dp_seg_flags(p, crit + t * cells, x, y, z, lim);
+        }
         for (int o = 16; o > 0; o >>= 1) mine |= __shfl_xor_sync(0xffffffffu, mine, o);
         if (lane == 0 && mine) atomicOr(&smask[t], mine);
     }

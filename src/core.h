@@ -11,6 +11,7 @@
 #ifndef DPAMR_CORE_H
 #define DPAMR_CORE_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -162,17 +163,34 @@ static inline DP_HD float dp_jump_max(float uc, float un, float jmax)
     return dj > jmax ? dj : jmax;
 }
 
-/* Does a cell whose largest jump to a neighbour is jmax at spacing h refine? The criterion's test,
- * the one copy dp_flag_cell and dp_row_flags share. */
+/* The criterion's limit at spacing h as a float: a cell whose largest jump to a neighbour is jmax
+ * refines when jmax > dp_flag_limit(p, h) (dp_jump_flagged_at), computed once per tile or row. For
+ * criterion = jump the deck's threshold_f; for gradient the largest float F <= threshold * h (the
+ * double product rounded down): for every float j, j > F exactly when (double)j > threshold * h,
+ * NaN, infinities and F beyond the float range included (tests/test_core.c), so the test is a float
+ * comparison, not a conversion and a double one per cell. */
+static inline DP_HD float dp_flag_limit(const dp_params *p, double h)
+{
+    if (p->crit == DP_CRIT_JUMP) return p->threshold_f;
+    const double L = p->threshold * h;
+    float f = (float)L;
+    if ((double)f > L) f = nextafterf(f, -INFINITY);
+    return f;
+}
+
+/* Does a cell whose largest jump to a neighbour is jmax refine, at the limit lim of dp_flag_limit? The
+ * criterion's test, the one copy every flag loop shares. */
+static inline DP_HD int dp_jump_flagged_at(float jmax, float lim) { return jmax > lim; }
+
+/* The same at spacing h (one cell; the loops take the limit once). */
 static inline DP_HD int dp_jump_flagged(const dp_params *p, float jmax, double h)
 {
-    if (p->crit == DP_CRIT_JUMP) return jmax > p->threshold_f;
-    return (double)jmax > p->threshold * h;
+    return dp_jump_flagged_at(jmax, dp_flag_limit(p, h));
 }
 
 /* Is cell (x,y,z) of tile data u (B^dim cells, x fastest) flagged? Reads only the tile's cells:
  * the largest jump to a face neighbour inside the tile, neighbours in the order -x +x -y +y -z +z. */
-static inline DP_HD int dp_flag_cell(const dp_params *p, const float *u, int x, int y, int z, double h)
+static inline DP_HD int dp_flag_cell_at(const dp_params *p, const float *u, int x, int y, int z, float lim)
 {
     const int B = p->B;
     const int c = x + B * (y + B * z);
@@ -186,7 +204,13 @@ static inline DP_HD int dp_flag_cell(const dp_params *p, const float *u, int x, 
         if (z > 0) jmax = dp_jump_max(uc, u[c - B * B], jmax);
         if (z < B - 1) jmax = dp_jump_max(uc, u[c + B * B], jmax);
     }
-    return dp_jump_flagged(p, jmax, h);
+    return dp_jump_flagged_at(jmax, lim);
+}
+
+/* The same at spacing h (the per-cell reference; the loops take the limit once). */
+static inline DP_HD int dp_flag_cell(const dp_params *p, const float *u, int x, int y, int z, double h)
+{
+    return dp_flag_cell_at(p, u, x, y, z, dp_flag_limit(p, h));
 }
 
 /* Octant of a cell: bit a set when the cell lies in the upper half on axis a. */
@@ -226,13 +250,14 @@ static inline DP_HD unsigned dp_tile_flags(const dp_params *p, const float *u, d
 {
     const int B = p->B, cells = dp_cells(p->dim, B), lb = dp_log2(B);
     const unsigned all = (1u << (1 << p->dim)) - 1u; /* 2^dim octants */
+    const float lim = dp_flag_limit(p, h);
     unsigned mask = 0;
     int n = 0;
     for (int i = first; i < cells; i += stride) {
         int x, y, z;
         dp_cell_xyz(i, B, lb, &x, &y, &z);
         if (lazy && (mask >> dp_octant_of(B, x, y, z) & 1u)) continue;
-        if (dp_flag_cell(p, u, x, y, z, h)) {
+        if (dp_flag_cell_at(p, u, x, y, z, lim)) {
             mask |= 1u << dp_octant_of(B, x, y, z);
             ++n;
             if (lazy && mask == all) break;
@@ -267,11 +292,44 @@ static inline DP_HD unsigned dp_row_flags(const dp_params *p, const float *u, in
         if (z < B - 1)
             for (int x = 0; x < B; ++x) jm[x] = dp_jump_max(r[x], r[x + B * B], jm[x]);
     }
+    const float lim = dp_flag_limit(p, h);
     int lo = 0, hi = 0;
-    for (int x = 0; x < hb; ++x) lo |= dp_jump_flagged(p, jm[x], h);
-    for (int x = hb; x < B; ++x) hi |= dp_jump_flagged(p, jm[x], h);
+    for (int x = 0; x < hb; ++x) lo |= dp_jump_flagged_at(jm[x], lim);
+    for (int x = hb; x < B; ++x) hi |= dp_jump_flagged_at(jm[x], lim);
     const int o = ((y >= hb) << 1) | ((z >= hb) << 2);
     return ((unsigned)lo << o) | ((unsigned)hi << (o | 1));
+}
+
+/* dp_row_flags for the DP_SEG_FLAGS cells (x0 + i, y, z), i < DP_SEG_FLAGS, of a row (x0 a multiple
+ * of it; tile_size >= 4), at the limit lim of dp_flag_limit: each cell's largest jump folded from the
+ * same neighbours in the same order as dp_flag_cell (-x +x -y +y -z +z), so the same flags
+ * (tests/test_core.c); the segment's cells are read once for their own jumps and their neighbours'.
+ * The GPU's flag loop (block_flag_pass): a thread per segment, not per cell. */
+#define DP_SEG_FLAGS 4
+static inline DP_HD unsigned dp_seg_flags(const dp_params *p, const float *u, int x0, int y, int z, float lim)
+{
+    const int B = p->B, hb = B >> 1;
+    const float *r = u + B * (y + B * z) + x0;
+    float c[DP_SEG_FLAGS], jm[DP_SEG_FLAGS];
+    for (int i = 0; i < DP_SEG_FLAGS; ++i) c[i] = r[i];
+    for (int i = 0; i < DP_SEG_FLAGS; ++i) jm[i] = x0 + i > 0 ? dp_jump_max(c[i], i > 0 ? c[i - 1] : r[-1], 0.0f) : 0.0f;
+    for (int i = 0; i < DP_SEG_FLAGS; ++i)
+        if (x0 + i < B - 1) jm[i] = dp_jump_max(c[i], i + 1 < DP_SEG_FLAGS ? c[i + 1] : r[DP_SEG_FLAGS], jm[i]);
+    if (y > 0)
+        for (int i = 0; i < DP_SEG_FLAGS; ++i) jm[i] = dp_jump_max(c[i], r[i - B], jm[i]);
+    if (y < B - 1)
+        for (int i = 0; i < DP_SEG_FLAGS; ++i) jm[i] = dp_jump_max(c[i], r[i + B], jm[i]);
+    if (p->dim == 3) {
+        if (z > 0)
+            for (int i = 0; i < DP_SEG_FLAGS; ++i) jm[i] = dp_jump_max(c[i], r[i - B * B], jm[i]);
+        if (z < B - 1)
+            for (int i = 0; i < DP_SEG_FLAGS; ++i) jm[i] = dp_jump_max(c[i], r[i + B * B], jm[i]);
+    }
+    const int o = ((y >= hb) << 1) | ((z >= hb) << 2);
+    unsigned mask = 0;
+    for (int i = 0; i < DP_SEG_FLAGS; ++i)
+        if (dp_jump_flagged_at(jm[i], lim)) mask |= 1u << (o | (x0 + i >= hb));
+    return mask;
 }
 
 /* A tile's octant flags row by row (dp_row_flags): the flags of dp_tile_flags(p, u, h, 0, 1, lazy,

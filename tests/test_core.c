@@ -103,6 +103,15 @@ static void check_tile_flags(const dp_params *p, const float *u, double h, const
           dp_tile_row_flags(p, u, h, 0), want);
     CHECK(dp_tile_row_flags(p, u, h, 1) == want, "%s: lazy row flags %#x, reference %#x", what,
           dp_tile_row_flags(p, u, h, 1), want);
+    unsigned seg = 0; /* the GPU's segments of a row (block_flag_pass) */
+    const int lb = dp_log2(p->B), lim_cells = dp_cells(p->dim, p->B);
+    const float lim = dp_flag_limit(p, h);
+    for (int c = 0; c < lim_cells; c += DP_SEG_FLAGS) {
+        int x, y, z;
+        dp_cell_xyz(c, p->B, lb, &x, &y, &z);
+        seg |= dp_seg_flags(p, u, x, y, z, lim);
+    }
+    CHECK(seg == want, "%s: segment flags %#x, reference %#x", what, seg, want);
     static const int strides[] = { 32, 7, 256 };
     for (int k = 0; k < 3; ++k) {
         unsigned m = 0;
@@ -114,6 +123,50 @@ static void check_tile_flags(const dp_params *p, const float *u, double h, const
         CHECK(m == want && total == want_n, "%s: stride %d gives %#x (%d cells), reference %#x (%d)", what,
               strides[k], m, total, want, want_n);
     }
+}
+
+/* dp_flag_limit: for every float j, j > dp_flag_limit(p, h) exactly when (double)j > threshold * h
+ * (the criterion as written before the limit: a double comparison per cell), on limits of every
+ * magnitude and the floats around them: exact floats, values between two floats, beyond the float
+ * range, subnormal, zero of both signs, infinities and NaN. */
+static void test_flag_limit(void)
+{
+    dp_params p;
+    memset(&p, 0, sizeof p);
+    p.crit = DP_CRIT_GRADIENT;
+    double L[64];
+    int nl = 0;
+    static const double fixed[] = { 0.0, -0.0, 1.0, 0.1, -0.1, 3.5, 1e-40, 1e-46, -1e-46, 3.4028234663852886e38,
+                                    3.4028235e38, 3.5e38, -3.5e38, 1e300, INFINITY, -INFINITY, NAN, 0.5000000298023224 };
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; ++i) L[nl++] = fixed[i];
+    unsigned seed = 4242u;
+    while (nl < 64) { /* random magnitudes, mostly between two floats */
+        seed = seed * 1103515245u + 12345u;
+        const double m = (double)(seed >> 8) / 16777216.0 + 0.5;
+        seed = seed * 1103515245u + 12345u;
+        L[nl++] = (seed & 1 ? -1 : 1) * ldexp(m, (int)(seed >> 8) % 200 - 120);
+    }
+    int bad = 0;
+    for (int k = 0; k < nl; ++k) {
+        p.threshold = L[k];
+        const float lim = dp_flag_limit(&p, 1.0);
+        float js[16] = { NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1e-45f, FLT_MAX };
+        int nj = 7;
+        const float f = (float)L[k];
+        js[nj++] = f;
+        js[nj++] = nextafterf(f, INFINITY);
+        js[nj++] = nextafterf(f, -INFINITY);
+        js[nj++] = nextafterf(nextafterf(f, INFINITY), INFINITY);
+        js[nj++] = lim;
+        js[nj++] = nextafterf(lim, INFINITY);
+        js[nj++] = nextafterf(lim, -INFINITY);
+        for (int j = 0; j < nj; ++j) bad += ((double)js[j] > L[k] * 1.0) != dp_jump_flagged_at(js[j], lim);
+    }
+    CHECK(bad == 0, "j > dp_flag_limit exactly when (double)j > threshold * h (%d of %d limits' cases differ)", bad,
+          nl * 14);
+    p.crit = DP_CRIT_JUMP;
+    p.threshold_f = 0.25f;
+    CHECK(dp_flag_limit(&p, 0.5) == 0.25f, "criterion = jump: the limit is threshold_f");
 }
 
 /* The row flags of the CPU engines against the reference on every tile size and criterion, with
@@ -562,6 +615,7 @@ int main(void)
     test_criterion_prolong(3);
     test_row_flags(2);
     test_row_flags(3);
+    test_flag_limit();
     test_model();
     test_entry_index();
     return TEST_DONE();
