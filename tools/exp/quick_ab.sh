@@ -1,7 +1,7 @@
 #!/bin/bash
 # quick_ab.sh [PATCH...] - the smallest A/B of device experiments, for a call with little device time
 # left (about 130 s on a started machine; tools/gpu_exp_round.sh is the full round): A = this tree,
-# B = this tree with the patches (default tools/exp/3-*.patch and 4-*.patch), only `dpamr` built,
+# B = this tree with the patches (default every tools/exp/*.patch but the diagnostic ones), only `dpamr` built,
 # both at once (-j8 each). First B's gate: `dpamr bench` with bench_cpu=on on small decks (deep3d,
 # objects16, moving3d for 4 steps: fill = model; default, moving2d for 4 steps: prolong), which
 # checks every variant byte-identical to cpu; then A, B, A, B
@@ -12,7 +12,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:?the device tool sets OUT}
-[ $# -gt 0 ] || set -- tools/exp/3-*.patch tools/exp/4-*.patch
+[ $# -gt 0 ] || set -- $(ls tools/exp/*.patch | grep -v diag)
 work=$(mktemp -d)
 log=$out/quick.txt
 commit=${DPAMR_COMMIT:-tree}
