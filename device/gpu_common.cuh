@@ -242,7 +242,7 @@ static __device__ __forceinline__ void block_fill_model(const Team &tm, const dm
     for (int i0 = 0; i0 < g; i0 += tp) {
         const int gi = min(tp, g - i0);
         tm.sync(); /* the previous pass has read its tables */
-        /* entry e of the pass is entry k of tile i0 + ti's table (dp_model_table_entry(k)): i and k
+        /* entry e of the pass is entry k of tile i0 + ti's table (dp_model_table_entry(k)): ti and k
            carried from entry to entry, one division per pass (dp_model_entry_index: none per entry) */
         int ti = tm.rank() / nt, k = tm.rank() - ti * nt;
         const int di = tm.size() / nt, dk = tm.size() - di * nt;
