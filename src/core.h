@@ -182,12 +182,6 @@ static inline DP_HD float dp_flag_limit(const dp_params *p, double h)
  * criterion's test, the one copy every flag loop shares. */
 static inline DP_HD int dp_jump_flagged_at(float jmax, float lim) { return jmax > lim; }
 
-/* The same at spacing h (one cell; the loops take the limit once). */
-static inline DP_HD int dp_jump_flagged(const dp_params *p, float jmax, double h)
-{
-    return dp_jump_flagged_at(jmax, dp_flag_limit(p, h));
-}
-
 /* Is cell (x,y,z) of tile data u (B^dim cells, x fastest) flagged? Reads only the tile's cells:
  * the largest jump to a face neighbour inside the tile, neighbours in the order -x +x -y +y -z +z. */
 static inline DP_HD int dp_flag_cell_at(const dp_params *p, const float *u, int x, int y, int z, float lim)
