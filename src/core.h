@@ -154,7 +154,6 @@ static inline DP_HD void dp_cell_xyz(int i, int B, int lb, int *x, int *y, int *
     *z = i >> (2 * lb);
 }
 
-/* Is cell (x,y,z) of tile data u (B^dim cells, x fastest) flagged? Reads only the tile's cells. */
 /* One neighbour's jump |uc - un| folded into the running maximum. */
 static inline DP_HD float dp_jump_max(float uc, float un, float jmax)
 {
@@ -261,6 +260,25 @@ static inline DP_HD unsigned dp_tile_flags(const dp_params *p, const float *u, d
     return mask;
 }
 
+/* The -y +y -z +z part of the fold of dp_flag_cell for n consecutive cells of row (y, z): r points at
+ * the first of them in the tile's data, c holds their values (r itself, or a copy in registers), jm
+ * their largest jumps so far (the x neighbours'). The one copy dp_row_flags and dp_seg_flags share. */
+static inline DP_HD void dp_fold_yz(const dp_params *p, const float *r, const float *c, float *jm, int n, int y,
+                                    int z)
+{
+    const int B = p->B;
+    if (y > 0)
+        for (int i = 0; i < n; ++i) jm[i] = dp_jump_max(c[i], r[i - B], jm[i]);
+    if (y < B - 1)
+        for (int i = 0; i < n; ++i) jm[i] = dp_jump_max(c[i], r[i + B], jm[i]);
+    if (p->dim == 3) {
+        if (z > 0)
+            for (int i = 0; i < n; ++i) jm[i] = dp_jump_max(c[i], r[i - B * B], jm[i]);
+        if (z < B - 1)
+            for (int i = 0; i < n; ++i) jm[i] = dp_jump_max(c[i], r[i + B * B], jm[i]);
+    }
+}
+
 /* dp_tile_flags(p, u, h, 0, 1, 0, NULL) one row at a time: the octant flags of the cells of row
  * (y, z) of the tile (bit o as there: the row lies in the octants (y >= B/2) << 1 | (z >= B/2) << 2,
  * plus 1 for x >= B/2). Every cell's largest jump is folded from the same neighbours in the same
@@ -276,16 +294,7 @@ static inline DP_HD unsigned dp_row_flags(const dp_params *p, const float *u, in
     jm[0] = 0.0f;
     for (int x = 1; x < B; ++x) jm[x] = dp_jump_max(r[x], r[x - 1], 0.0f);
     for (int x = 0; x < B - 1; ++x) jm[x] = dp_jump_max(r[x], r[x + 1], jm[x]);
-    if (y > 0)
-        for (int x = 0; x < B; ++x) jm[x] = dp_jump_max(r[x], r[x - B], jm[x]);
-    if (y < B - 1)
-        for (int x = 0; x < B; ++x) jm[x] = dp_jump_max(r[x], r[x + B], jm[x]);
-    if (p->dim == 3) {
-        if (z > 0)
-            for (int x = 0; x < B; ++x) jm[x] = dp_jump_max(r[x], r[x - B * B], jm[x]);
-        if (z < B - 1)
-            for (int x = 0; x < B; ++x) jm[x] = dp_jump_max(r[x], r[x + B * B], jm[x]);
-    }
+    dp_fold_yz(p, r, r, jm, B, y, z);
     const float lim = dp_flag_limit(p, h);
     int lo = 0, hi = 0;
     for (int x = 0; x < hb; ++x) lo |= dp_jump_flagged_at(jm[x], lim);
@@ -309,16 +318,7 @@ static inline DP_HD unsigned dp_seg_flags(const dp_params *p, const float *u, in
     for (int i = 0; i < DP_SEG_FLAGS; ++i) jm[i] = x0 + i > 0 ? dp_jump_max(c[i], i > 0 ? c[i - 1] : r[-1], 0.0f) : 0.0f;
     for (int i = 0; i < DP_SEG_FLAGS; ++i)
         if (x0 + i < B - 1) jm[i] = dp_jump_max(c[i], i + 1 < DP_SEG_FLAGS ? c[i + 1] : r[DP_SEG_FLAGS], jm[i]);
-    if (y > 0)
-        for (int i = 0; i < DP_SEG_FLAGS; ++i) jm[i] = dp_jump_max(c[i], r[i - B], jm[i]);
-    if (y < B - 1)
-        for (int i = 0; i < DP_SEG_FLAGS; ++i) jm[i] = dp_jump_max(c[i], r[i + B], jm[i]);
-    if (p->dim == 3) {
-        if (z > 0)
-            for (int i = 0; i < DP_SEG_FLAGS; ++i) jm[i] = dp_jump_max(c[i], r[i - B * B], jm[i]);
-        if (z < B - 1)
-            for (int i = 0; i < DP_SEG_FLAGS; ++i) jm[i] = dp_jump_max(c[i], r[i + B * B], jm[i]);
-    }
+    dp_fold_yz(p, r, c, jm, DP_SEG_FLAGS, y, z);
     const int o = ((y >= hb) << 1) | ((z >= hb) << 2);
     unsigned mask = 0;
     for (int i = 0; i < DP_SEG_FLAGS; ++i)
@@ -407,7 +407,7 @@ static inline DP_HD float dp_prolong_child(int dim, float uc, float sx, float sy
  * parent tile data u, into out[s] with s = sx | sy << 1 | sz << 2: dp_prolong's arithmetic for each,
  * with the parent cell and its face neighbours inside the tile read once, first (a neighbour outside
  * the tile, or on an absent axis, reads as the cell itself: its slope is 0 there). The engines fill
- * by these bricks (one thread per brick on the GPU: two or four 8-byte stores); dp_prolong is the
+ * by these bricks (on the GPU a thread per pair of bricks in 2D, 16-byte stores, per brick in 3D); dp_prolong is the
  * per-cell reference. */
 static inline DP_HD void dp_prolong_brick(int dim, int B, const float *u, int o, int X, int Y, int Z, float *out)
 {
