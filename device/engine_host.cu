@@ -5,8 +5,9 @@
  * work list (canonical order: a level is a contiguous index range):
  *   initLevelScans   once: every step's tickets and scan tile states reset (level_scan.cuh)
  *   flagTiles(Lp)    once: one warp per tile of the input's finest level: octant flags -> childmask
- *   refineStep(L)    blocks take groups of HOST_THREADS parents of level L (each its own first, then by
- *                    ticket; a level of at most a group per block takes no ticket); a
+ *   refineStep(L)    blocks take groups of parents of level L (step_group: 1 to HOST_THREADS; each
+ *                    its own first, then by ticket; a level of at most a group per block takes no
+ *                    ticket); a
  *                    single-pass scan over the level's child counts (CUB's decoupled look-back:
  *                    cub::ScanTileState, group_scan: device/level_scan.cuh) gives each
  *                    parent its children's slots after the level's end; the block writes their

@@ -38,7 +38,7 @@ static inline long long level_bound_next(const dp_params *p, long long u, long l
 /* Lay out the regions of nlev steps, step k for nb[k] groups (at least 1): S's off and nb (when S),
  * *maxnb the largest. Returns the bytes of all regions, or -1 when step *bad_k has more groups than a
  * scan handles: where CUB's size query would overflow (CUDA 13.0's tile_state_allocation_size
- * multiplies in int: (n + 32) x 16 bytes wraps from 134,217,697 groups, to a size too small for the
+ * multiplies in int: (n + 32) x 16 bytes wraps from 134,217,696 groups, to a size too small for the
  * states initLevelScans then writes). */
 static inline double level_scans_layout(level_scans_t *S, const long long *nb, int nlev, int *maxnb, int *bad_k)
 {

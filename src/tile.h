@@ -16,8 +16,8 @@ extern "C" {
  *  `octant` of its parent (fill = prolong), or from the model (fill = model, or parent < 0). */
 void tile_fill(const dp_params *p, mesh_t *m, dp_tidx t, dp_tidx parent, int octant);
 
-/** Octant flags of tile t (bit o set when octant o has a flagged cell): dp_tile_flags over the
- *  tile's criterion field, every cell evaluated (the engines). */
+/** Octant flags of tile t (bit o set when octant o has a flagged cell): dp_tile_row_flags over
+ *  the tile's criterion field, every cell evaluated (the engines). */
 unsigned tile_octant_flags(const dp_params *p, const mesh_t *m, dp_tidx t);
 /** The same flags from dp_tile_flags' lazy walk: an octant's other cells are skipped once it is
  *  flagged (validation). */

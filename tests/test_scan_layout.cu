@@ -45,7 +45,7 @@ int main(void)
     EXPECT(e >= 16.0 * 134217695 && bad == -1, "134217695 groups: %g bytes (step %d)", e, bad);
     /* where CUB's int product wraps, and past int: refused, the step named (an optimising compiler
        removed a check made after the wrap: the bound is checked before CUB is asked) */
-    const long long wraps[3] = { 1000, 134217697, 5 };
+    const long long wraps[3] = { 1000, 134217696, 5 };
     bad = -1;
     EXPECT(level_scans_layout(NULL, wraps, 3, &maxnb, &bad) < 0 && bad == 1, "a wrapping size passed (step %d)", bad);
     const long long huge[2] = { 268435456, 1 };
