@@ -70,22 +70,44 @@ static void test_exp(void)
     }
 }
 
+/* The criterion read literally: cell (x, y, z) refines when the jump uc - un to one of its face
+ * neighbours inside the tile, either way round, exceeds the limit (a NaN jump exceeds nothing).
+ * No running maximum, no absolute value: the reference dp_flag_cell's fold (dp_jump_max) is checked
+ * against, so a change to that fold cannot hide behind itself. */
+static int ref_flag_cell(const dp_params *p, const float *u, int x, int y, int z, float lim)
+{
+    const int B = p->B, c = x + B * (y + B * z), q[3] = { x, y, z };
+    for (int a = 0, s = 1; a < p->dim; ++a, s *= B)
+        for (int side = -1; side <= 1; side += 2) {
+            const int n = q[a] + side;
+            if (n < 0 || n >= B) continue;
+            const float d = u[c] - u[c + side * s];
+            if (d > lim || -d > lim) return 1;
+        }
+    return 0;
+}
+
 /* The reference for dp_tile_flags, the flag loop every engine and validation run: written
- * independently of it on purpose (a plain z, y, x walk over the cells), so a fault in the shared
- * loop cannot hide behind itself. Bit o of the result: octant o has a flagged cell; *count: the
- * flagged cells. */
+ * independently of it on purpose (a plain z, y, x walk over the cells, each by ref_flag_cell, which
+ * dp_flag_cell must agree with), so a fault in the shared loop cannot hide behind itself. Bit o of
+ * the result: octant o has a flagged cell; *count: the flagged cells. */
 static unsigned ref_octant_flags(const dp_params *p, const float *u, double h, int *count)
 {
     const int B = p->B, nz = p->dim == 3 ? B : 1;
+    const float lim = dp_flag_limit(p, h);
     unsigned mask = 0;
     *count = 0;
     for (int z = 0; z < nz; ++z)
         for (int y = 0; y < B; ++y)
-            for (int x = 0; x < B; ++x)
-                if (dp_flag_cell(p, u, x, y, z, h)) {
+            for (int x = 0; x < B; ++x) {
+                const int want = ref_flag_cell(p, u, x, y, z, lim);
+                CHECK(dp_flag_cell(p, u, x, y, z, h) == want, "dp_flag_cell(%d, %d, %d) is %d, the criterion %d", x,
+                      y, z, !want, want);
+                if (want) {
                     mask |= 1u << dp_octant_of(B, x, y, z);
                     ++*count;
                 }
+            }
     return mask;
 }
 
