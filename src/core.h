@@ -154,13 +154,24 @@ static inline DP_HD void dp_cell_xyz(int i, int B, int lb, int *x, int *y, int *
     *z = i >> (2 * lb);
 }
 
-/* One neighbour's jump |uc - un| folded into the running maximum. */
-static inline DP_HD float dp_jump_max(float uc, float un, float jmax)
+/* A jump dj = |uc - un| (fabsf: never -0) folded into a cell's running maximum jmax, which starts at
+ * +0 and so is never NaN or -0: a NaN jump leaves it as it is. The CPU's select is maxps; the GPU's
+ * fmaxf is one FMNMX (it too returns the number of a number and a NaN), the same bits for every such
+ * pair (tests/test_core.c), where the select took a comparison and a select. */
+static inline DP_HD float dp_jump_fold(float dj, float jmax)
 {
-    float dj = uc - un;
-    dj = dj < 0.0f ? -dj : dj;
+#ifdef __CUDA_ARCH__
+    return fmaxf(jmax, dj);
+#else
     return dj > jmax ? dj : jmax;
+#endif
 }
+
+/* One neighbour's jump |uc - un| folded into the running maximum. fabsf, not a select on the sign:
+ * the GPU takes it as an operand modifier, the CPU as a mask (andps). It differs from a select on the
+ * sign only in the sign of a zero or a NaN, which no comparison with the limit sees: the same flags
+ * (tests/test_core.c, ref_flag_cell). */
+static inline DP_HD float dp_jump_max(float uc, float un, float jmax) { return dp_jump_fold(fabsf(uc - un), jmax); }
 
 /* The criterion's limit at spacing h as a float: a cell whose largest jump to a neighbour is jmax
  * refines when jmax > dp_flag_limit(p, h) (dp_jump_flagged_at), computed once per tile or row. For
@@ -313,16 +324,19 @@ static inline DP_HD unsigned dp_seg_flags(const dp_params *p, const float *u, in
 {
     const int B = p->B, hb = B >> 1;
     const float *r = u + B * (y + B * z) + x0;
-    float c[DP_SEG_FLAGS], jm[DP_SEG_FLAGS];
+    float c[DP_SEG_FLAGS], jm[DP_SEG_FLAGS], dx[DP_SEG_FLAGS + 1];
     for (int i = 0; i < DP_SEG_FLAGS; ++i) c[i] = r[i];
-    for (int i = 0; i < DP_SEG_FLAGS; ++i) jm[i] = x0 + i > 0 ? dp_jump_max(c[i], i > 0 ? c[i - 1] : r[-1], 0.0f) : 0.0f;
-    for (int i = 0; i < DP_SEG_FLAGS; ++i)
-        if (x0 + i < B - 1) jm[i] = dp_jump_max(c[i], i + 1 < DP_SEG_FLAGS ? c[i + 1] : r[DP_SEG_FLAGS], jm[i]);
+    /* the x jumps once per pair of cells: |a - b| and |b - a| are the same float */
+    dx[0] = x0 > 0 ? fabsf(c[0] - r[-1]) : 0.0f;
+    for (int i = 1; i < DP_SEG_FLAGS; ++i) dx[i] = fabsf(c[i] - c[i - 1]);
+    dx[DP_SEG_FLAGS] = x0 + DP_SEG_FLAGS < B ? fabsf(c[DP_SEG_FLAGS - 1] - r[DP_SEG_FLAGS]) : 0.0f;
+    for (int i = 0; i < DP_SEG_FLAGS; ++i) jm[i] = dp_jump_fold(dx[i + 1], dp_jump_fold(dx[i], 0.0f));
     dp_fold_yz(p, r, c, jm, DP_SEG_FLAGS, y, z);
+    /* a pair of cells (x0 + i, x0 + i + 1), i even, lies in one half of the row: B/2 is even */
     const int o = ((y >= hb) << 1) | ((z >= hb) << 2);
     unsigned mask = 0;
-    for (int i = 0; i < DP_SEG_FLAGS; ++i)
-        if (dp_jump_flagged_at(jm[i], lim)) mask |= 1u << (o | (x0 + i >= hb));
+    for (int i = 0; i < DP_SEG_FLAGS; i += 2)
+        mask |= (unsigned)(dp_jump_flagged_at(jm[i], lim) | dp_jump_flagged_at(jm[i + 1], lim)) << (o | (x0 + i >= hb));
     return mask;
 }
 

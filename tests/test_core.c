@@ -147,6 +147,26 @@ static void check_tile_flags(const dp_params *p, const float *u, double h, const
     }
 }
 
+/* dp_jump_fold: the GPU's fmaxf(jmax, dj) and the CPU's select give the same bits for every jump dj
+ * (a fabsf: never -0, any NaN, infinity, subnormal) and every running maximum jmax the folds make
+ * (+0, then jumps that are not NaN). */
+static void test_jump_fold(void)
+{
+    const float js[] = { 0.0f, 1e-45f, 1e-40f, 1.17549435e-38f, 0.5f, 0.50000006f, 1.0f, 3.0e38f, FLT_MAX, INFINITY, NAN };
+    const int n = (int)(sizeof js / sizeof js[0]);
+    int bad = 0;
+    for (int a = 0; a < n; ++a)
+        for (int b = 0; b < n; ++b) {
+            const float dj = fabsf(a % 2 ? -js[a] : js[a]), jmax = js[b];
+            if (isnan(jmax)) continue; /* never a running maximum */
+            const float gpu = fmaxf(jmax, dj), cpu = dp_jump_fold(dj, jmax);
+            bad += memcmp(&gpu, &cpu, sizeof gpu) != 0;
+        }
+    CHECK(bad == 0, "dp_jump_fold: fmaxf and the select differ on %d pairs", bad);
+    CHECK(dp_jump_max(-0.0f, 0.0f, 0.0f) == 0.0f && !signbit(dp_jump_max(-0.0f, 0.0f, 0.0f)),
+          "a jump of -0 folds to +0");
+}
+
 /* dp_flag_limit: for every float j, j > dp_flag_limit(p, h) exactly when (double)j > threshold * h
  * (the criterion as written before the limit: a double comparison per cell), on limits of every
  * magnitude and the floats around them: exact floats, values between two floats, beyond the float
@@ -638,6 +658,7 @@ int main(void)
     test_row_flags(2);
     test_row_flags(3);
     test_flag_limit();
+    test_jump_fold();
     test_model();
     test_entry_index();
     return TEST_DONE();
