@@ -465,7 +465,7 @@ static const deck_key_t k_keys[] = {
     { "output", "path", "deck name with .hdf (steps > 0: _%05d.hdf), in the current directory", "must end in .hdf, a name before it; with steps > 0 a pattern with one %d (e.g. run_%05d.hdf), with "
       "steps = 0 not one (dpamr run)",
       "what run writes; in the deck relative to the deck's folder, on the command line to the current directory. "
-      "With steps > 0 the name of each output step's file: the pattern's %d (or %Nd, %0Nd) in the file name is the "
+      "With steps > 0 the name of each output step's file: the pattern's %d (or %0Nd) in the file name is the "
       "step index, and the series NAME.hdf.series (the pattern without its number) lists the files for ParaView",
       'p', 1, 1, 0, 0, NULL, { NULL } },
     { "steps", "int", "0", NULL,
@@ -799,8 +799,8 @@ int deck_pattern_check(const char *pat, size_t *len, char *why, size_t n)
         int digits = 0;
         while (*q >= '0' && *q <= '9') ++q, ++digits;
         if (*q != 'd' || digits > 1 || (q > s + 1 && s[1] == '0' && digits == 0))
-            return snprintf(why, n, "'%%' at character %d is not %%d, %%Nd or %%0Nd (N one digit)", (int)(s - pat) + 1),
-                   -1;
+            return snprintf(why, n, "'%%' at character %d is not %%d or %%0Nd (N one digit)", (int)(s - pat) + 1), -1;
+
         if (conv) return snprintf(why, n, "more than one %%d (one step number per name)"), -1;
         conv = s;
         clen = (size_t)(q - s) + 1;
@@ -858,7 +858,12 @@ static int parse_steps(kv_t *kv, deck_t *d, const char *deck_path)
                         "by the last step (t = %g, axis %d): lower its velocity, dt or steps", d->object_name[o], tmax, a);
         }
     if (d->output_default) deck_default_output(deck_path, 1, d->output, sizeof d->output);
-    if (deck_pattern_check(d->output, &len, why, sizeof why) < 0) {
+    const int at = deck_pattern_check(d->output, &len, why, sizeof why);
+    const int spaces = at >= 0 && len == 3 && d->output[at + 1] != '0'; /* %Nd: printf pads it with spaces */
+    if (spaces)
+        snprintf(why, sizeof why, "'%.3s' at character %d pads the step number with spaces (a file name with blanks): "
+                 "write %%0%cd (zeros) or %%d", d->output + at, at + 1, d->output[at + 1]);
+    if (at < 0 || spaces) {
         entry_t *e = find(kv, "output");
         return e ? fail(kv, e, "%s", why)
                  : fail(kv, NULL, "output = %s (the default) with steps = %lld: %s", clip(d->output, obuf, sizeof obuf),
@@ -955,7 +960,14 @@ static int schema(kv_t *kv, deck_t *d, const char *deck_path)
         int found = -1;
         for (int f = 0; f < p->nf; ++f)
             if (strcmp(cf->val, d->field_name[f]) == 0) found = f;
-        if (found < 0) return fail(kv, cf, "not one of the names in 'fields'");
+        if (found < 0) {
+            char names[DP_MAX_FIELDS * 65] = "";
+            for (int f = 0; f < p->nf; ++f) {
+                const size_t k = strlen(names);
+                snprintf(names + k, sizeof names - k, "%s%s", f ? " " : "", d->field_name[f]);
+            }
+            return fail(kv, cf, "not one of the names in 'fields' (%s)", names);
+        }
         p->crit_field = found;
     }
 

@@ -109,7 +109,8 @@ int deck_same_refinement(const deck_t *a, const deck_t *b, char *key, size_t n);
  *  model unless a's fill is model (prolong takes the cells from the parents). 1, or 0 with the key. */
 int deck_same_levels(const deck_t *a, const deck_t *b, char *key, size_t n);
 /** The step-number conversion of an output pattern (steps > 0): exactly one %d, %Nd or %0Nd in the
- *  file name and no other '%'. Returns its offset (its length in *len), or -1 with why. */
+ *  file name and no other '%' (the deck refuses %Nd, which pads with spaces). Returns its offset (its
+ *  length in *len), or -1 with why. */
 int deck_pattern_check(const char *pat, size_t *len, char *why, size_t n);
 
 /* output's default for the deck at deck_path: its file name without the extension, '%' replaced by

@@ -62,7 +62,7 @@ static const struct {
     { "mesh", "usage: dpamr mesh DECK [key=value ...]\n"
               "  Sample level 0 from the deck's model.objects and write it to mesh_file (default: the deck's name\n"
               "  with .mesh.hdf, beside the deck). A mesh_file dpamr did not write (e.g. one from\n"
-              "  tools/mesh_from_numpy.py) is never written over, nor a `dpamr run` output; an earlier `dpamr mesh`\n"
+              "  mesh_from_numpy.py) is never written over, nor a `dpamr run` output; an earlier `dpamr mesh`\n"
               "  output is replaced and the command says so (overwrite=never refuses). It writes no output: output=\n"
               "  on its command line is refused (give mesh_file=).\n" },
     { "check", "usage: dpamr check FILE\n"
@@ -241,7 +241,7 @@ static int mesh_build(deck_t *d, mesh_t *m, double t0)
     char err[ERRLEN];
     if (d->p.nobj == 0) { /* level 0 would be all zeros */
         snprintf(err, sizeof err, "%.1000s: dpamr mesh samples level 0 from model.objects, and the deck names none: "
-                 "give model.objects (docs/decks.md), or make a mesh from arrays with tools/mesh_from_numpy.py", d->path);
+                 "give model.objects (docs/decks.md), or make a mesh from arrays with " RUN_NUMPY_SCRIPT, d->path);
         return run_die(err);
     }
     const int replacing = run_refuse_overwrite("mesh_file", d->mesh_file, d, 0, err, sizeof err);

@@ -300,9 +300,9 @@ int run_read_mesh(const deck_t *d, mesh_t *m, char *err, size_t n)
         return d->p.nobj > 0
                    ? snprintf(err, n, "mesh_file = %.1000s does not exist: make it from the deck's model.objects with "
                                       "`dpamr mesh %.1000s`, or set mesh_file to an existing mesh "
-                                      "(tools/mesh_from_numpy.py writes one from numpy arrays)", d->mesh_file, d->path)
+                                      "(" RUN_NUMPY_SCRIPT " writes one from numpy arrays)", d->mesh_file, d->path)
                    : snprintf(err, n, "mesh_file = %.1000s does not exist: set mesh_file to an existing mesh "
-                                      "(tools/mesh_from_numpy.py writes one from numpy arrays; with model.objects in the "
+                                      "(" RUN_NUMPY_SCRIPT " writes one from numpy arrays; with model.objects in the "
                                       "deck, `dpamr mesh %.1000s` samples one)", d->mesh_file, d->path), -1;
     char *stored = NULL;
     if (h5io_read(d->mesh_file, m, &stored, err, n) != 0) return -1;

@@ -14,6 +14,8 @@
 #include "src/refine.h"
 
 #define ERRLEN 2048
+/* Where a user finds the numpy-to-mesh script, in a source tree and in an install (CMakeLists.txt). */
+#define RUN_NUMPY_SCRIPT "mesh_from_numpy.py (tools/ in the source, share/dpamr/ in an install)"
 
 /** Print "dpamr: error: msg" to stderr; returns 1 (the exit status). */
 int run_die(const char *msg);

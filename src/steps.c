@@ -57,7 +57,7 @@ int steps_file_name(const char *pattern, long long step, char *out, size_t n)
     if (at < 0 || len >= sizeof spec) return -1;
     memcpy(spec, pattern + at, len);
     spec[len] = '\0';
-    snprintf(num, sizeof num, spec, (int)step); /* spec is %d, %Nd or %0Nd: checked above */
+    snprintf(num, sizeof num, spec, (int)step); /* spec is %d or %0Nd: deck_pattern_check, parse_steps */
     const int k = snprintf(out, n, "%.*s%s%s", at, pattern, num, pattern + at + len);
     return k < 0 || (size_t)k >= n ? -1 : 0;
 }

@@ -104,7 +104,8 @@ int main(void)
         strcat(text, "z\n");
         expect_error(text, "... (1501 characters)' is not a finite number");
     }
-    expect_error("criterion_field = nope\n", "not one of the names");
+    expect_error("criterion_field = nope\n", "not one of the names in 'fields' (rho)");
+    expect_error("fields = rho tracer e\ncriterion_field = nope\n", "not one of the names in 'fields' (rho tracer e)");
     expect_error("output = out.vtk\n", "must end in .hdf");
     expect_error("root = 65536 1\nmax_level = 20\n", "exceeds");
     expect_error("fields = a a\n", "named twice");
@@ -169,8 +170,9 @@ int main(void)
             { "regrid_every = 3\noutput_every = 4\n", "key 'output_every' = '4': must be a multiple of regrid_every = 3" },
             { "steps = 2\ndt = 1\noutput = r.hdf\n", "key 'output' = 'r.hdf': no %d" },
             { "steps = 2\ndt = 1\noutput = r_%d_%d.hdf\n", "more than one %d" },
-            { "steps = 2\ndt = 1\noutput = r_%s.hdf\n", "'%' at character 3 is not %d, %Nd or %0Nd" },
-            { "steps = 2\ndt = 1\noutput = r_%12d.hdf\n", "is not %d, %Nd or %0Nd" },
+            { "steps = 2\ndt = 1\noutput = r_%s.hdf\n", "'%' at character 3 is not %d or %0Nd" },
+            { "steps = 2\ndt = 1\noutput = r_%12d.hdf\n", "is not %d or %0Nd" },
+            { "steps = 2\ndt = 1\noutput = r_%5d.hdf\n", "'%5d' at character 3 pads the step number with spaces (a file name with blanks): write %05d (zeros) or %d" },
             { "steps = 2\ndt = 1\noutput = d%d/r.hdf\n", "the %d must be in the file name, not in a folder" },
             { "model.o.velocity = 1\n", "key 'model.o.velocity' = '1': expected 2 numbers (one component per dimension)" },
             { "model.o.velocity = 1 nan\n", "'nan' is not a finite number" },
