@@ -271,6 +271,20 @@ static inline DP_HD unsigned dp_tile_flags(const dp_params *p, const float *u, d
     return mask;
 }
 
+/* The -x +x part of the fold of dp_flag_cell for n consecutive cells c[0..n) of a row: jm[i] starts
+ * from its jump to the cell before it, then its jump to the cell after; left and right are the first
+ * cell's jump to the cell before the n and the last one's to the cell after (0 at the tile's border).
+ * A jump between two of the cells is taken once, for both: |a - b| and |b - a| are the same float.
+ * The one copy dp_row_flags and dp_seg_flags share. */
+static inline DP_HD void dp_fold_x(const float *c, int n, float left, float right, float *jm)
+{
+    float dx[DP_ROW_MAX + 1];
+    dx[0] = left;
+    for (int i = 1; i < n; ++i) dx[i] = fabsf(c[i] - c[i - 1]);
+    dx[n] = right;
+    for (int i = 0; i < n; ++i) jm[i] = dp_jump_fold(dx[i + 1], dp_jump_fold(dx[i], 0.0f));
+}
+
 /* The -y +y -z +z part of the fold of dp_flag_cell for n consecutive cells of row (y, z): r points at
  * the first of them in the tile's data, c holds their values (r itself, or a copy in registers), jm
  * their largest jumps so far (the x neighbours'). The one copy dp_row_flags and dp_seg_flags share. */
@@ -302,9 +316,7 @@ static inline DP_HD unsigned dp_row_flags(const dp_params *p, const float *u, in
     const int B = p->B, hb = B >> 1;
     const float *r = u + B * (y + B * z);
     float jm[DP_ROW_MAX];
-    jm[0] = 0.0f;
-    for (int x = 1; x < B; ++x) jm[x] = dp_jump_max(r[x], r[x - 1], 0.0f);
-    for (int x = 0; x < B - 1; ++x) jm[x] = dp_jump_max(r[x], r[x + 1], jm[x]);
+    dp_fold_x(r, B, 0.0f, 0.0f, jm);
     dp_fold_yz(p, r, r, jm, B, y, z);
     const float lim = dp_flag_limit(p, h);
     int lo = 0, hi = 0;
@@ -324,13 +336,10 @@ static inline DP_HD unsigned dp_seg_flags(const dp_params *p, const float *u, in
 {
     const int B = p->B, hb = B >> 1;
     const float *r = u + B * (y + B * z) + x0;
-    float c[DP_SEG_FLAGS], jm[DP_SEG_FLAGS], dx[DP_SEG_FLAGS + 1];
+    float c[DP_SEG_FLAGS], jm[DP_SEG_FLAGS];
     for (int i = 0; i < DP_SEG_FLAGS; ++i) c[i] = r[i];
-    /* the x jumps once per pair of cells: |a - b| and |b - a| are the same float */
-    dx[0] = x0 > 0 ? fabsf(c[0] - r[-1]) : 0.0f;
-    for (int i = 1; i < DP_SEG_FLAGS; ++i) dx[i] = fabsf(c[i] - c[i - 1]);
-    dx[DP_SEG_FLAGS] = x0 + DP_SEG_FLAGS < B ? fabsf(c[DP_SEG_FLAGS - 1] - r[DP_SEG_FLAGS]) : 0.0f;
-    for (int i = 0; i < DP_SEG_FLAGS; ++i) jm[i] = dp_jump_fold(dx[i + 1], dp_jump_fold(dx[i], 0.0f));
+    dp_fold_x(c, DP_SEG_FLAGS, x0 > 0 ? fabsf(c[0] - r[-1]) : 0.0f,
+              x0 + DP_SEG_FLAGS < B ? fabsf(c[DP_SEG_FLAGS - 1] - r[DP_SEG_FLAGS]) : 0.0f, jm);
     dp_fold_yz(p, r, c, jm, DP_SEG_FLAGS, y, z);
     /* a pair of cells (x0 + i, x0 + i + 1), i even, lies in one half of the row: B/2 is even */
     const int o = ((y >= hb) << 1) | ((z >= hb) << 2);
