@@ -373,9 +373,9 @@ static inline DP_HD unsigned dp_tile_row_flags(const dp_params *p, const float *
 
 static inline DP_HD float dp_minmod(float a, float b)
 {
-    if (a > 0.0f && b > 0.0f) return a < b ? a : b;
-    if (a < 0.0f && b < 0.0f) return a > b ? a : b;
-    return 0.0f;
+    const float lo = a < b ? a : b, hi = a > b ? a : b;
+    const float pos = a > 0.0f ? (b > 0.0f ? lo : 0.0f) : 0.0f;
+    return a < 0.0f ? (b < 0.0f ? hi : 0.0f) : pos;
 }
 
 /* Limited slope of parent tile data u at parent cell pc along stride s (coordinate q on that axis).
@@ -408,12 +408,11 @@ static inline DP_HD float dp_prolong(int dim, int B, const float *u, int o, int 
     return u[pc] + d;
 }
 
-/* dp_slope from the values: centre c, lower neighbour m, upper neighbour q at coordinate x. */
-static inline DP_HD float dp_slope_of(float c, float m, float q, int x, int B)
-{
-    if (x == 0 || x == B - 1) return 0.0f;
-    return dp_minmod(q - c, c - m);
-}
+/* dp_slope from the values: centre c, lower neighbour m, upper neighbour q, where a neighbour past
+ * the tile's border is the cell itself (as every caller reads it): then c - m or q - c is +0, or NaN
+ * for an infinite or NaN cell, and dp_minmod gives +0, dp_slope's 0 at the border, with no test of
+ * the coordinate. */
+static inline DP_HD float dp_slope_of(float c, float m, float q) { return dp_minmod(q - c, c - m); }
 
 /* Child s = sx | sy << 1 | sz << 2 of a parent cell of value uc with limited slopes sx, sy (sz in
  * 3D): uc plus each slope times -1/4 or +1/4 (the child's side of the parent cell's centre), added
@@ -443,9 +442,9 @@ static inline DP_HD void dp_prolong_brick(int dim, int B, const float *u, int o,
     const float xm = px > 0 ? u[pc - 1] : uc, xp = px < B - 1 ? u[pc + 1] : uc;
     const float ym = py > 0 ? u[pc - B] : uc, yp = py < B - 1 ? u[pc + B] : uc;
     const float zm = dim == 3 && pz > 0 ? u[pc - B * B] : uc, zp = dim == 3 && pz < B - 1 ? u[pc + B * B] : uc;
-    const float sx = dp_slope_of(uc, xm, xp, px, B);
-    const float sy = dp_slope_of(uc, ym, yp, py, B);
-    const float sz = dim == 3 ? dp_slope_of(uc, zm, zp, pz, B) : 0.0f;
+    const float sx = dp_slope_of(uc, xm, xp);
+    const float sy = dp_slope_of(uc, ym, yp);
+    const float sz = dim == 3 ? dp_slope_of(uc, zm, zp) : 0.0f;
     DP_UNROLL for (int s = 0; s < 8; ++s) {
         if (s >= (1 << dim)) break;
         out[s] = dp_prolong_child(dim, uc, sx, sy, sz, s);
@@ -457,10 +456,8 @@ static inline DP_HD void dp_prolong_brick(int dim, int B, const float *u, int o,
  * 2Z, 2Z + 1 in 3D), written to the child tile's cells dst (B^dim, x fastest). Per cell the brick's
  * arithmetic in its order, so the same bits (tests/test_core.c). The neighbours are read from
  * copies of the rows padded at the tile's border, where the brick reads the cell itself: its
- * slope there is 0 whatever the neighbour (dp_slope_of), so no load depends on a branch. gcc runs
- * the loop writing the children in vector registers; the slope loop stays scalar (dp_minmod's
- * branches: as selects it vectorizes, but that changes the device code, docs/results.md, Session 20).
- * tile_fill's prolong path. */
+ * slope there is 0 (dp_slope_of), so no load depends on a branch. gcc runs the slope loop (dp_minmod
+ * by selects) and the loop writing the children in vector registers. tile_fill's prolong path. */
 static inline DP_HD void dp_prolong_row(int dim, int B, const float *u, int o, int Y, int Z, float *dst)
 {
     const int hb = B >> 1, px0 = (o & 1) * hb;
@@ -476,9 +473,9 @@ static inline DP_HD void dp_prolong_row(int dim, int B, const float *u, int o, i
     const float *zm = pz > 0 ? r - B * B : r, *zp = dim == 3 && pz < B - 1 ? r + B * B : r;
     for (int X = 0; X < hb; ++X) {
         const float uc = c[X + 1];
-        sx[X] = dp_slope_of(uc, c[X], c[X + 2], px0 + X, B);
-        sy[X] = dp_slope_of(uc, ym[px0 + X], yp[px0 + X], py, B);
-        sz[X] = dim == 3 ? dp_slope_of(uc, zm[px0 + X], zp[px0 + X], pz, B) : 0.0f;
+        sx[X] = dp_slope_of(uc, c[X], c[X + 2]);
+        sy[X] = dp_slope_of(uc, ym[px0 + X], yp[px0 + X]);
+        sz[X] = dp_slope_of(uc, zm[px0 + X], zp[px0 + X]); /* 2D: zm and zp are the row itself, so 0 */
     }
     for (int s = 0; s < (1 << dim); s += 2) { /* the child rows: s = sy << 1 | sz << 2 */
         float *out = dst + B * ((2 * Y + (s >> 1 & 1)) + B * (2 * Z + (s >> 2 & 1)));
