@@ -14,6 +14,15 @@ patches=("$root"/tools/exp/*.patch)
 [ ${#patches[@]} -gt 0 ] || { echo "exp_patches: no patches in tools/exp: skipped"; exit 77; }
 tmp_dir
 cp -r "$root/src" "$root/device" "$root/tests" "$root/io" "$tmp/"
+# the diffs that give an earlier state of the tree for an A/B of landed changes (quick_ab.sh's
+# A_DIFF): each applies to this tree alone
+for p in "$root"/tools/exp/base/*.diff; do
+    if (cd "$tmp" && git apply --check "$p") 2>"$tmp/apply.log"; then
+        echo "applies alone: ${p#$root/}"
+    else
+        fail "${p#$root/} does not apply to this tree: $(head -3 "$tmp/apply.log")"
+    fi
+done
 for p in "${patches[@]}"; do
     if (cd "$tmp" && git apply "$p") 2>"$tmp/apply.log"; then
         echo "applies: ${p#$root/}"

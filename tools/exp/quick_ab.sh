@@ -9,10 +9,13 @@
 # Not the gpu label: a patch measured here still needs it before it lands. Output under $OUT:
 # quick.txt (the gates, the steps' times), table.txt, logs.tgz (at the end only). The call, from
 # the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/quick_ab.sh
+# To measure what has landed instead: A_DIFF=tools/exp/base/before-29.diff bash tools/exp/quick_ab.sh none
+# (A = this tree with the diff applied: the code before the change; B = this tree; `none`: no patches).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:?the device tool sets OUT}
 [ $# -gt 0 ] || set -- $(ls tools/exp/*.patch | grep -v diag)
+[ "$*" = none ] && set --
 work=$(mktemp -d)
 log=$out/quick.txt
 commit=${DPAMR_COMMIT:-tree}
@@ -21,8 +24,12 @@ stamp() { echo "[$(($(date +%s) - t0)) s] $*" >>"$log"; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$log" 2>&1
 rm -rf ab_ref build-qa build-qb && mkdir ab_ref &&
     tar --exclude='./ab_ref' --exclude='./build*' --exclude='./.git' -cf - . | tar -x -C ab_ref || exit 1
+if [ -n "${A_DIFF:-}" ]; then
+    git apply --directory=ab_ref "$A_DIFF" 2>>"$log" || patch -d ab_ref -p1 --forward -s <"$A_DIFF" >>"$log" 2>&1 ||
+        { stamp "$A_DIFF does not apply to A"; exit 1; }
+fi
 for p in "$@"; do git apply "$p" 2>>"$log" || patch -p1 --forward -s <"$p" >>"$log" 2>&1 || { stamp "$p does not apply"; exit 1; }; done
-stamp "A: $commit, B: $commit + $*"
+stamp "A: $commit${A_DIFF:+ + $A_DIFF}, B: $commit${*:+ + $*}"
 cfg="-DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DDPAMR_MPI=OFF"
 (cmake -S ab_ref -B build-qa $cfg -DDPAMR_COMMIT="$commit" && cmake --build build-qa -j8 --target dpamr) >"$work/build_a.log" 2>&1 &
 (cmake -S . -B build-qb $cfg -DDPAMR_COMMIT="$commit+exp" && cmake --build build-qb -j8 --target dpamr) >"$work/build_b.log" 2>&1 &
