@@ -800,7 +800,6 @@ int deck_pattern_check(const char *pat, size_t *len, char *why, size_t n)
         while (*q >= '0' && *q <= '9') ++q, ++digits;
         if (*q != 'd' || digits > 1 || (q > s + 1 && s[1] == '0' && digits == 0))
             return snprintf(why, n, "'%%' at character %d is not %%d or %%0Nd (N one digit)", (int)(s - pat) + 1), -1;
-
         if (conv) return snprintf(why, n, "more than one %%d (one step number per name)"), -1;
         conv = s;
         clen = (size_t)(q - s) + 1;

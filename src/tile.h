@@ -19,8 +19,8 @@ void tile_fill(const dp_params *p, mesh_t *m, dp_tidx t, dp_tidx parent, int oct
 /** Octant flags of tile t (bit o set when octant o has a flagged cell): dp_tile_row_flags over
  *  the tile's criterion field, every cell evaluated (the engines). */
 unsigned tile_octant_flags(const dp_params *p, const mesh_t *m, dp_tidx t);
-/** The same flags from dp_tile_flags' lazy walk: an octant's other cells are skipped once it is
- *  flagged (validation). */
+/** The same flags from dp_tile_row_flags' lazy walk: a row whose octants are flagged is skipped
+ *  (validation). */
 unsigned tile_octant_flags_lazy(const dp_params *p, const mesh_t *m, dp_tidx t);
 /** The number of tile t's cells the criterion flags (the partition's weights). */
 int tile_flagged_cells(const dp_params *p, const mesh_t *m, dp_tidx t);
