@@ -80,7 +80,7 @@ static __host__ __device__ __forceinline__ int level_tiles(long long n, long lon
     return G;
 }
 
-__global__ void refineTile(dmesh_t M, chain_t C, long long first, long long n, int level, int fill);
+template <int FILL> __global__ void refineTile(dmesh_t M, chain_t C, long long first, long long n, int level, int fill);
 
 /* Shared memory of one refineTile block: this static part (160 bytes) and, sized by the grain,
  * off[G] (first child slot of each tile, from base) and mask[G] (octant flags) in dynamic shared
@@ -99,6 +99,7 @@ struct group_smem {
 /* One group: tiles [first + v*G, first + min((v+1)*G, n)) of `level`. Fill (children only), flag,
  * give the children slots, write their metadata, launch their grid. All threads of the block call
  * it; it begins and ends at a barrier-free point (callers loop). */
+template <int FILL>
 static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chain_t &C, long long first, long long n,
                                                     int level, int fill, int G, long long v, group_smem &S,
                                                     long long *off_s, uint8_t *mask_s, double *tab)
@@ -110,7 +111,10 @@ static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chai
     const int g = (int)(n - v * G < G ? n - v * G : G);
 
     /* 1. cells of new tiles: the block together, by bricks or through model tables */
-    if (fill) block_fill_tiles(cta_team(), M, t0, g, level, tab, C.tab_tiles, NULL);
+    if (fill) {
+        if (FILL == DP_FILL_PROLONG) block_fill_prolong(cta_team(), M, t0, g, NULL);
+        else block_fill_model(cta_team(), M, t0, g, level, tab, C.tab_tiles, NULL);
+    }
     if (level >= p->max_level) return; /* the depth cap */
     if (tid == 0) S.smask = 0;
     __syncthreads(); /* the criterion reads cells other threads wrote */
@@ -187,7 +191,7 @@ static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chai
             if (level + 1 < p->max_level && cnb > C.LS.nb[k + 1]) {
                 atomicAdd(&M.stats[ST_BOUND], 1ull);
             } else {
-                refineTile<<<(unsigned)cnb, CDP_THREADS, C.smem, cudaStreamTailLaunch>>>(M, C, base, total, level + 1, 1);
+                refineTile<FILL><<<(unsigned)cnb, CDP_THREADS, C.smem, cudaStreamTailLaunch>>>(M, C, base, total, level + 1, 1);
                 dp_count_launch(M.stats, cudaGetLastError());
             }
         }
@@ -195,7 +199,7 @@ static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chai
         __syncthreads(); /* every warp's metadata and cells are written before thread 0 launches */
         if (tid == 0 && total > 0 && fits) {
             __threadfence(); /* ... and visible to the child grid */
-            refineTile<<<(unsigned)((total + G - 1) / G), nthr, C.smem, cudaStreamFireAndForget>>>(M, C, base, total,
+            refineTile<FILL><<<(unsigned)((total + G - 1) / G), nthr, C.smem, cudaStreamFireAndForget>>>(M, C, base, total,
                                                                                                level + 1, 1);
             dp_count_launch(M.stats, cudaGetLastError());
         }
@@ -204,7 +208,9 @@ static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chai
 
 /* tile, group: block b takes group b of C.G tiles. level: block b takes the b-th ticket of its level
  * (the fill-only grid at max_level takes group b), groups of level_tiles(n) tiles; ticket order
- * means every group a look-back waits for is held by a block that is running. */
+ * means every group a look-back waits for is held by a block that is running. FILL: the deck's fill,
+ * an instance each (refine_kernel). */
+template <int FILL>
 __global__ void __launch_bounds__(CDP_THREADS, 4) refineTile(dmesh_t M, chain_t C, long long first, long long n,
                                                              int level, int fill)
 {
@@ -219,9 +225,16 @@ __global__ void __launch_bounds__(CDP_THREADS, 4) refineTile(dmesh_t M, chain_t 
                   ? (long long)atomicAdd(&C.LS.tickets[level - C.Lp], 1ull)
                   : (long long)blockIdx.x;
     __syncthreads();
-    refine_group(M, C, first, n, level, fill, G, S.v, S, dyn_smem, (uint8_t *)(dyn_smem + C.G),
+    refine_group<FILL>(M, C, first, n, level, fill, G, S.v, S, dyn_smem, (uint8_t *)(dyn_smem + C.G),
                  (double *)((char *)dyn_smem + C.tab_off));
     stamp_end(M.stamps, stamp);
+}
+
+/* The refineTile instance of the deck's fill (an instance per fill, as hostlaunch's refineStep: the
+ * other fill's code out of the kernel). */
+static const void *refine_kernel(const dp_params *p)
+{
+    return p->fill == DP_FILL_PROLONG ? (const void *)refineTile<DP_FILL_PROLONG> : (const void *)refineTile<DP_FILL_MODEL>;
 }
 
 /* Upper bound on device-side launches, hence on launches pending at once, from the deck, the grain
@@ -397,7 +410,7 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
         int dev = 0, sms = 0, per_sm = 0;
         CK(cudaGetDevice(&dev));
         CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, refineTile, CDP_THREADS, C.smem));
+        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, refine_kernel(p), CDP_THREADS, C.smem));
         C.slots = (long long)sms * (per_sm > 0 ? per_sm : 1);
     }
     /* The capacity: max_tiles, or as many tiles as the device holds with the pool and the grain's
@@ -476,7 +489,7 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
         int level = Lp, fill = 0;
         void *ra[] = { &M, &C, &first, &n, &level, &fill };
         const int G0 = grain == DP_GRAIN_LEVEL ? level_tiles(nfront, C.slots) : G;
-        CK(launch_pdl_smem((const void *)refineTile, dim3((unsigned)((nfront + G0 - 1) / G0)), dim3(threads), C.smem, s,
+        CK(launch_pdl_smem(refine_kernel(p), dim3((unsigned)((nfront + G0 - 1) / G0)), dim3(threads), C.smem, s,
                            d->pdl, ra));
     }
     CK(cudaEventRecord(e1, s));
