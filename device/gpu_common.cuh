@@ -324,17 +324,11 @@ static __device__ __forceinline__ void block_flag_pass(const Team &tm, const flo
 {
     const dp_params *p = &c_params;
     const int lane = tm.rank() & 31, warp = tm.rank() >> 5, nwarps = tm.size() >> 5;
-    const int lb = dp_log2(p->B), cshift = p->dim * lb, cells = 1 << cshift;
-    const int nseg = cells / DP_SEG_FLAGS;           /* segments of a row per tile */
+    const int cells = dp_cells(p->dim, p->B);
     const float lim = dp_flag_limit(p, h);
     const int wpt = nwarps / g > 1 ? nwarps / g : 1; /* warps per tile */
     for (int t = warp / wpt; t < g; t += nwarps / wpt) {
-        unsigned mine = 0;
-        for (int sg = lane + 32 * (warp % wpt); sg < nseg; sg += 32 * wpt) {
-            int x, y, z;
-            dp_cell_xyz(sg * DP_SEG_FLAGS, p->B, lb, &x, &y, &z);
-            mine |= dp_seg_flags(p, crit + t * cells, x, y, z, lim);
-        }
+        unsigned mine = dp_tile_seg_flags(p, crit + t * cells, lim, lane + 32 * (warp % wpt), 32 * wpt);
         for (int o = 16; o > 0; o >>= 1) mine |= __shfl_xor_sync(0xffffffffu, mine, o);
         if (lane == 0 && mine) atomicOr(&smask[t], mine);
     }
@@ -345,7 +339,8 @@ static __device__ __forceinline__ void block_flag_pass(const Team &tm, const flo
     }
 }
 
-/* Octant flags of tile t (reads only its cells), reduced over the block into *smask.
+/* Octant flags of tile t (reads only its cells; threads over its segments of a row,
+ * dp_tile_seg_flags), reduced over the block into *smask.
  * Ends with __syncthreads(); every thread may read *smask afterwards. */
 static __device__ __forceinline__ unsigned block_octant_flags(const dmesh_t &M, long long t, int level,
                                                               unsigned *smask)
@@ -353,7 +348,7 @@ static __device__ __forceinline__ unsigned block_octant_flags(const dmesh_t &M, 
     const dp_params *p = &c_params;
     const int B = p->B, cells = dp_cells(p->dim, B);
     const float *u = dmesh_field(M, p->crit_field) + (size_t)t * cells;
-    unsigned mine = dp_tile_flags(p, u, dp_spacing(p, level), threadIdx.x, blockDim.x, 0, NULL);
+    unsigned mine = dp_tile_seg_flags(p, u, dp_flag_limit(p, dp_spacing(p, level)), threadIdx.x, blockDim.x);
     /* warp reduce, then one shared atomic per warp */
     for (int o = 16; o > 0; o >>= 1) mine |= __shfl_xor_sync(0xffffffffu, mine, o);
     if ((threadIdx.x & 31) == 0 && mine) atomicOr(smask, mine);
@@ -361,14 +356,15 @@ static __device__ __forceinline__ unsigned block_octant_flags(const dmesh_t &M, 
     return *smask;
 }
 
-/* Octant flags of tile t computed by one warp (lanes stride over the cells), OR-reduced with
+/* Octant flags of tile t computed by one warp (lanes stride over its segments of a row,
+ * dp_tile_seg_flags), OR-reduced with
  * shuffles: every lane gets the mask. No shared memory, no block barrier. */
 static __device__ __forceinline__ unsigned warp_octant_flags(const dmesh_t &M, long long t, int level, int lane)
 {
     const dp_params *p = &c_params;
     const int B = p->B, cells = dp_cells(p->dim, B);
     const float *u = dmesh_field(M, p->crit_field) + (size_t)t * cells;
-    unsigned mine = dp_tile_flags(p, u, dp_spacing(p, level), lane, 32, 0, NULL);
+    unsigned mine = dp_tile_seg_flags(p, u, dp_flag_limit(p, dp_spacing(p, level)), lane, 32);
     for (int o = 16; o > 0; o >>= 1) mine |= __shfl_xor_sync(0xffffffffu, mine, o);
     return mine;
 }

@@ -349,6 +349,21 @@ static inline DP_HD unsigned dp_seg_flags(const dp_params *p, const float *u, in
     return mask;
 }
 
+/* A tile's octant flags by segments of a row (dp_seg_flags) at the limit lim: segments first,
+ * first + stride, ... (the GPU's lanes of a warp, threads of a block), OR-ed; over every first in
+ * [0, stride) the flags of dp_tile_flags (tests/test_core.c). */
+static inline DP_HD unsigned dp_tile_seg_flags(const dp_params *p, const float *u, float lim, int first, int stride)
+{
+    const int B = p->B, lb = dp_log2(B), nseg = dp_cells(p->dim, B) / DP_SEG_FLAGS;
+    unsigned mask = 0;
+    for (int sg = first; sg < nseg; sg += stride) {
+        int x, y, z;
+        dp_cell_xyz(sg * DP_SEG_FLAGS, B, lb, &x, &y, &z);
+        mask |= dp_seg_flags(p, u, x, y, z, lim);
+    }
+    return mask;
+}
+
 /* A tile's octant flags row by row (dp_row_flags): the flags of dp_tile_flags(p, u, h, 0, 1, lazy,
  * NULL). lazy: a row whose octants are all flagged already is skipped, and the walk ends once
  * every octant is (validation). The CPU's flag loop (tile_octant_flags, tile_octant_flags_lazy). */

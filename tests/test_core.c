@@ -134,6 +134,12 @@ static void check_tile_flags(const dp_params *p, const float *u, double h, const
         seg |= dp_seg_flags(p, u, x, y, z, lim);
     }
     CHECK(seg == want, "%s: segment flags %#x, reference %#x", what, seg, want);
+    static const int seg_strides[] = { 1, 32, 3, 256 }; /* a thread, a warp's lanes, odd, a block */
+    for (int k = 0; k < 4; ++k) {
+        unsigned m = 0;
+        for (int first = 0; first < seg_strides[k]; ++first) m |= dp_tile_seg_flags(p, u, lim, first, seg_strides[k]);
+        CHECK(m == want, "%s: segment flags at stride %d %#x, reference %#x", what, seg_strides[k], m, want);
+    }
     static const int strides[] = { 32, 7, 256 };
     for (int k = 0; k < 3; ++k) {
         unsigned m = 0;
