@@ -183,8 +183,10 @@ static __device__ __forceinline__ void block_fill_prolong(const Team &tm, const 
                 float v[8], w[8];
                 dp_prolong_brick(2, B, u, o, X, Y, 0, v);
                 dp_prolong_brick(2, B, u, o, X + 1, Y, 0, w);
-                /* 2X a multiple of 4 (X even), tiles of a multiple of 16 cells: 16-byte aligned quads */
-                float4 *d = (float4 *)(M.field[f] + (size_t)t0 * cells + rel);
+                /* 2X a multiple of 4 (X even), tiles of a multiple of 16 cells: 16-byte aligned quads,
+                   indexed as quads from the pass's first tile (from a float pointer nvcc stored the
+                   first quad as four 4-byte stores) */
+                float4 *d = reinterpret_cast<float4 *>(M.field[f] + (size_t)t0 * cells) + (rel >> 2);
                 const float4 q0 = make_float4(v[0], v[1], w[0], w[1]), q1 = make_float4(v[2], v[3], w[2], w[3]);
                 d[0] = q0;
                 d[B / 4] = q1;
@@ -210,8 +212,8 @@ static __device__ __forceinline__ void block_fill_prolong(const Team &tm, const 
         {
             float v[8];
             dp_prolong_brick(3, B, M.field[f] + (size_t)par * cells, o, X, Y, Z, v);
-            /* 2X even, tiles of an even cell count: 8-byte aligned pairs */
-            float2 *d = (float2 *)(M.field[f] + (size_t)t0 * cells + rel);
+            /* 2X even, tiles of an even cell count: 8-byte aligned pairs, indexed as pairs (as the quads) */
+            float2 *d = reinterpret_cast<float2 *>(M.field[f] + (size_t)t0 * cells) + (rel >> 1);
             d[0] = make_float2(v[0], v[1]);
             d[B / 2] = make_float2(v[2], v[3]);
             d[B * B / 2] = make_float2(v[4], v[5]);

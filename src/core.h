@@ -452,11 +452,11 @@ static inline DP_HD void dp_prolong_brick(int dim, int B, const float *u, int o,
     const int px = (o & 1) * hb + X;
     const int py = ((o >> 1) & 1) * hb + Y;
     const int pz = dim == 3 ? ((o >> 2) & 1) * hb + Z : 0;
-    const int pc = px + B * (py + B * pz);
-    const float uc = u[pc];
-    const float xm = px > 0 ? u[pc - 1] : uc, xp = px < B - 1 ? u[pc + 1] : uc;
-    const float ym = py > 0 ? u[pc - B] : uc, yp = py < B - 1 ? u[pc + B] : uc;
-    const float zm = dim == 3 && pz > 0 ? u[pc - B * B] : uc, zp = dim == 3 && pz < B - 1 ? u[pc + B * B] : uc;
+    const float *c = u + (px + B * (py + B * pz)); /* the parent cell; its neighbours at offsets from it */
+    const float uc = c[0];
+    const float xm = px > 0 ? c[-1] : uc, xp = px < B - 1 ? c[1] : uc;
+    const float ym = py > 0 ? c[-B] : uc, yp = py < B - 1 ? c[B] : uc;
+    const float zm = dim == 3 && pz > 0 ? c[-B * B] : uc, zp = dim == 3 && pz < B - 1 ? c[B * B] : uc;
     const float sx = dp_slope_of(uc, xm, xp);
     const float sy = dp_slope_of(uc, ym, yp);
     const float sz = dim == 3 ? dp_slope_of(uc, zm, zp) : 0.0f;
