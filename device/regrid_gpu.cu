@@ -317,16 +317,17 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
             for (long long j0 = c0; j0 < c1; j0 += tp) {
                 const int g = (int)(c1 - j0 < tp ? c1 - j0 : tp);
                 const long long t0 = e + j0;
-                /* kept children: their cells from the old store (unless sampled, below) */
-                for (int j = tid; j < (g << lc) && !R.resample; j += NT) {
-                    const int q = j >> lc, c = j & (cells - 1);
+                /* kept children: their cells from the old store (unless sampled, below), 4 at a time
+                   (a tile's cells, a multiple of 16, start 64-byte aligned in both stores and in crit) */
+                for (int j = tid; j < (g << (lc - 2)) && !R.resample; j += NT) {
+                    const int q = j >> (lc - 2), c4 = j & ((cells >> 2) - 1);
                     const long long oc = R.old[t0 + q];
                     if (oc < 0) continue;
                     DP_FOR_FIELDS(f, p->nf)
                     {
-                        const float u = R.A.field[f][(size_t)oc * cells + c];
-                        R.N.field[f][(size_t)(t0 + q) * cells + c] = u;
-                        if (flag && f == p->crit_field) crit[(q << lc) + c] = u;
+                        const float4 u = reinterpret_cast<const float4 *>(R.A.field[f] + (size_t)oc * cells)[c4];
+                        reinterpret_cast<float4 *>(R.N.field[f] + (size_t)(t0 + q) * cells)[c4] = u;
+                        if (flag && f == p->crit_field) reinterpret_cast<float4 *>(crit + (q << lc))[c4] = u;
                     }
                 }
                 /* new children: each run of consecutive ones filled as a refinement fills them (the
