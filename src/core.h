@@ -285,6 +285,39 @@ static inline DP_HD void dp_fold_x(const float *c, int n, float left, float righ
     for (int i = 0; i < n; ++i) jm[i] = dp_jump_fold(dx[i + 1], dp_jump_fold(dx[i], 0.0f));
 }
 
+/* The segments of dp_seg_flags: DP_SEG_FLAGS cells of a row, x0 a multiple of it. */
+#define DP_SEG_FLAGS 4
+
+/* c[0..n) from r[0..n). On the GPU a segment (n == DP_SEG_FLAGS, a constant once inlined) is one
+ * 16-byte load: a segment starts at a multiple of 4 cells of a tile whose cells start 16-byte aligned
+ * (a tile holds a multiple of 16 cells; shared memory and the device store are 16-byte aligned). */
+static inline DP_HD void dp_load_cells(const float *r, float *c, int n)
+{
+#ifdef __CUDA_ARCH__
+    if (n == DP_SEG_FLAGS) {
+        const float4 v = *(const float4 *)r;
+        c[0] = v.x, c[1] = v.y, c[2] = v.z, c[3] = v.w;
+        return;
+    }
+#endif
+    for (int i = 0; i < n; ++i) c[i] = r[i];
+}
+
+/* One neighbour row's jumps folded into jm: jm[i] takes |c[i] - nb[i]|, i < n (on the GPU a segment's
+ * neighbours by one 16-byte load, dp_load_cells). */
+static inline DP_HD void dp_fold_nb(const float *c, const float *nb, float *jm, int n)
+{
+#ifdef __CUDA_ARCH__
+    if (n == DP_SEG_FLAGS) {
+        float v[DP_SEG_FLAGS];
+        dp_load_cells(nb, v, DP_SEG_FLAGS);
+        for (int i = 0; i < DP_SEG_FLAGS; ++i) jm[i] = dp_jump_max(c[i], v[i], jm[i]);
+        return;
+    }
+#endif
+    for (int i = 0; i < n; ++i) jm[i] = dp_jump_max(c[i], nb[i], jm[i]);
+}
+
 /* The -y +y -z +z part of the fold of dp_flag_cell for n consecutive cells of row (y, z): r points at
  * the first of them in the tile's data, c holds their values (r itself, or a copy in registers), jm
  * their largest jumps so far (the x neighbours'). The one copy dp_row_flags and dp_seg_flags share. */
@@ -292,15 +325,11 @@ static inline DP_HD void dp_fold_yz(const dp_params *p, const float *r, const fl
                                     int z)
 {
     const int B = p->B;
-    if (y > 0)
-        for (int i = 0; i < n; ++i) jm[i] = dp_jump_max(c[i], r[i - B], jm[i]);
-    if (y < B - 1)
-        for (int i = 0; i < n; ++i) jm[i] = dp_jump_max(c[i], r[i + B], jm[i]);
+    if (y > 0) dp_fold_nb(c, r - B, jm, n);
+    if (y < B - 1) dp_fold_nb(c, r + B, jm, n);
     if (p->dim == 3) {
-        if (z > 0)
-            for (int i = 0; i < n; ++i) jm[i] = dp_jump_max(c[i], r[i - B * B], jm[i]);
-        if (z < B - 1)
-            for (int i = 0; i < n; ++i) jm[i] = dp_jump_max(c[i], r[i + B * B], jm[i]);
+        if (z > 0) dp_fold_nb(c, r - B * B, jm, n);
+        if (z < B - 1) dp_fold_nb(c, r + B * B, jm, n);
     }
 }
 
@@ -331,13 +360,12 @@ static inline DP_HD unsigned dp_row_flags(const dp_params *p, const float *u, in
  * same neighbours in the same order as dp_flag_cell (-x +x -y +y -z +z), so the same flags
  * (tests/test_core.c); the segment's cells are read once for their own jumps and their neighbours'.
  * The GPU's flag loop (block_flag_pass): a thread per segment, not per cell. */
-#define DP_SEG_FLAGS 4
 static inline DP_HD unsigned dp_seg_flags(const dp_params *p, const float *u, int x0, int y, int z, float lim)
 {
     const int B = p->B, hb = B >> 1;
     const float *r = u + B * (y + B * z) + x0;
     float c[DP_SEG_FLAGS], jm[DP_SEG_FLAGS];
-    for (int i = 0; i < DP_SEG_FLAGS; ++i) c[i] = r[i];
+    dp_load_cells(r, c, DP_SEG_FLAGS);
     dp_fold_x(c, DP_SEG_FLAGS, x0 > 0 ? fabsf(c[0] - r[-1]) : 0.0f,
               x0 + DP_SEG_FLAGS < B ? fabsf(c[DP_SEG_FLAGS - 1] - r[DP_SEG_FLAGS]) : 0.0f, jm);
     dp_fold_yz(p, r, c, jm, DP_SEG_FLAGS, y, z);
