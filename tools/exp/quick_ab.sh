@@ -9,7 +9,7 @@
 # Not the gpu label: a patch measured here still needs it before it lands. Output under $OUT:
 # quick.txt (the gates, the steps' times), table.txt, logs.tgz (at the end only). The call, from
 # the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/quick_ab.sh
-# To measure what has landed instead: A_DIFF=tools/exp/base/before-29.diff bash tools/exp/quick_ab.sh none
+# To measure what has landed instead: A_DIFF=tools/exp/base/NAME.diff bash tools/exp/quick_ab.sh none
 # (A = this tree with the diff applied: the code before the change; B = this tree; `none`: no patches).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
