@@ -307,14 +307,11 @@ static inline DP_HD void dp_load_cells(const float *r, float *c, int n)
  * neighbours by one 16-byte load, dp_load_cells). */
 static inline DP_HD void dp_fold_nb(const float *c, const float *nb, float *jm, int n)
 {
-#ifdef __CUDA_ARCH__
-    if (n == DP_SEG_FLAGS) {
-        float v[DP_SEG_FLAGS];
+    float v[DP_SEG_FLAGS];
+    if (n == DP_SEG_FLAGS) { /* a segment: its neighbours by dp_load_cells (one 16-byte load on the GPU) */
         dp_load_cells(nb, v, DP_SEG_FLAGS);
-        for (int i = 0; i < DP_SEG_FLAGS; ++i) jm[i] = dp_jump_max(c[i], v[i], jm[i]);
-        return;
+        nb = v;
     }
-#endif
     for (int i = 0; i < n; ++i) jm[i] = dp_jump_max(c[i], nb[i], jm[i]);
 }
 
