@@ -232,8 +232,9 @@ static __device__ __forceinline__ void block_fill_prolong(const Team &tm, const 
 /* model: tab_tiles tiles at a time, each with its table of axis terms in shared memory tab
  * (dp_model_table_entry), then their cells, threads striding over segments of DP_SEG cells of a row
  * (dp_model_seg): no division per cell, one 16-byte store per segment and field. Every thread of
- * the team must call it (it has team barriers); it ends without one. */
-template <class Team>
+ * the team must call it (it has team barriers); it ends without one. PAIRS = 0: a field per thread
+ * always (regridStep: the pairs' registers spill in its other loops). */
+template <int PAIRS = 1, class Team>
 static __device__ __forceinline__ void block_fill_model(const Team &tm, const dmesh_t &M, long long t0, int g, int level,
                                                         double *tab, int tab_tiles, float *crit)
 {
@@ -260,22 +261,27 @@ static __device__ __forceinline__ void block_fill_model(const Team &tm, const dm
             }
         }
         tm.sync();
-        /* one thread per segment of DP_SEG cells of a row (dp_model_seg), field by field (the field's
-           array chosen once per pass, not per segment): the segment's cells as one float4 */
+        /* one thread per segment of DP_SEG cells of a row and pair of fields (dp_model_seg2: each
+           object's shape once for both), or the last field alone (dp_model_seg); the fields' arrays
+           chosen once per pass, not per segment; the segment's cells as one float4 per field */
         const int sshift = cshift - 2; /* segments per tile: cells / DP_SEG */
 #pragma unroll 1
-        for (int f = 0; f < p->nf; ++f) {
+        for (int f = 0; f < p->nf; f += PAIRS ? 2 : 1) {
+            const int two = PAIRS && f + 1 < p->nf;
             float *const dst = dmesh_field(M, f) + (size_t)(t0 + i0) * cells;
-            float *const cdst = crit && f == cf ? crit + i0 * cells : NULL;
+            float *const dst1 = two ? dmesh_field(M, f + 1) + (size_t)(t0 + i0) * cells : dst;
+            float *const cdst = crit && (f == cf || (two && f + 1 == cf)) ? crit + i0 * cells : NULL;
             for (int j = tm.rank(); j < (gi << sshift); j += tm.size()) {
                 const int i = j >> sshift, cell = (j & ((1 << sshift) - 1)) * DP_SEG;
                 int x, y, z;
                 dp_cell_xyz(cell, B, lb, &x, &y, &z);
-                float v[DP_SEG];
-                dp_model_seg(p, tab + i * nt, x, y, z, f, v);
+                float v[DP_SEG], v1[DP_SEG];
+                if (two) dp_model_seg2(p, tab + i * nt, x, y, z, f, v, v1);
+                else dp_model_seg(p, tab + i * nt, x, y, z, f, v);
                 const float4 w = make_float4(v[0], v[1], v[2], v[3]);
                 *(float4 *)(dst + i * cells + cell) = w;
-                if (cdst) *(float4 *)(cdst + i * cells + cell) = w;
+                if (two) *(float4 *)(dst1 + i * cells + cell) = make_float4(v1[0], v1[1], v1[2], v1[3]);
+                if (cdst) *(float4 *)(cdst + i * cells + cell) = !two || f == cf ? w : make_float4(v1[0], v1[1], v1[2], v1[3]);
             }
         }
     }

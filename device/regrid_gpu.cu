@@ -340,7 +340,7 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
                     int r = q + 1;
                     while (r < g && (R.old[t0 + r] < 0 || R.resample)) ++r;
                     if (FILL == DP_FILL_PROLONG) block_fill_prolong(tm, R.N, t0 + q, r - q, flag ? crit + (q << lc) : NULL);
-                    else block_fill_model(tm, R.N, t0 + q, r - q, level + 1, tab, tp, flag ? crit + (q << lc) : NULL);
+                    else block_fill_model<0>(tm, R.N, t0 + q, r - q, level + 1, tab, tp, flag ? crit + (q << lc) : NULL);
                     q = r;
                 }
                 if (!flag) continue; /* (their childmask is 0 from their metadata) */

@@ -803,6 +803,34 @@ static inline DP_HD void dp_model_seg(const dp_params *p, const double *T, int x
     for (int i = 0; i < DP_SEG; ++i) out[i] = (float)acc[i];
 }
 
+/* dp_model_seg of fields f and f + 1 at once, into out0 and out1: each object's shape over the
+ * segment once for both (it does not depend on the field), then each field's term, per cell the
+ * operations of dp_model_seg for each field in the same order, so the same bits (tests/test_core.c).
+ * The GPU's model fill of decks with two fields or more: one thread per segment and pair of fields. */
+static inline DP_HD void dp_model_seg2(const dp_params *p, const double *T, int x0, int y, int z, int f, float *out0,
+                                       float *out1)
+{
+    const int B = p->B, dim = p->dim;
+    double acc0[DP_SEG], acc1[DP_SEG], sh[DP_SEG];
+    for (int i = 0; i < DP_SEG; ++i) acc0[i] = acc1[i] = 0.0;
+    for (int o = 0; o < p->nobj; ++o) {
+        const dp_object *ob = &p->obj[o];
+        const double *t = T + o * dim * B;
+        const double v1 = t[B + y], v2 = dim == 3 ? t[2 * B + z] : 0.0;
+        dp_shape_run(dim, ob->kind, t + x0, DP_SEG, v1, v2, sh);
+        const double out_0 = ob->outside[f], d0 = ob->inside[f] - ob->outside[f];
+        const double out_1 = ob->outside[f + 1], d1 = ob->inside[f + 1] - ob->outside[f + 1];
+        for (int i = 0; i < DP_SEG; ++i) {
+            acc0[i] = dp_model_term(acc0[i], out_0, d0, sh[i]);
+            acc1[i] = dp_model_term(acc1[i], out_1, d1, sh[i]);
+        }
+    }
+    for (int i = 0; i < DP_SEG; ++i) {
+        out0[i] = (float)acc0[i];
+        out1[i] = (float)acc1[i];
+    }
+}
+
 /* Model value of one field (tests and tools; the engines fill all fields at once). */
 static inline DP_HD float dp_model_cell(const dp_params *p, int f, int level, int32_t ti, int32_t tj, int32_t tk,
                                         int x, int y, int z)

@@ -462,7 +462,7 @@ static void test_model(void)
        cells the call does not own left as they were */
     {
         unsigned seed = 12345u;
-        int same = 1, untouched = 1, rows = 0, same_seg = 1, segs = 0;
+        int same = 1, untouched = 1, rows = 0, same_seg = 1, segs = 0, same_seg2 = 1, segs2 = 0;
         for (int dim = 2; dim <= 3; ++dim)
             for (int B = 4; B <= 32; B *= 2)
                 for (int nobj = 1; nobj <= DP_MAX_OBJECTS; nobj += 5)
@@ -515,10 +515,16 @@ static void test_model(void)
                                 /* the GPU's segments of the row, field by field: dp_model_row's bits */
                                 for (int xs = (x0 + DP_SEG - 1) & ~(DP_SEG - 1); xs + DP_SEG <= x0 + n; xs += DP_SEG)
                                     for (int f = 0; f < p.nf; ++f) {
-                                        float seg[DP_SEG];
+                                        float seg[DP_SEG], s0[DP_SEG], s1[DP_SEG];
                                         dp_model_seg(&p, T, xs, y, z, f, seg);
                                         ++segs;
                                         same_seg &= memcmp(seg, &row[f][1 + xs - x0], sizeof seg) == 0;
+                                        if (f + 1 < p.nf) { /* the pair of fields f, f + 1 */
+                                            dp_model_seg2(&p, T, xs, y, z, f, s0, s1);
+                                            ++segs2;
+                                            same_seg2 &= memcmp(s0, &row[f][1 + xs - x0], sizeof s0) == 0 &&
+                                                         memcmp(s1, &row[f + 1][1 + xs - x0], sizeof s1) == 0;
+                                        }
                                     }
                                 for (int i = 0; i < n; ++i) {
                                     float want[DP_MAX_FIELDS];
@@ -534,6 +540,7 @@ static void test_model(void)
         CHECK(same, "dp_model_table and dp_model_row give the per-entry and per-cell references' bits (%d rows)", rows);
         CHECK(untouched, "dp_model_row writes only its n cells of its nf fields");
         CHECK(same_seg && segs > 0, "dp_model_seg gives dp_model_row's bits (%d segments)", segs);
+        CHECK(same_seg2 && segs2 > 0, "dp_model_seg2 gives dp_model_row's bits for both fields (%d segments)", segs2);
     }
 
     /* a gaussian is the product of its axis factors exp(-t_a^2), the exp of the sum to round-off (exp(-q) itself is only as exact as q, q x 1e-16);
