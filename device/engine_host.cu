@@ -119,7 +119,8 @@ __global__ void __launch_bounds__(HOST_THREADS, FILL == DP_FILL_PROLONG ? 4 : 3)
         /* 1. this parent's children: their offset from the level's end, by the level-wide scan */
         const long long i = v * P + tid;
         const unsigned mask = tid < P && i < n ? M.childmask[s + i] : 0u;
-        const long long off = group_scan(tm, st, Sh.scan, v, __popc(mask), &Sh.c0, &Sh.c1);
+        const long long off = group_scan(tm, st, Sh.scan, v, __popc(mask), childmask_counts{M.childmask + s}, v * P,
+                                           &Sh.c0, &Sh.c1);
         __syncthreads();
         const long long c0 = Sh.c0, c1 = Sh.c1;
         const int fits = e + c1 <= M.cap;

@@ -68,8 +68,13 @@ static inline double level_scans_layout(level_scans_t *S, const long long *nb, i
 /* What group_scan shares within a team of at most NW warps (shared memory, one per team). */
 template <int NW> struct team_scan_smem {
     long long wsum[NW]; /* each warp's total */
+    long long wdir[NW]; /* each warp's part of the direct prefix (group_scan) */
     long long base;     /* the group's offset from the level's start */
 };
+
+/* group_scan sums a group's prefix directly, from the counts of the items before it, where those
+ * are at most this many per thread of the team; past that it looks back. */
+#define SCAN_DIRECT_PER_THREAD 16
 
 /* The exclusive prefix of group v > 0, whose own total is `total`, by the decoupled look-back over
  * st's tile states, for one whole warp (lane: its lane; every lane returns the prefix). It is CUB's
@@ -98,35 +103,63 @@ static __device__ __forceinline__ long long team_lookback(scan_state_t &st, int 
 }
 
 /* The offsets of group v's counts (cnt: each thread's) from its level's start, through the level-wide
- * single-pass scan st (group 0 publishes its total, a later one looks back with its first warp:
- * team_lookback): every thread of the team gets its exclusive offset; the team's first thread sets
- * *c0 and its last *c1 (shared memory: the group's children span [c0, c1) counted from the level's
- * end). A team (cta_team, sub_team: gpu_common.cuh) of at most NW warps; the scan is CUB's warp scan,
- * the warps' totals in S (cub::BlockScan's BLOCK_SCAN_WARP_SCANS over a team instead of a block).
- * Two team barriers inside; the caller syncs the team before reading *c0 and *c1. */
-template <int NW, class Team>
+ * single-pass scan st: every thread of the team gets its exclusive offset; the team's first thread
+ * sets *c0 and its last *c1 (shared memory: the group's children span [c0, c1) counted from the
+ * level's end). The group's prefix, the sum of the counts of the level's items [0, first) before it:
+ * - direct, where those are at most SCAN_DIRECT_PER_THREAD per thread of the team: the team sums
+ *   counts(i) over them itself (a few independent loads per thread and the sum of the warps' parts)
+ *   and publishes its inclusive total at once. The counts must then be readable by every group (the
+ *   previous kernel's childmask, not this grid's), and counts(i) the count the group that holds item
+ *   i passes as its cnt. A level's groups all start at once (one wave), and a look-back from group v
+ *   takes about v / 32 windows of L2 round trips until the inclusive totals reach it: on a level of
+ *   a few hundred groups that chain was most of the step (docs/results.md, *Session 32*);
+ * - else by the decoupled look-back (group 0 publishes its total, a later one looks back with its
+ *   first warp: team_lookback), which then finds the direct groups' inclusive totals.
+ * A team (cta_team, sub_team: gpu_common.cuh) of at most NW warps; the scan is CUB's warp scan, the
+ * warps' totals in S (cub::BlockScan's BLOCK_SCAN_WARP_SCANS over a team instead of a block). Two
+ * team barriers inside; the caller syncs the team before reading *c0 and *c1. The sums are of
+ * integers: the offsets do not depend on the path. */
+template <int NW, class Team, class Counts>
 static __device__ __forceinline__ long long group_scan(const Team &tm, scan_state_t &st, team_scan_smem<NW> &S,
-                                                       long long v, long long cnt, long long *c0, long long *c1)
+                                                       long long v, long long cnt, const Counts &counts, long long first,
+                                                       long long *c0, long long *c1)
 {
     typedef cub::WarpScan<long long> warp_scan_t;
     __shared__ typename warp_scan_t::TempStorage none; /* (the shuffle scan keeps nothing there) */
     const int r = tm.rank(), lane = r & 31, w = r >> 5, nw = tm.size() >> 5;
-    long long incl, wagg;
+    const bool direct = v > 0 && first <= (long long)SCAN_DIRECT_PER_THREAD * tm.size(); /* the team's */
+    long long incl, wagg, d = 0;
+    if (direct) {
+#pragma unroll 4
+        for (long long i = r; i < first; i += tm.size()) d += counts(i);
+        for (int o = 16; o > 0; o >>= 1) d += __shfl_xor_sync(0xffffffffu, d, o);
+    }
     warp_scan_t(none).InclusiveSum(cnt, incl, wagg);
-    if (lane == 0) S.wsum[w] = wagg;
+    if (lane == 0) {
+        S.wsum[w] = wagg;
+        S.wdir[w] = d;
+    }
     tm.sync();
-    long long before = 0, total = 0; /* the warps' before this one, and the group's total */
+    long long before = 0, total = 0, pre = 0; /* the warps' before this one, the group's total, its prefix */
     for (int k = 0; k < nw; ++k) {
         before += k < w ? S.wsum[k] : 0;
         total += S.wsum[k];
+        pre += S.wdir[k];
     }
     if (w == 0) {
-        if (v > 0) {
+        if (v == 0) {
+            if (lane == 0) {
+                st.SetInclusive(0, total);
+                S.base = 0;
+            }
+        } else if (direct) {
+            if (lane == 0) {
+                st.SetInclusive((int)v, pre + total);
+                S.base = pre;
+            }
+        } else {
             const long long ex = team_lookback(st, (int)v, total, lane);
             if (lane == 0) S.base = ex;
-        } else if (lane == 0) {
-            st.SetInclusive(0, total);
-            S.base = 0;
         }
     }
     tm.sync();
@@ -135,6 +168,13 @@ static __device__ __forceinline__ long long group_scan(const Team &tm, scan_stat
     if (r == tm.size() - 1) *c1 = off + cnt;
     return off;
 }
+
+/* group_scan's counts of a level's parents: their children, the popcount of their childmask (the
+ * previous kernel's) from the level's first tile on. */
+struct childmask_counts {
+    const uint8_t *m;
+    __device__ __forceinline__ long long operator()(long long i) const { return __popc((unsigned)m[i]); }
+};
 
 /* The order in which the teams of a grid take a level's groups (refineStep, regridStep and
  * test_teams' skeleton of them): each team's own group first, by index and team-major over the

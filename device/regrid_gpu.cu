@@ -265,7 +265,8 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
         /* 1. this parent's children: their offset from the level's end, by the level-wide scan */
         const long long i = v * P + tid, par = s + i;
         const unsigned mask = tid < P && i < n ? R.N.childmask[par] : 0u;
-        const long long off = group_scan(tm, st, Sh.scan, v, __popc(mask), &Sh.c0, &Sh.c1);
+        const long long off = group_scan(tm, st, Sh.scan, v, __popc(mask), childmask_counts{R.N.childmask + s}, v * P,
+                                           &Sh.c0, &Sh.c1);
         tm.sync();
         const long long c0 = Sh.c0, c1 = Sh.c1;
         const int fits = e + c1 <= R.N.cap;

@@ -12,7 +12,8 @@
  * hazard under racecheck. Checked against a CPU scan: every item's offset, every group's span, no
  * neighbour mismatch. Configurations: a block of one team of 256 (cta_team: hostlaunch's
  * refineStep and regridStep), four teams of 256 in 1024 (sub_team: cdp's regridStep), one team of
- * 1024 (cdp's fallback), two teams of 512; small and large groups, a grid of one block and of many.
+ * 1024 (cdp's fallback), two teams of 512; small and large groups, a grid of one block and of many;
+ * groups whose prefix group_scan sums directly and groups that look back, in one level.
  * Before them team_lookback alone (run_lookback): predecessors published as partial totals so that it
  * must slide back window by window, or stop at an inclusive one, checked against the sums.
  *
@@ -46,6 +47,12 @@ __global__ void initScan(char *region, int ng, unsigned long long *ticket)
     st.InitializeStatus(ng);
 }
 
+/* group_scan's counts of the items before a group (its direct prefix): the array's. */
+struct int_counts {
+    const int *c;
+    __device__ __forceinline__ long long operator()(long long i) const { return c[i]; }
+};
+
 template <int T, int NT>
 __global__ void __launch_bounds__(T) teamScan(char *region, unsigned long long *ticket, const int *cnt, long long n,
                                               int P, long long *off, long long *span, unsigned long long *bad)
@@ -67,7 +74,7 @@ __global__ void __launch_bounds__(T) teamScan(char *region, unsigned long long *
         const long long i = v * P + r;
         const int in = r < P && i < n;
         const long long c = in ? cnt[i] : 0;
-        const long long o = group_scan(tm, st, S[tm.id], v, c, &c0[tm.id], &c1[tm.id]);
+        const long long o = group_scan(tm, st, S[tm.id], v, c, int_counts{cnt}, v * P, &c0[tm.id], &c1[tm.id]);
         tm.sync();
         if (in) off[i] = o;
         if (r == 0) {
@@ -239,13 +246,19 @@ int main(int argc, char **argv)
     ok &= run_lookback(100, 0, quiet);  /* slides back over four windows to group 0 */
     ok &= run_lookback(100, 60, quiet); /* stops at group 60 in the second window */
     ok &= run_lookback(5, 0, quiet);    /* group 0 in the first window, padding beyond it */
-    /* small: a grid of one block, one item per group (many groups per team, look-back within the
-     * block); large: a wave of blocks, groups of a team's threads (look-back across blocks) */
-    ok &= run("one team of 256 (cta_team)", teamScan<256, 256>, 256, 256, 3000, 1, 1, quiet);
+    /* small: a grid of one block, one item per group (many groups per team; the first 4096 groups
+     * sum their prefix directly, the later ones look back within the block); large: a wave of
+     * blocks, groups of a team's threads (look-back across blocks) */
+    ok &= run("one team of 256 (cta_team)", teamScan<256, 256>, 256, 256, 6000, 1, 1, quiet);
     ok &= run("one team of 256 (cta_team)", teamScan<256, 256>, 256, 256, 1000003, 256, 4 * sms, quiet);
-    ok &= run("four teams of 256 (sub_team)", teamScan<1024, 256>, 1024, 256, 3000, 1, 1, quiet);
+    ok &= run("four teams of 256 (sub_team)", teamScan<1024, 256>, 1024, 256, 6000, 1, 1, quiet);
     ok &= run("four teams of 256 (sub_team)", teamScan<1024, 256>, 1024, 256, 777, 7, 2, quiet);
     ok &= run("four teams of 256 (sub_team)", teamScan<1024, 256>, 1024, 256, 1000003, 256, sms, quiet);
+    /* the direct prefix (at most SCAN_DIRECT_PER_THREAD items per thread before the group) and the
+     * look-back in one level: groups 1..4096 of one item sum their prefix, the later ones look back
+     * and find their inclusive totals; with groups of 3 items, the direct ones up to item 4096 */
+    ok &= run("one team of 256, direct and look-back", teamScan<256, 256>, 256, 256, 20000, 1, 4 * sms, quiet);
+    ok &= run("four teams of 256, direct and look-back", teamScan<1024, 256>, 1024, 256, 50000, 3, sms, quiet);
     /* a level of at most a group per team: one round by index, no ticket drawn */
     ok &= run("one team of 256, one round", teamScan<256, 256>, 256, 256, 200, 1, 4 * sms, quiet);
     ok &= run("four teams of 256, one round", teamScan<1024, 256>, 1024, 256, 300, 1, sms, quiet);
