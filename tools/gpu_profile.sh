@@ -7,6 +7,10 @@
 # other kernels and ARGS adds deck keys: the regrid's host-launched kernels of one time step, for
 # example, KERNELS=regridStep ARGS=steps=1 (the output is then named by a step pattern; ncu does not
 # profile device-launched grids, so only hostlaunch's regridStep grids and cdp's first).
+# SOURCE=1: instead, one launch (LAUNCH_SKIP of KERNELS first, default 0) with --set full, its report
+# exported, and besides the details page the SASS source page with every instruction's executed
+# count and stall samples (ncu_<deck>_<variant>_sass.csv), which tools/ncu_sass.py summarises: the
+# stall reasons, the opcode mix, the hottest instructions with their stalls.
 set -uo pipefail
 dpamr=$1 deck=$2 outdir=$3
 shift 3
@@ -20,6 +24,17 @@ variants=("$@")
 oname=out.hdf # with time steps the output is a pattern of step files
 case " ${ARGS:-} " in *" steps="*) oname='out_%05d.hdf' ;; esac
 for variant in "${variants[@]}"; do
+    if [ "${SOURCE:-0}" = 1 ]; then
+        base=$outdir/ncu_${name}_$variant
+        "$ncu" --clock-control none --kernel-name regex:"${KERNELS:-refineStep}" --launch-skip "${LAUNCH_SKIP:-0}" \
+            --launch-count 1 --set full --import-source no -f --export "$tmp/rep" \
+            "$dpamr" run "$deck" variant=$variant verbosity=quiet output="$tmp/$oname" ${ARGS:-} >"$base.log" 2>&1
+        echo "gpu_profile: $variant on $name (source): exit $?"
+        "$ncu" --import "$tmp/rep.ncu-rep" --page details >"$base.txt" 2>&1
+        "$ncu" --import "$tmp/rep.ncu-rep" --page source --csv --print-source sass >"${base}_sass.csv" 2>&1
+        rm -f "$tmp"/out* "$tmp/rep.ncu-rep"
+        continue
+    fi
     {
         "$ncu" --clock-control none --kernel-name regex:"${KERNELS:-refineStep|flagTiles|refineTile}" \
             --launch-count 40 --section SpeedOfLight --section Occupancy --section LaunchStats \
