@@ -1,7 +1,9 @@
 /* level_scan.cuh - the single-pass scans over a level's groups that both GPU engines run (cdp's
- * level grain in refineTile, hostlaunch in refineStep): a group's child count is scanned with CUB's
- * decoupled look-back (cub::ScanTileState; team_lookback, CUB's TilePrefixCallbackOp for any team), in
- * ticket order, so the children land after the level's end in canonical order. One region of scan
+ * level grain in refineTile, hostlaunch in refineStep and regridStep): a group's child count is
+ * scanned with CUB's decoupled look-back (cub::ScanTileState; team_lookback, CUB's
+ * TilePrefixCallbackOp for any team), in ticket order, so the children land after the level's end in
+ * canonical order; group_scan (refineStep, regridStep) sums a group's prefix directly instead where
+ * few items precede it. One region of scan
  * tile states and one ticket counter per level step, reset once before the first level by
  * initLevelScans; the level's size bound U_k sizes the regions. */
 #ifndef DPAMR_LEVEL_SCAN_CUH

@@ -262,6 +262,10 @@ int main(int argc, char **argv)
     /* a level of at most a group per team: one round by index, no ticket drawn */
     ok &= run("one team of 256, one round", teamScan<256, 256>, 256, 256, 200, 1, 4 * sms, quiet);
     ok &= run("four teams of 256, one round", teamScan<1024, 256>, 1024, 256, 300, 1, sms, quiet);
+    /* one round whose later groups look back (more than 4,096 items before them, no ticket): the
+     * kernels' levels of a little more than 4,096 parents in groups of up to 16 */
+    ok &= run("one team of 256, one round, look-back", teamScan<256, 256>, 256, 256, 4LL * sms * 16, 16, 4 * sms, quiet);
+    ok &= run("four teams of 256, one round, look-back", teamScan<1024, 256>, 1024, 256, 4LL * sms * 16, 16, sms, quiet);
     ok &= run("two teams of 512 (sub_team)", teamScan<1024, 512>, 1024, 512, 1000003, 512, sms, quiet);
     ok &= run("one team of 1024 (cta_team)", teamScan<1024, 1024>, 1024, 1024, 1000003, 1024, sms, quiet);
     printf("%s\n", ok ? "test_teams: all passed" : "test_teams: FAILED");
