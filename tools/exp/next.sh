@@ -2,7 +2,7 @@
 # next.sh [STEPS] - the next device session's calls (tools/exp/README.md, "Next"), one step or several
 # per call, each under its own time limit so that a call cut at its limit still brings back what ran.
 # Steps (default: steps ab):
-#   steps  gpu_steps on this tree alone (a non-MPI Release build), its output streamed to
+#   steps  test_teams, then gpu_steps on this tree alone (a non-MPI Release build), its output streamed to
 #          $OUT/gpu_steps.txt, so a cut run still shows which parts passed (STEPS_LIMIT, default 420 s)
 #   ab     quick_ab.sh with patch 15, then with 15 + 16, each against this tree ($OUT/p15, $OUT/p16:
 #          three files each)
@@ -23,6 +23,9 @@ for step in "$@"; do
     case $step in
     steps)
         { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date; } >"$out/gpu_steps.txt"
+        # first test_teams (session 32 added its one-round look-back cases after its last call)
+        { nvcc -std=c++17 -arch=sm_90 -I. -diag-suppress=20044 tests/test_teams.cu -o /tmp/test_teams && /tmp/test_teams -q;
+            echo "test_teams exit $?"; } >>"$out/gpu_steps.txt" 2>&1
         build build-next && timeout "${STEPS_LIMIT:-420}" bash tests/gpu_steps.sh "$PWD/build-next/dpamr" "$PWD" \
             "$PWD/build-next/gs" >>"$out/gpu_steps.txt" 2>&1
         echo "gpu_steps exit $? ($(date))" >>"$out/gpu_steps.txt"
