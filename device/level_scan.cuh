@@ -112,9 +112,10 @@ static __device__ __forceinline__ long long team_lookback(scan_state_t &st, int 
  *   counts(i) over them itself (a few independent loads per thread and the sum of the warps' parts)
  *   and publishes its inclusive total at once. The counts must then be readable by every group (the
  *   previous kernel's childmask, not this grid's), and counts(i) the count the group that holds item
- *   i passes as its cnt. A level's groups all start at once (one wave), and a look-back from group v
- *   takes about v / 32 windows of L2 round trips until the inclusive totals reach it: on a level of
- *   a few hundred groups that chain was most of the step (docs/results.md, *Session 32*);
+ *   i passes as its cnt. A level's first round of groups starts at once (one wave), and a look-back
+ *   from group v then takes about v / 32 windows of L2 round trips until the inclusive totals reach
+ *   it: on bench2d's and bench3d's small levels the direct sum took 1 to 3 us off steps of 7 to 19
+ *   (an H100, docs/results.md, *Session 32*);
  * - else by the decoupled look-back (group 0 publishes its total, a later one looks back with its
  *   first warp: team_lookback), which then finds the direct groups' inclusive totals.
  * A team (cta_team, sub_team: gpu_common.cuh) of at most NW warps; the scan is CUB's warp scan, the
