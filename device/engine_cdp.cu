@@ -10,11 +10,13 @@
  *          textbook shape and the baseline: one launch per refining tile.
  *   group  G = cdp_group: every block launches one grid for all children of its G tiles
  *          (KLAP's block-level aggregation), G children per child block.
- *   level  one grid per level. Blocks take their tiles in ticket order and compute the children's
- *          offsets with a single-pass scan over the level (CUB's decoupled look-back), so children
- *          land in canonical order by construction, with no sort. The block that takes the
- *          level's last ticket knows the level's child count and tail-launches the next level's
- *          grid (cudaStreamTailLaunch: it runs once every block of this grid has finished).
+ *   level  one grid per level: hostlaunch's level step (refineStep, engine_host.cu: groups of
+ *          parents, a single-pass scan over the level by CUB's decoupled look-back, so children land
+ *          in canonical order with no sort, their cells filled and flagged in shared memory), in
+ *          blocks of as many teams as hostlaunch has blocks per SM, one block per SM. The group
+ *          that finishes a level's scan knows its child count and launches the next level's grid
+ *          from the device, sized to it (cudaStreamTailLaunch: it runs once every block of this
+ *          grid has finished). refine_cdp_level; this file holds tile and group.
  *
  * tile and group reserve child slots with an atomic counter: subtrees grow concurrently, levels
  * interleave, and the host sorts the new tiles to canonical order afterwards (dmesh_sort). That
@@ -25,7 +27,7 @@
  * that would have held it. The host turns either into an error naming the size that would hold it.
  *
  * PDL: the device runtime has no launch attributes, so device-side launches cannot use PDL. The
- * host-launched part uses launch_pdl: initLevelScans -> refineTile (level grain) and the sort's passes.
+ * host-launched part uses launch_pdl: the sort's passes (and the level grain's first step).
  */
 #include <cub/block/block_scan.cuh>
 #include <nvtx3/nvToolsExt.h>
@@ -34,21 +36,16 @@
 
 #include "device/gpu.h"
 #include "device/gpu_common.cuh"
-#include "device/level_scan.cuh"
 #include "src/timer.h"
 
-/* Pool slot size measured on the H200 (../shared/design/gpu-facts.md): about 5.4 KB. */
-#define POOL_SLOT_BYTES 5500ull
 /* tile and group with max_tiles = 0: the launch bound counts at most this many new tiles. Their
  * bound grows as the frontier's children times 2^dim per level, clamped by the free slots; with a
  * capacity from memory (hundreds of millions of tiles) that clamp would ask a pool of as many
  * launches, which costs build time, not only memory (docs/results.md: a pool 3.6x the bound doubled
  * it). Past it a run fails loudly, naming the pool that holds it; max_tiles or pool set it. */
 #define POOL_ROOM_DEFAULT (1ll << 21)
-/* Threads per block for the group and level grains (8 warps); the tile grain keeps tile_threads. */
+/* Threads per block for the group grain (8 warps); the tile grain keeps tile_threads. */
 #define CDP_THREADS 256
-/* Most tiles per block of the level grain (see level_tiles). */
-#define LEVEL_TILES 16
 
 /* Warp scans, not CUB's default raking scan: the raking scan's 2.3 KB of shared memory per block
  * halves the blocks resident per SM in device-launched grids (see group_smem). */
@@ -58,41 +55,24 @@ typedef cub::BlockScan<long long, CDP_THREADS, cub::BLOCK_SCAN_WARP_SCANS> block
 typedef struct {
     int grain;                         /* DP_GRAIN_* */
     int G;                             /* tiles per block */
-    int Lp;                            /* level of the host-launched grid (the input's finest) */
-    level_scans_t LS;                  /* level grain: tickets (blocks started per step k = level - Lp), scan regions */
     unsigned smem;                     /* dynamic shared memory per block: G offsets, G masks, model tables */
     unsigned tab_off;                  /* byte offset of the model tables in it */
     int tab_tiles;                     /* model tables it holds (block_fill_tiles) */
-    long long slots;                   /* level grain: blocks resident at once (SMs x blocks per SM) */
 } chain_t;
-
-/* Level grain: tiles per block for a level of n tiles: the fewest (a power of two, at most
- * LEVEL_TILES) that fit the level in one wave of the resident block slots. One wave, because the
- * level's scan makes every block wait for all blocks before it in ticket order: measured on the H200
- * (deep3d, level 5: 6,728 tiles), a block of 8 tiles spent 27.7 us filling, 4.7 flagging and 12.3
- * waiting in the look-back, and in two waves the first wave's waits delay the second wave's start
- * (level 108 us); in one wave of 16-tile blocks the waits overlap nothing (level 101 us). Every
- * block of the level's grid and the block that launches it compute the same value from n. */
-static __host__ __device__ __forceinline__ int level_tiles(long long n, long long slots)
-{
-    int G = 1;
-    while (G < LEVEL_TILES && (long long)G * slots < n) G <<= 1;
-    return G;
-}
 
 template <int FILL> __global__ void refineTile(dmesh_t M, chain_t C, long long first, long long n, int level, int fill);
 
 /* Shared memory of one refineTile block: this static part (160 bytes) and, sized by the grain,
  * off[G] (first child slot of each tile, from base) and mask[G] (octant flags) in dynamic shared
  * memory. Keep it small: a grid launched from the device does not get the shared-memory
- * configuration a host launch picks for full occupancy. Measured on the H200 (bench2d, level grain):
+ * configuration a host launch picks for full occupancy. Measured on the H200 (bench2d, the level grain of
+ * the time, refineTile's):
  * with 11.6 KB per block (fixed DP_MAX_GROUP arrays and the raking scan) device-launched grids held
  * 1.9 blocks per SM on average where host launches of the same kernel held 3.8 of the 4 the
  * registers allow, and ran up to 2.4x longer; at 160 bytes plus G * 9 they hold 3.5-3.9. */
 struct group_smem {
     typename block_scan_t::TempStorage scan;
-    typename prefix_op_t::TempStorage prefix;
-    long long v, base, total;    /* group index, slot base, children up to this group */
+    long long base, total;       /* slot base, children of this group */
     unsigned smask;
 };
 
@@ -105,8 +85,7 @@ static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chai
                                                     long long *off_s, uint8_t *mask_s, double *tab)
 {
     const dp_params *p = &c_params;
-    const int k = level - C.Lp, tid = threadIdx.x, nthr = blockDim.x, lane = tid & 31, warp = tid >> 5;
-    const int nwarps = nthr >> 5, level_grain = C.grain == DP_GRAIN_LEVEL;
+    const int tid = threadIdx.x, nthr = blockDim.x, lane = tid & 31, warp = tid >> 5, nwarps = nthr >> 5;
     const long long t0 = first + v * G;
     const int g = (int)(n - v * G < G ? n - v * G : G);
 
@@ -132,8 +111,7 @@ static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chai
     __syncthreads();
     for (int i = tid; i < g; i += nthr) M.childmask[t0 + i] = mask_s[i];
 
-    /* 3. child offsets: an exclusive scan of the child counts, over the block (tile, group) or
-     *    over the whole level (level: CUB's decoupled look-back across groups in ticket order) */
+    /* 3. child offsets: an exclusive scan of the child counts over the block */
     if (C.grain == DP_GRAIN_TILE) {
         if (tid == 0) {
             off_s[0] = 0;
@@ -143,32 +121,20 @@ static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chai
         const int per = (g + nthr - 1) / nthr, lo = tid * per < g ? tid * per : g, hi = lo + per < g ? lo + per : g;
         long long sum = 0, off;
         for (int i = lo; i < hi; ++i) sum += __popc(mask_s[i]);
-        scan_state_t st;
-        if (level_grain) st.Init(C.LS.nb[k], C.LS.scan + C.LS.off[k], 0);
-        if (level_grain && v > 0) {
-            prefix_op_t prefix(st, S.prefix, ::cuda::std::plus<long long>(), (int)v);
-            block_scan_t(S.scan).ExclusiveSum(sum, off, prefix);
-        } else {
-            long long agg;
-            block_scan_t(S.scan).ExclusiveSum(sum, off, agg);
-            if (level_grain && tid == 0) st.SetInclusive(0, agg);
-        }
+        block_scan_t(S.scan).ExclusiveSum(sum, off);
         for (int i = lo; i < hi; ++i) {
             off_s[i] = off;
             off += __popc(mask_s[i]);
         }
-        if (tid == nthr - 1) S.total = off; /* children of this group and (level) all before it */
+        if (tid == nthr - 1) S.total = off; /* children of this group */
     }
     __syncthreads();
 
     /* 4. slots: [base + off[i], ...) for tile i's children, octant by octant */
-    if (tid == 0) {
-        if (level_grain) S.base = first + n; /* the next level starts where this one ends */
-        else S.base = S.total ? (long long)atomicAdd(&M.stats[ST_NTILES], (unsigned long long)S.total) : 0;
-    }
+    if (tid == 0) S.base = S.total ? (long long)atomicAdd(&M.stats[ST_NTILES], (unsigned long long)S.total) : 0;
     __syncthreads();
     const long long base = S.base, total = S.total;
-    const long long end = base + total; /* level: total counts from the level's end */
+    const long long end = base + total;
     const int fits = end <= M.cap;
     if (!fits && tid == 0) atomicMax(&M.stats[ST_OVERFLOW], (unsigned long long)end);
 
@@ -181,53 +147,25 @@ static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chai
         }
 
     /* 6. the child grid */
-    if (level_grain) {
-        /* the last group's total is the level's: launch the next level after this grid */
-        const long long nb = (n + G - 1) / G;
-        if (tid == 0 && v == nb - 1 && total > 0 && fits) {
-            const int cG = level_tiles(total, C.slots);
-            const long long cnb = (total + cG - 1) / cG;
-            atomicMax(&M.stats[ST_NTILES], (unsigned long long)end);
-            if (level + 1 < p->max_level && cnb > C.LS.nb[k + 1]) {
-                atomicAdd(&M.stats[ST_BOUND], 1ull);
-            } else {
-                refineTile<FILL><<<(unsigned)cnb, CDP_THREADS, C.smem, cudaStreamTailLaunch>>>(M, C, base, total, level + 1, 1);
-                dp_count_launch(M.stats, cudaGetLastError());
-            }
-        }
-    } else {
-        __syncthreads(); /* every warp's metadata and cells are written before thread 0 launches */
-        if (tid == 0 && total > 0 && fits) {
-            __threadfence(); /* ... and visible to the child grid */
-            refineTile<FILL><<<(unsigned)((total + G - 1) / G), nthr, C.smem, cudaStreamFireAndForget>>>(M, C, base, total,
-                                                                                               level + 1, 1);
-            dp_count_launch(M.stats, cudaGetLastError());
-        }
+    __syncthreads(); /* every warp's metadata and cells are written before thread 0 launches */
+    if (tid == 0 && total > 0 && fits) {
+        __threadfence(); /* ... and visible to the child grid */
+        refineTile<FILL><<<(unsigned)((total + G - 1) / G), nthr, C.smem, cudaStreamFireAndForget>>>(M, C, base, total,
+                                                                                           level + 1, 1);
+        dp_count_launch(M.stats, cudaGetLastError());
     }
 }
 
-/* tile, group: block b takes group b of C.G tiles. level: block b takes the b-th ticket of its level
- * (the fill-only grid at max_level takes group b), groups of level_tiles(n) tiles; ticket order
- * means every group a look-back waits for is held by a block that is running. FILL: the deck's fill,
- * an instance each (refine_kernel). */
+/* Block b takes group b of C.G tiles. FILL: the deck's fill, an instance each (refine_kernel). */
 template <int FILL>
 __global__ void __launch_bounds__(CDP_THREADS, 4) refineTile(dmesh_t M, chain_t C, long long first, long long n,
                                                              int level, int fill)
 {
     __shared__ group_smem S;
     extern __shared__ long long dyn_smem[]; /* off[C.G], then mask[C.G], then the model tables */
-    const int G = C.grain == DP_GRAIN_LEVEL ? level_tiles(n, C.slots) : C.G;
-    const int stamp = C.grain == DP_GRAIN_LEVEL ? level - C.Lp : -1;
-    stamp_start(M.stamps, stamp);
-    cudaGridDependencySynchronize(); /* host-launched grid: initLevelScans's resets are visible */
-    if (threadIdx.x == 0)
-        S.v = C.grain == DP_GRAIN_LEVEL && level < c_params.max_level
-                  ? (long long)atomicAdd(&C.LS.tickets[level - C.Lp], 1ull)
-                  : (long long)blockIdx.x;
-    __syncthreads();
-    refine_group<FILL>(M, C, first, n, level, fill, G, S.v, S, dyn_smem, (uint8_t *)(dyn_smem + C.G),
-                 (double *)((char *)dyn_smem + C.tab_off));
-    stamp_end(M.stamps, stamp);
+    cudaGridDependencySynchronize(); /* the host-launched grid: whatever ran before it on the stream */
+    refine_group<FILL>(M, C, first, n, level, fill, C.G, blockIdx.x, S, dyn_smem, (uint8_t *)(dyn_smem + C.G),
+                       (double *)((char *)dyn_smem + C.tab_off));
 }
 
 /* The refineTile instance of the deck's fill (an instance per fill, as hostlaunch's refineStep: the
@@ -238,7 +176,7 @@ static const void *refine_kernel(const dp_params *p)
 }
 
 /* Upper bound on device-side launches, hence on launches pending at once, from the deck, the grain
- * and the frontier's data. level: one launch per level step. tile and group: the frontier's blocks
+ * and the frontier's data (tile and group; the level grain's is refine_steps'). The frontier's blocks
  * of G tiles launch a0 grids and create c1 children; level l then holds at most
  * n_l = min(c1 * 2^(dim*(l-Lp-1)), the level's whole domain, the free slots) tiles, in at most
  * B_l = min(n_l, A_{l-1} + ceil(n_l / G)) blocks (each of the A_{l-1} grids rounds up once), and
@@ -267,13 +205,11 @@ static void pool_frontier(const deck_t *d, const mesh_t *m, int G, long long *a0
     *c1_out = c1;
 }
 
-static long long pool_bound(const deck_t *d, const mesh_t *m, long long cap, int grain, int G, long long a0,
-                            long long c1)
+static long long pool_bound(const deck_t *d, const mesh_t *m, long long cap, int G, long long a0, long long c1)
 {
     const dp_params *p = &d->p;
     const int Lp = m->nlevels - 1;
     if (Lp >= p->max_level) return 0;
-    if (grain == DP_GRAIN_LEVEL) return p->max_level - Lp;
     const long long roots = (long long)m->root[0] * m->root[1] * m->root[2];
     const long long room = d->max_tiles > 0 || cap - m->ntiles < POOL_ROOM_DEFAULT ? cap - m->ntiles
                                                                                   : POOL_ROOM_DEFAULT;
@@ -290,61 +226,34 @@ static long long pool_bound(const deck_t *d, const mesh_t *m, long long cap, int
     return bound < room ? bound : room;
 }
 
-/* The level grain's scan regions at capacity cap: step k (level Lp + k) has at most U_k tiles
- * (level_bound_next), in blocks of level_tiles(n) tiles for the n <= U_k tiles it will hold: at most
- * ceil(U_k / LEVEL_TILES) blocks, or, when level_tiles(n) is below LEVEL_TILES, at most min(n, slots).
- * Fills C's regions; returns the bytes of all regions, or -1 when step *bad_k's U_k (*bad_u) passes
- * what a scan of int tiles handles. */
-static long long scan_layout(chain_t *C, const dp_params *p, long long nfront, long long roots, int Lp, int nlev,
-                             long long cap, int *maxnb, int *bad_k, long long *bad_u)
-{
-    long long nb[DP_MAX_LEVELS], U[DP_MAX_LEVELS], u = nfront;
-    for (int k = 0; k < nlev; ++k) {
-        if (k > 0) u = level_bound_next(p, u, roots, Lp, k, cap);
-        const long long one_wave = u < C->slots ? u : C->slots;
-        nb[k] = (u + LEVEL_TILES - 1) / LEVEL_TILES;
-        nb[k] = nb[k] > one_wave ? nb[k] : one_wave;
-        U[k] = u;
-    }
-    const double bytes = level_scans_layout(&C->LS, nb, nlev, maxnb, bad_k);
-    if (bytes < 0) *bad_u = U[*bad_k];
-    return bytes < 0 ? -1 : (long long)bytes;
-}
-
 /* What refine_cdp allocates on the device at a capacity: the store with its timeline slots, the
  * pending-launch pool (the deck's pool, or the bound at this capacity; the runtime grants 32 at
- * least), and the grain's scratch: the scan regions and tickets (level), or what the canonical
- * sort allocates for every new tile (tile, group; its CUB scratch asked of CUB, a size query). */
+ * least), and what the canonical sort allocates for every new tile (its CUB scratch asked of CUB, a
+ * size query). */
 typedef struct {
     const deck_t *d;
     const mesh_t *m;
-    int grain, G, nlev, slots_timeline;
-    long long a0, c1, nfront, roots;
-    chain_t C; /* the level grain's slots; scan_layout writes its regions here, a scratch copy */
+    int G;
+    long long a0, c1;
     cudaStream_t s;
     char *err;  /* a failed size query's message (need returns 1e300) */
 } cdp_need_t;
+
+/* Timeline slots of tile and group: the sort's three kernels. */
+#define CDP_TIMELINE_SLOTS 3
 
 static double cdp_need(long long cap, const void *vctx)
 {
     const cdp_need_t *c = (const cdp_need_t *)vctx;
     const dp_params *p = &c->d->p;
     const long long n0 = c->m->ntiles;
-    const long long bound = pool_bound(c->d, c->m, cap, c->grain, c->G, c->a0, c->c1);
+    const long long bound = pool_bound(c->d, c->m, cap, c->G, c->a0, c->c1);
     long long pool = c->d->pool > 0 ? c->d->pool : bound;
     pool = pool > 32 ? pool : 32;
-    double bytes = dmesh_store_bytes(p, cap, c->slots_timeline) + (double)pool * POOL_SLOT_BYTES +
+    double bytes = dmesh_store_bytes(p, cap, CDP_TIMELINE_SLOTS) + (double)pool * DP_POOL_SLOT_BYTES +
                    dbal_bytes(p, cap, 0);
     if (bytes > 1e16) return 1e300; /* no device holds it: no need to ask CUB about 2^62 items */
-    if (c->grain == DP_GRAIN_LEVEL) {
-        chain_t C = c->C;
-        int maxnb = 0, bad_k = 0;
-        long long bad_u = 0;
-        const long long scan = scan_layout(&C, p, c->nfront, c->roots, c->m->nlevels - 1, c->nlev, cap, &maxnb,
-                                           &bad_k, &bad_u);
-        if (scan < 0) return 1e300; /* refine_cdp names the level */
-        bytes += (double)scan + DP_MAX_LEVELS * sizeof(unsigned long long);
-    } else if (cap > n0) {
+    if (cap > n0) {
         double sort = 0.0;
         const cudaError_t e = dmesh_sort_bytes(p, n0, cap - n0, c->s, &sort);
         if (e != cudaSuccess) {
@@ -356,17 +265,12 @@ static double cdp_need(long long cap, const void *vctx)
     return bytes;
 }
 
-/* Timeline slot k of the level grain: the grid of level Lp + k. */
-static void level_label(int k, char *buf, size_t n, const void *Lp)
-{
-    snprintf(buf, n, "refineTile L%d", *(const int *)Lp + k);
-}
-
 int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen)
 {
     const dp_params *p = &d->p;
     const int grain = d->cdp_grain;
-    const int G = grain == DP_GRAIN_TILE ? 1 : (grain == DP_GRAIN_GROUP ? d->cdp_group : LEVEL_TILES);
+    if (grain == DP_GRAIN_LEVEL) return refine_cdp_level(d, m, r, err, errlen);
+    const int G = grain == DP_GRAIN_TILE ? 1 : d->cdp_group;
     cudaStream_t s = NULL;
     cudaEvent_t e0 = NULL, e1 = NULL;
     dmesh_t M;
@@ -375,27 +279,22 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     memset(&C, 0, sizeof C);
     const double t_start = timer_ms();
     const long long n0 = m->ntiles;
-    const int Lp = m->nlevels - 1, nlev = p->max_level - Lp > 0 ? p->max_level - Lp : 0;
+    const int Lp = m->nlevels - 1;
     const dp_tidx frontier = m->level_start[Lp], nfront = n0 - frontier;
-    const long long roots = (long long)m->root[0] * m->root[1] * m->root[2];
     unsigned long long st[ST_COUNT];
-    unsigned long long *stamps = NULL;
     float build_ms = 0.0f, sort_ms = 0.0f, bal_ms = 0.0f;
     long long from = frontier; /* the first tile downloaded: 0 when balance added tiles */
-    int rc = -1, pool_set = 0, maxnb = 1;
-    size_t pool_before = 0, scan_bytes = 0;
+    int rc = -1, pool_set = 0;
+    size_t pool_before = 0;
     long long ntot = 0, failed = 0, pool = 0, bound = 0, cap = 0;
     cap_t capinfo;
     memset(&capinfo, 0, sizeof capinfo);
     dstage_t stage;
     memset(&stage, 0, sizeof stage);
     char need_err[256] = "";
-    /* timeline: one slot per level step (level grain), or the sort's three kernels */
-    const int slots_timeline = grain == DP_GRAIN_LEVEL ? nlev + 1 : 3;
     const unsigned threads = grain == DP_GRAIN_TILE ? (unsigned)tile_threads(p->dim, p->B) : CDP_THREADS;
     C.grain = grain;
     C.G = G;
-    C.Lp = Lp;
     C.tab_off = (unsigned)((G * (sizeof(long long) + 1) + 15) & ~(size_t)15);
     {
         /* model tables: tiles filled per pass, one cell per thread (a group has at most G tiles) */
@@ -406,53 +305,28 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
 
     nvtxRangePushA("cdp: setup");
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    if (grain == DP_GRAIN_LEVEL) {
-        int dev = 0, sms = 0, per_sm = 0;
-        CK(cudaGetDevice(&dev));
-        CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, refine_kernel(p), CDP_THREADS, C.smem));
-        C.slots = (long long)sms * (per_sm > 0 ? per_sm : 1);
-    }
-    /* The capacity: max_tiles, or as many tiles as the device holds with the pool and the grain's
-     * scratch at that capacity (and the host holds for the download); then the launch bound and
-     * the scan regions within it. The pool stays the bound computed for the grain: for level one
-     * launch per level at any capacity, for tile and group the frontier's growth, clamped by the
+    /* The capacity: max_tiles, or as many tiles as the device holds with the pool and the sort's
+     * scratch at that capacity (and the host holds for the download); then the launch bound within
+     * it. The pool stays the bound computed for the grain: the frontier's growth, clamped by the
      * free slots. */
     {
         cdp_need_t need;
         memset(&need, 0, sizeof need);
         need.d = d;
         need.m = m;
-        need.grain = grain;
         need.G = G;
-        need.nlev = nlev;
-        need.slots_timeline = slots_timeline;
-        need.nfront = nfront;
-        need.roots = roots;
-        need.C = C;
         need.s = s;
         need.err = need_err;
-        if (grain != DP_GRAIN_LEVEL) pool_frontier(d, m, G, &need.a0, &need.c1);
+        pool_frontier(d, m, G, &need.a0, &need.c1);
         if (gpu_capacity(d, m, cdp_need, &need, need_err, &capinfo, err, errlen) != 0) goto fail;
         cap = capinfo.cap;
         r->capacity = cap;
         snprintf(r->capacity_limit, sizeof r->capacity_limit, "%s", capinfo.limit);
-        bound = pool_bound(d, m, cap, grain, G, need.a0, need.c1);
+        bound = pool_bound(d, m, cap, G, need.a0, need.c1);
     }
     pool = d->pool > 0 ? d->pool : (bound > 0 ? bound : 1);
     r->pool_bound = bound;
     r->pool_size = pool;
-    if (grain == DP_GRAIN_LEVEL) {
-        int bad_k = 0;
-        long long bad_u = 0;
-        const long long sb = scan_layout(&C, p, nfront, roots, Lp, nlev, cap, &maxnb, &bad_k, &bad_u);
-        if (sb < 0) {
-            snprintf(err, errlen, "level %d may hold %lld tiles: more than the level grain's scan handles "
-                     "(lower max_tiles, or cdp_grain=group)", Lp + bad_k, bad_u);
-            goto fail;
-        }
-        scan_bytes = (size_t)sb;
-    }
 
     CK(cudaDeviceGetLimit(&pool_before, cudaLimitDevRuntimePendingLaunchCount));
     CK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, (size_t)pool));
@@ -464,12 +338,7 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
         r->pool_requested = pool;
     }
     CK(upload_params(p, s));
-    /* timeline: one slot per level step (level grain), or the sort's three kernels */
-    if (dmesh_create(&M, m, cap, slots_timeline, &stage, d->progress && !d->quiet, s, err, errlen) != 0) goto fail;
-    if (grain == DP_GRAIN_LEVEL && nlev > 0) {
-        CK(cudaMalloc((void **)&C.LS.tickets, DP_MAX_LEVELS * sizeof *C.LS.tickets));
-        CK(cudaMalloc((void **)&C.LS.scan, scan_bytes));
-    }
+    if (dmesh_create(&M, m, cap, CDP_TIMELINE_SLOTS, &stage, d->progress && !d->quiet, s, err, errlen) != 0) goto fail;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
     CK(cudaStreamSynchronize(s));
@@ -478,18 +347,11 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
 
     nvtxRangePushA("cdp: build (device-side launches)");
     CK(cudaEventRecord(e0, s));
-    if (grain == DP_GRAIN_LEVEL && nlev > 0) {
-        void *ia[] = { &C.LS };
-        /* no PDL attribute: it does not wait on a predecessor (as hostlaunch and the regrid launch it) */
-        CK(launch_pdl((const void *)initLevelScans, dim3((unsigned)((maxnb + 255) / 256), (unsigned)nlev), dim3(256), s,
-                      0, ia));
-    }
     if (nfront > 0) {
         long long first = frontier, n = nfront;
         int level = Lp, fill = 0;
         void *ra[] = { &M, &C, &first, &n, &level, &fill };
-        const int G0 = grain == DP_GRAIN_LEVEL ? level_tiles(nfront, C.slots) : G;
-        CK(launch_pdl_smem(refine_kernel(p), dim3((unsigned)((nfront + G0 - 1) / G0)), dim3(threads), C.smem, s,
+        CK(launch_pdl_smem(refine_kernel(p), dim3((unsigned)((nfront + G - 1) / G)), dim3(threads), C.smem, s,
                            d->pdl, ra));
     }
     CK(cudaEventRecord(e1, s));
@@ -522,41 +384,21 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
         cap_overflow_message(&capinfo, (long long)st[ST_OVERFLOW], "tiles below the refused ones were not counted", err, errlen);
         goto fail;
     }
-    if (st[ST_BOUND] > 0) {
-        snprintf(err, errlen, "internal error: a level outgrew the scan state sized from its bound (cdp_grain=%s); "
-                 "please report this deck", deck_grain_name(grain));
-        goto fail;
-    }
     ntot = (long long)st[ST_NTILES];
 
-    if (grain != DP_GRAIN_LEVEL) {
-        /* tile and group append concurrently: sort to canonical order, part of the refine time */
-        if (dmesh_sort(&M, n0, ntot - n0, d->pdl, s, &sort_ms, err, errlen) != 0) goto fail;
-        if (ntot > n0) {
-            /* the one direct PDL pair of the passes after the build: invertPerm -> gatherTiles */
-            unsigned long long sst[6];
-            CK(cudaMemcpyAsync(sst, M.stamps, sizeof sst, cudaMemcpyDeviceToHost, s));
-            CK(cudaStreamSynchronize(s));
-            r->gap_ns[0] = (double)((long long)sst[4] - (long long)sst[3]);
-            r->ngaps = 1;
-            if (d->trace[0]) {
-                static const char *const names[] = { "sortKeys", "invertPerm", "gatherTiles" };
-                if (timeline_write(d->trace, names, sst, 3, err, errlen) != 0) goto fail;
-            }
+    /* tile and group append concurrently: sort to canonical order, part of the refine time */
+    if (dmesh_sort(&M, n0, ntot - n0, d->pdl, s, &sort_ms, err, errlen) != 0) goto fail;
+    if (ntot > n0) {
+        /* the one direct PDL pair of the passes after the build: invertPerm -> gatherTiles */
+        unsigned long long sst[6];
+        CK(cudaMemcpyAsync(sst, M.stamps, sizeof sst, cudaMemcpyDeviceToHost, s));
+        CK(cudaStreamSynchronize(s));
+        r->gap_ns[0] = (double)((long long)sst[4] - (long long)sst[3]);
+        r->ngaps = 1;
+        if (d->trace[0]) {
+            static const char *const names[] = { "sortKeys", "invertPerm", "gatherTiles" };
+            if (timeline_write(d->trace, names, sst, CDP_TIMELINE_SLOTS, err, errlen) != 0) goto fail;
         }
-    } else if (nlev > 0) {
-        /* per level: the span of the grid that fills level L and flags it (L = Lp+1..max_level);
-         * gaps: next grid's first block start - this grid's last block end (the tail launch) */
-        const int nslot = nlev + 1;
-        if (timeline_download(&M, nslot, s, &stamps, err, errlen) != 0) goto fail;
-        r->ngaps = 0;
-        for (int k = 0; k < nslot; ++k) {
-            if (!stamps[2 * k + 1]) break; /* the level was empty: no grid ran */
-            if (k > 0) r->level_ms[Lp + k] = (double)(stamps[2 * k + 1] - stamps[2 * k]) * 1e-6;
-            if (k + 1 < nslot && stamps[2 * (k + 1) + 1])
-                r->gap_ns[r->ngaps++] = (double)((long long)stamps[2 * (k + 1)] - (long long)stamps[2 * k + 1]);
-        }
-        if (timeline_write_named(d->trace, level_label, &Lp, stamps, nslot, err, errlen) != 0) goto fail;
     }
     /* balance = 2:1: the tiles balance needs, on the device, before the download */
     if (dbal_refine(d, m, &M, &ntot, &from, &capinfo, s, &bal_ms, err, errlen) != 0) goto fail;
@@ -571,22 +413,13 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
         if (r->level_ms[L] >= 0) printf("  %10.3f ms (device timeline)", r->level_ms[L]);
         printf("\n");
     }
-    if (grain == DP_GRAIN_LEVEL)
-        snprintf(r->note, sizeof r->note,
-                 "cdp grain level: build %.3f ms (one grid per level, tail-launched from the device, canonical "
-                 "order by a device scan, no sort), upload %.3f ms, download %.3f ms",
-                 build_ms, r->upload_ms, r->download_ms);
-    else
-        snprintf(r->note, sizeof r->note,
-                 "cdp grain %s (%d tile%s per launching block): build %.3f ms + sort %.3f ms, upload %.3f ms, "
-                 "download %.3f ms",
-                 deck_grain_name(grain), G, G > 1 ? "s" : "", build_ms, sort_ms, r->upload_ms, r->download_ms);
+    snprintf(r->note, sizeof r->note,
+             "cdp grain %s (%d tile%s per launching block): build %.3f ms + sort %.3f ms, upload %.3f ms, "
+             "download %.3f ms",
+             deck_grain_name(grain), G, G > 1 ? "s" : "", build_ms, sort_ms, r->upload_ms, r->download_ms);
     r->total_ms = timer_ms() - t_start;
     rc = 0;
 fail: /* success falls through: one cleanup path (an NVTX range may stay open on an error) */
-    free(stamps);
-    cudaFree(C.LS.tickets);
-    cudaFree(C.LS.scan);
     dmesh_destroy(&M);
     dstage_destroy(&stage);
     /* give the pool's memory back for whatever runs next in this process (bench) */

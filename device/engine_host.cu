@@ -85,66 +85,90 @@ struct step_smem {
     unsigned smask[FILL_MAX_TILES];
 };
 
-/* Level step k: the children of level L's tiles (see the top of the file). Dynamic shared memory:
- * the model tables (fill = model, tp of them), then tp tiles of criterion cells. */
-template <int FILL>
-__global__ void __launch_bounds__(HOST_THREADS, FILL == DP_FILL_PROLONG ? 4 : 3) refineStep(dmesh_t M, level_scans_t S, long long *ls, int level, int k, int flag, int tp, int slot,
-                           int early)
+/* refineStep's blocks per SM in hostlaunch's grids, which its registers allow: 64 for prolong, 80 for
+ * model (a block of HOST_THREADS). */
+#define STEP_MINB(FILL) ((FILL) == DP_FILL_PROLONG ? 4 : 3)
+
+/* Level step k: the children of level L's tiles (see the top of the file), by teams of HOST_THREADS
+ * (team_of, gpu_common.cuh), T / HOST_THREADS per block, each taking its own groups as a block of
+ * HOST_THREADS would. hostlaunch: blocks of one team, STEP_MINB per SM, every step launched from the
+ * host (CHAIN 0). cdp's level grain (CHAIN 1): blocks of STEP_MINB teams, one block per SM (the
+ * threads and registers of hostlaunch's blocks on an SM: a device-launched grid holds one block per
+ * SM, docs/gpu.md), and the step's last group launches the next step from the device, sized to the
+ * level it has just counted (cudaStreamTailLaunch: after this grid). Dynamic shared memory: smem
+ * bytes, one slice per team: the model tables (fill = model, tp of them), then tp tiles of criterion
+ * cells. wave: the most blocks of a chained grid (CHAIN 1). */
+template <int T, int MINB, int CHAIN, int FILL>
+__global__ void __launch_bounds__(T, MINB) refineStep(dmesh_t M, level_scans_t S, long long *ls, int level, int k, int flag,
+                                                      int tp, int slot, int early, long long wave, unsigned smem)
 {
-    __shared__ step_smem Sh;
-    extern __shared__ __align__(16) double tab[]; /* 16: block_fill_tiles' float4 stores into crit */
-    const cta_team tm;
+    static_assert(T % HOST_THREADS == 0 && T / HOST_THREADS <= DP_MAX_SUB_TEAMS, "whole teams, a named barrier each");
+    constexpr int TEAMS = T / HOST_THREADS;
+    __shared__ step_smem Shs[TEAMS];
+    extern __shared__ __align__(16) double dyn[]; /* 16: block_fill_tiles' float4 stores into crit */
+    const team_of<T, HOST_THREADS> tm;
+    step_smem &Sh = Shs[tm.id];
+    double *tab = dyn + (size_t)tm.id * (smem / TEAMS / sizeof(double));
     stamp_start(M.stamps, slot);
     const dp_params *p = &c_params;
-    const int tid = threadIdx.x, ns = 1 << p->dim;
-    const int cells = dp_cells(p->dim, p->B);
+    const int tid = tm.rank(), ns = 1 << p->dim;
     float *crit = (float *)(tab + (FILL == DP_FILL_PROLONG ? 0 : tp * dp_model_table_size(p)));
-    for (int i = tid; i < tp; i += blockDim.x) Sh.smask[i] = 0;
+    for (int i = tid; i < tp; i += HOST_THREADS) Sh.smask[i] = 0;
     scan_state_t st;
     st.Init(S.nb[k], S.scan + S.off[k], 0);
     const double h = dp_spacing(p, level + 1);
     cudaGridDependencySynchronize(); /* level L's tiles, their cells and childmask, and d_ls are ready */
     if (early) cudaTriggerProgrammaticLaunchCompletion();
     const long long s = ls[level], e = ls[level + 1], n = e - s;
-    const int P = step_group(n, gridDim.x);
+    const int P = step_group(n, (long long)gridDim.x * TEAMS);
     const long long ng = (n + P - 1) / P; /* groups of the level */
-    if (n == 0 && blockIdx.x == 0 && tid == 0) ls[level + 2] = e;
-    /* the groups: the block's own first (group blockIdx.x), then by ticket after the grid's first
-       round; a level of at most one group per block takes no ticket (group_order, level_scan.cuh;
-       the grid is one wave) */
-    const group_order<1> order;
+    if (n == 0 && blockIdx.x == 0 && threadIdx.x == 0) ls[level + 2] = e;
+    /* the groups: the team's own first, then by ticket after the grid's first round; a level of at
+       most one group per team takes no ticket (group_order, level_scan.cuh; the grid is one wave) */
+    const group_order<TEAMS> order;
     long long v = order.first(tm);
     for (;;) {
-        if (v >= ng) break; /* the same for every thread of the block */
+        if (v >= ng) break; /* the same for every thread of the team */
         /* 1. this parent's children: their offset from the level's end, by the level-wide scan */
         const long long i = v * P + tid;
         const unsigned mask = tid < P && i < n ? M.childmask[s + i] : 0u;
         const long long off = group_scan(tm, st, Sh.scan, v, __popc(mask), childmask_counts{M.childmask + s}, v * P,
                                            &Sh.c0, &Sh.c1);
-        __syncthreads();
+        tm.sync();
         const long long c0 = Sh.c0, c1 = Sh.c1;
         const int fits = e + c1 <= M.cap;
         if (!fits && tid == 0) atomicMax(&M.stats[ST_OVERFLOW], (unsigned long long)(e + c1));
-        if (v == ng - 1 && tid == 0) ls[level + 2] = fits ? e + c1 : e; /* an overflow leaves later levels empty */
+        if (v == ng - 1 && tid == 0) {
+            ls[level + 2] = fits ? e + c1 : e; /* an overflow leaves later levels empty */
+            if (CHAIN && fits && c1 > 0 && flag) {
+                /* the next step after this grid, over the c1 tiles this level's children make */
+                refineStep<T, MINB, CHAIN, FILL><<<(unsigned)(c1 < wave ? c1 : wave), T, smem, cudaStreamTailLaunch>>>(
+                    M, S, ls, level + 1, k + 1, level + 2 < p->max_level, tp, slot + 1, early, wave, smem);
+                dp_count_launch(M.stats, cudaGetLastError());
+            }
+        }
         if (fits && c1 > c0) {
             /* 2. their metadata, octant by octant */
             for (int o = 0; o < ns; ++o)
                 if (mask >> o & 1) write_child(M, e + off + __popc(mask & ((1u << o) - 1)), level + 1, s + i, o);
-            __syncthreads();
+            tm.sync();
             /* 3. their cells, tp tiles at a time, and their flags */
             for (long long j0 = c0; j0 < c1; j0 += tp) {
                 const int g = (int)(c1 - j0 < tp ? c1 - j0 : tp);
                 if (FILL == DP_FILL_PROLONG) block_fill_prolong(tm, M, e + j0, g, flag ? crit : NULL);
                 else block_fill_model(tm, M, e + j0, g, level + 1, tab, tp, flag ? crit : NULL);
                 if (!flag) continue;
-                __syncthreads(); /* the criterion cells are in crit */
+                tm.sync(); /* the criterion cells are in crit */
                 block_flag_pass(tm, crit, g, h, Sh.smask, M.childmask + e + j0);
             }
         }
-        __syncthreads(); /* every thread has read this group's shared values */
-        if (ng <= order.round) break; /* one round: every group had its block */
+        tm.sync(); /* every thread of the team has read this group's shared values */
+        if (ng <= order.round) break; /* one round: every group had its team */
         v = order.ticket(tm, &S.tickets[k], &Sh.v);
     }
+    /* no team's warps exit while another team of the block may still wait at its named barrier
+       (sub_team, gpu_common.cuh) */
+    if (TEAMS > 1) __syncthreads();
     if (!early) cudaTriggerProgrammaticLaunchCompletion();
     stamp_end(M.stamps, slot);
 }
@@ -176,11 +200,11 @@ static double steps_layout(level_scans_t *S, const dp_params *p, long long nfron
     return level_scans_layout(S, nb, nlev, maxnb, &bad_k);
 }
 
-/* What refine_host allocates on the device at a capacity: the store with its timeline slots, the
- * level sizes, the steps' tickets and scan regions. */
+/* What refine_steps allocates on the device at a capacity: the store with its timeline slots, the
+ * level sizes, the steps' tickets and scan regions, and (chain) the pending-launch pool. */
 typedef struct {
     const dp_params *p;
-    long long nfront, roots, nblocks;
+    long long nfront, roots, nteams, pool;
     int Lp, nlev;
 } host_need_t;
 
@@ -188,24 +212,40 @@ static double host_need(long long cap, const void *vctx)
 {
     const host_need_t *c = (const host_need_t *)vctx;
     int maxnb = 0;
-    const double scans = steps_layout(NULL, c->p, c->nfront, c->roots, c->Lp, c->nlev, cap, c->nblocks, &maxnb);
+    const double scans = steps_layout(NULL, c->p, c->nfront, c->roots, c->Lp, c->nlev, cap, c->nteams, &maxnb);
     if (scans < 0) return 1e300; /* no device holds it */
     return dmesh_store_bytes(c->p, cap, c->nlev + 1) + (double)(DP_MAX_LEVELS + 2) * sizeof(long long) +
-           DP_MAX_LEVELS * sizeof(unsigned long long) + scans + dbal_bytes(c->p, cap, 0);
+           DP_MAX_LEVELS * sizeof(unsigned long long) + scans + dbal_bytes(c->p, cap, 0) +
+           (double)c->pool * DP_POOL_SLOT_BYTES;
 }
 
-/* Dynamic shared memory refineStep needs for tp tiles per pass: their model tables, then their
- * criterion cells. */
+/* A team's slice of refineStep's dynamic shared memory for tp tiles per pass: their model tables,
+ * then their criterion cells (16-byte multiples). */
 static size_t step_smem_bytes(const dp_params *p, int tp)
 {
-    return fill_table_bytes(p, tp) + (size_t)tp * dp_cells(p->dim, p->B) * sizeof(float);
+    return (fill_table_bytes(p, tp) + (size_t)tp * dp_cells(p->dim, p->B) * sizeof(float) + 15) & ~(size_t)15;
 }
 /* What a kernel may use without opting in. */
 #define SMEM_DEFAULT_LIMIT ((size_t)48 << 10)
 
-int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen)
+/* refineStep's instance: hostlaunch's block of one team, STEP_MINB per SM (cand 0); the chain's block
+ * of STEP_MINB teams, one per SM (cand 0), or of one team (cand 1: where its teams' slices do not fit
+ * in one block's shared memory, as 3D tiles of 32^3 cells). */
+template <int FILL> static const void *step_kernel_of(int chain, int cand, int *threads)
+{
+    *threads = chain && cand == 0 ? STEP_MINB(FILL) * HOST_THREADS : HOST_THREADS;
+    if (!chain) return (const void *)refineStep<HOST_THREADS, STEP_MINB(FILL), 0, FILL>;
+    return cand == 0 ? (const void *)refineStep<STEP_MINB(FILL) * HOST_THREADS, 1, 1, FILL>
+                     : (const void *)refineStep<HOST_THREADS, 1, 1, FILL>;
+}
+
+/* The level steps of hostlaunch (chain 0: every step launched from the host, chained by PDL) and of
+ * cdp's level grain (chain 1: the host launches the first step, each step's last group launches the
+ * next from the device). The same kernel and the same groups; see the top of the file. */
+static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chain, char *err, size_t errlen)
 {
     const dp_params *p = &d->p;
+    const char *who = chain ? "cdp" : "hostlaunch";
     cudaStream_t s = NULL;
     cudaEvent_t e0 = NULL, e1 = NULL;
     dmesh_t M;
@@ -217,48 +257,52 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     const int Lp = m->nlevels - 1, nlev = p->max_level - Lp > 0 ? p->max_level - Lp : 0;
     const dp_tidx frontier = m->level_start[Lp];
     const long long roots = (long long)m->root[0] * m->root[1] * m->root[2];
-    long long ls[DP_MAX_LEVELS + 2], ntot = 0, cap = 0;
+    long long ls[DP_MAX_LEVELS + 2], ntot = 0, cap = 0, wave = 0, bound = 0, pool = 0;
     unsigned long long st[ST_COUNT];
     unsigned long long *stamps = NULL;
     float build_ms = 0.0f, bal_ms = 0.0f;
     long long from = frontier; /* the first tile downloaded: 0 when balance added tiles */
-    int rc = -1, maxnb = 1;
-    int threads = HOST_THREADS, occ = 0, sms = 0, dev = 0, early = d->pdl_trigger_early, tp = 1;
-    size_t step_smem = 0, step_static = 0;
+    int rc = -1, maxnb = 1, pool_set = 0;
+    int threads = HOST_THREADS, teams = 1, occ = 0, sms = 0, dev = 0, optin = 0, early = d->pdl_trigger_early, tp = 1;
+    size_t step_smem = 0, step_static = 0, pool_before = 0;
     const void *step_kernel = NULL;
     unsigned grid;
     cap_t capinfo;
     dstage_t stage;
     memset(&stage, 0, sizeof stage);
     char need_err[256] = "";
-    host_need_t need = { p, (long long)(m->level_start[Lp + 1] - frontier), roots, 0, Lp, nlev };
-    for (int L = 0; L <= Lp + 1; ++L) ls[L] = m->level_start[L];
+    host_need_t need = { p, (long long)(m->level_start[Lp + 1] - frontier), roots, 0, 0, Lp, nlev };
+    for (int L = 0; L < DP_MAX_LEVELS + 2; ++L) ls[L] = m->level_start[L <= Lp + 1 ? L : Lp + 1];
+    /* (chain: a step that is never launched leaves its level's end as it is, here the input's end) */
 
-    nvtxRangePushA("host: setup");
+    nvtxRangePushA(chain ? "cdp: setup" : "host: setup");
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    /* one wave of resident blocks: the kernels loop over their level */
     CK(cudaGetDevice(&dev));
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    step_kernel = p->fill == DP_FILL_PROLONG ? (const void *)refineStep<DP_FILL_PROLONG>
-                                             : (const void *)refineStep<DP_FILL_MODEL>;
-    /* fewer tiles per pass while they need more than the default shared memory (many model objects
-     * on small tiles); one tile's cells past it (3D, tile_size 32: 128 KB) opt in to the device's limit */
+    CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    /* the instance and the tiles per pass: fill_pass_tiles for a team, halved while the block's slices
+     * and its static shared memory pass the limit: the default one for hostlaunch's block of one team
+     * (then an opt-in, below, for one tile past it: 3D tiles of 32^3 cells); for the chain's one block
+     * per SM the device's opt-in limit, which its teams share as hostlaunch's blocks share an SM */
     {
-        cudaFuncAttributes fa; /* the default limit holds static and dynamic shared memory together */
-        CK(cudaFuncGetAttributes(&fa, step_kernel));
-        tp = fill_pass_tiles(p, threads);
-        while (tp > 1 && step_smem_bytes(p, tp) + fa.sharedSizeBytes > SMEM_DEFAULT_LIMIT) tp /= 2;
-        step_smem = step_smem_bytes(p, tp);
-        step_static = fa.sharedSizeBytes;
+        const size_t limit = chain && (size_t)optin > SMEM_DEFAULT_LIMIT ? (size_t)optin : SMEM_DEFAULT_LIMIT;
+        for (int c = 0; c < (chain ? 2 : 1); ++c) {
+            cudaFuncAttributes fa; /* the limits hold static and dynamic shared memory together */
+            step_kernel = p->fill == DP_FILL_PROLONG ? step_kernel_of<DP_FILL_PROLONG>(chain, c, &threads)
+                                                     : step_kernel_of<DP_FILL_MODEL>(chain, c, &threads);
+            teams = threads / HOST_THREADS;
+            CK(cudaFuncGetAttributes(&fa, step_kernel));
+            step_static = fa.sharedSizeBytes;
+            tp = fill_pass_tiles(p, HOST_THREADS);
+            while (tp > 1 && teams * step_smem_bytes(p, tp) + step_static > limit) tp /= 2;
+            step_smem = teams * step_smem_bytes(p, tp);
+            if (step_smem + step_static <= limit) break;
+        }
     }
     if (step_smem + step_static > SMEM_DEFAULT_LIMIT) {
-        int optin = 0;
-        cudaFuncAttributes fa;
-        CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-        CK(cudaFuncGetAttributes(&fa, step_kernel));
-        if (step_smem + fa.sharedSizeBytes > (size_t)optin) {
-            snprintf(err, errlen, "hostlaunch: a tile of %d^%d cells needs %zu bytes of shared memory per block, the "
-                     "device allows %d: use a smaller tile_size", p->B, p->dim, step_smem + fa.sharedSizeBytes, optin);
+        if (step_smem + step_static > (size_t)optin) {
+            snprintf(err, errlen, "%s: a tile of %d^%d cells needs %zu bytes of shared memory per block, the "
+                     "device allows %d: use a smaller tile_size", who, p->B, p->dim, step_smem + step_static, optin);
             goto fail;
         }
         CK(cudaFuncSetAttribute(step_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)step_smem));
@@ -266,25 +310,46 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     {
         int occ_flag = 0;
         CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, step_kernel, threads, step_smem));
-        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_flag, flagTiles, threads, 0));
-        occ = occ_flag < occ ? occ_flag : occ;
+        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_flag, flagTiles, HOST_THREADS, 0));
+        if (chain) occ = occ_flag;
+        else occ = occ_flag < occ ? occ_flag : occ;
     }
-    /* every block resident at once: a group's look-back waits only on groups of running blocks */
+    /* every block resident at once: a group's look-back waits only on groups of running blocks. The
+     * chain's grids hold one block per SM (a device-launched grid gets one: docs/gpu.md), the first
+     * step's too, so that every step's groups are the same */
     grid = (unsigned)(sms * (occ > 0 ? occ : 1));
-    need.nblocks = grid;
-    /* the capacity: max_tiles, or what the device (store, scan regions) and the host hold */
+    wave = chain ? sms : grid;
+    need.nteams = wave * teams;
+    /* the chain's pending launches: one per step after the first, one at a time (a tail launch is
+     * issued by the step before it, in its last group) */
+    if (chain) {
+        bound = nlev > 1 ? nlev - 1 : 0;
+        pool = d->pool > 0 ? d->pool : (bound > 0 ? bound : 1);
+        need.pool = pool > 32 ? pool : 32; /* the runtime grants 32 at least */
+    }
+    /* the capacity: max_tiles, or what the device (store, scan regions, pool) and the host hold */
     if (gpu_capacity(d, m, host_need, &need, need_err, &capinfo, err, errlen) != 0) goto fail;
     cap = capinfo.cap;
     r->capacity = cap;
     snprintf(r->capacity_limit, sizeof r->capacity_limit, "%s", capinfo.limit);
+    if (chain) {
+        CK(cudaDeviceGetLimit(&pool_before, cudaLimitDevRuntimePendingLaunchCount));
+        CK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, (size_t)pool));
+        pool_set = 1;
+        size_t got = 0;
+        CK(cudaDeviceGetLimit(&got, cudaLimitDevRuntimePendingLaunchCount));
+        r->pool_size = (long long)got; /* the device runtime may grant less (or more) than asked */
+        r->pool_requested = pool;
+        r->pool_bound = bound;
+    }
     CK(upload_params(p, s));
     if (dmesh_create(&M, m, cap, nlev + 1, &stage, d->progress && !d->quiet, s, err, errlen) != 0) goto fail;
     CK(cudaMalloc((void **)&d_ls, sizeof ls));
     CK(cudaMemcpyAsync(d_ls, ls, sizeof ls, cudaMemcpyHostToDevice, s));
     if (nlev > 0) {
-        const double scan_bytes = steps_layout(&S, p, need.nfront, roots, Lp, nlev, cap, grid, &maxnb);
+        const double scan_bytes = steps_layout(&S, p, need.nfront, roots, Lp, nlev, cap, need.nteams, &maxnb);
         if (scan_bytes < 0) { /* the capacity search rejects such a capacity (host_need) */
-            snprintf(err, errlen, "hostlaunch: a level step of more than 2^31 groups at capacity %lld", cap);
+            snprintf(err, errlen, "%s: a level step of more than 2^31 groups at capacity %lld", who, cap);
             goto fail;
         }
         CK(cudaMalloc((void **)&S.tickets, (size_t)nlev * sizeof(unsigned long long)));
@@ -296,31 +361,47 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     r->upload_ms = timer_ms() - t_start;
     nvtxRangePop();
 
-    nvtxRangePushA("host: level steps");
+    nvtxRangePushA(chain ? "cdp: level steps (device-side launches)" : "host: level steps");
     CK(cudaEventRecord(e0, s));
     if (nlev > 0) {
         void *ia[] = { &S };
         CK(launch_pdl((const void *)initLevelScans, dim3((unsigned)((maxnb + 255) / 256), (unsigned)nlev), dim3(256), s, 0, ia));
         int slot = 0;
         void *fa[] = { &M, (void *)&Lp, &d_ls, &slot, &early };
-        CK(launch_pdl((const void *)flagTiles, dim3(grid), dim3(threads), s, d->pdl, fa));
+        CK(launch_pdl((const void *)flagTiles, dim3(grid), dim3(HOST_THREADS), s, d->pdl, fa));
     }
-    for (int k = 0; k < nlev; ++k) {
+    for (int k = 0; k < (chain && nlev > 0 ? 1 : nlev); ++k) {
         int L = Lp + k, slot = 1 + k, flag = k + 1 < nlev;
+        unsigned smem = (unsigned)step_smem;
+        const long long n = need.nfront, blocks = chain ? (n < 1 ? 1 : (n < wave ? n : wave)) : grid;
         char name[64];
         slot_label(slot, name, sizeof name, &Lp);
         nvtxRangePushA(name);
-        void *ra[] = { &M, &S, &d_ls, &L, &k, &flag, &tp, &slot, &early };
-        CK(launch_pdl_smem(step_kernel, dim3(grid), dim3(threads), step_smem, s, d->pdl, ra));
+        void *ra[] = { &M, &S, &d_ls, &L, &k, &flag, &tp, &slot, &early, &wave, &smem };
+        CK(launch_pdl_smem(step_kernel, dim3((unsigned)blocks), dim3(threads), step_smem, s, d->pdl, ra));
         nvtxRangePop();
     }
     CK(cudaEventRecord(e1, s));
-    CK(cudaEventSynchronize(e1));
+    CK(cudaEventSynchronize(e1)); /* a fault in a device-launched step surfaces here */
     CK(cudaEventElapsedTime(&build_ms, e0, e1));
     nvtxRangePop();
     CK(cudaMemcpyAsync(st, M.stats, sizeof st, cudaMemcpyDeviceToHost, s));
     CK(cudaMemcpyAsync(ls, d_ls, sizeof ls, cudaMemcpyDeviceToHost, s));
     CK(cudaStreamSynchronize(s));
+    if (chain) {
+        const long long failed = (long long)(st[ST_FAIL_PENDING] + st[ST_FAIL_RESOURCES] + st[ST_FAIL_OTHER]);
+        r->device_launches = (long long)st[ST_LAUNCHES];
+        r->launch_failures = failed;
+        if (failed > 0) {
+            snprintf(err, errlen,
+                     "%lld of %lld device-side launches failed (%llu pending-launch pool full, %llu out of resources, "
+                     "%llu other): the pending-launch pool of %lld is too small for this mesh at cdp_grain=level; "
+                     "the computed bound is %lld (run with pool=0 or pool >= %lld). No output was written.",
+                     failed, failed + r->device_launches, st[ST_FAIL_PENDING], st[ST_FAIL_RESOURCES],
+                     st[ST_FAIL_OTHER], r->pool_size, bound, bound);
+            goto fail;
+        }
+    }
     if (st[ST_OVERFLOW] > 0) {
         cap_overflow_message(&capinfo, (long long)st[ST_OVERFLOW], "deeper levels not counted", err, errlen);
         goto fail;
@@ -329,12 +410,15 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     for (int k = 0; k < nlev; ++k) ntot = ls[Lp + k + 2] > ntot ? ls[Lp + k + 2] : ntot;
 
     /* per-level times and PDL gaps from the device timeline: step k runs from the end of the kernel
-     * before it (flagTiles for step 0) to its own end; the gaps are between consecutive kernels */
+     * before it (flagTiles for step 0) to its own end; the gaps are between consecutive kernels (the
+     * chain's: a tail launch). A step the chain did not launch (its level had no children) has no
+     * stamps. */
     if (nlev > 0) {
         const int nslot = nlev + 1;
         if (timeline_download(&M, nslot, s, &stamps, err, errlen) != 0) goto fail;
         r->ngaps = 0;
         for (int k = 0; k < nlev; ++k) {
+            if (!stamps[2 * (k + 1) + 1]) break;
             r->level_ms[Lp + k + 1] = (double)((long long)stamps[2 * (k + 1) + 1] - (long long)stamps[2 * k + 1]) * 1e-6;
             if (r->ngaps < DP_MAX_LEVELS)
                 r->gap_ns[r->ngaps++] = (double)((long long)stamps[2 * (k + 1)] - (long long)stamps[2 * k + 1]);
@@ -349,8 +433,15 @@ int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_
     for (int L = Lp + 1; L < m->nlevels; ++L)
         if (!d->quiet) printf("  level %2d: %12lld tiles  %10.3f ms (device timeline)\n", L,
                (long long)(m->level_start[L + 1] - m->level_start[L]), r->level_ms[L]);
-    snprintf(r->note, sizeof r->note, "host: level steps %.3f ms (pdl %s), upload %.3f ms, download %.3f ms", build_ms,
-             d->pdl ? "on" : "off", r->upload_ms, r->download_ms);
+    if (chain)
+        snprintf(r->note, sizeof r->note,
+                 "cdp grain level: level steps %.3f ms (one grid per level, launched from the device by the level "
+                 "before, %d team%s of %d threads per block; canonical order by a device scan, no sort), upload "
+                 "%.3f ms, download %.3f ms",
+                 build_ms, teams, teams > 1 ? "s" : "", HOST_THREADS, r->upload_ms, r->download_ms);
+    else
+        snprintf(r->note, sizeof r->note, "host: level steps %.3f ms (pdl %s), upload %.3f ms, download %.3f ms",
+                 build_ms, d->pdl ? "on" : "off", r->upload_ms, r->download_ms);
     r->total_ms = timer_ms() - t_start;
     rc = 0;
 fail: /* success falls through: one cleanup path (an NVTX range may stay open on an error) */
@@ -360,8 +451,26 @@ fail: /* success falls through: one cleanup path (an NVTX range may stay open on
     cudaFree(S.scan);
     dmesh_destroy(&M);
     dstage_destroy(&stage);
+    if (pool_set) { /* the pool's memory back for whatever runs next in this process (bench) */
+        const cudaError_t e = cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, pool_before);
+        if (e != cudaSuccess) {
+            fprintf(stderr, "dpamr: warning: the pending-launch pool could not be set back to %zu: %s\n", pool_before,
+                    cudaGetErrorString(e));
+            (void)cudaGetLastError();
+        }
+    }
     if (e0) cudaEventDestroy(e0);
     if (e1) cudaEventDestroy(e1);
     if (s) cudaStreamDestroy(s);
     return rc;
+}
+
+int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen)
+{
+    return refine_steps(d, m, r, 0, err, errlen);
+}
+
+int refine_cdp_level(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen)
+{
+    return refine_steps(d, m, r, 1, err, errlen);
 }

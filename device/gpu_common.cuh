@@ -33,9 +33,12 @@ enum {
     ST_FAIL_RESOURCES,   /* failed with cudaErrorLaunchOutOfResources */
     ST_FAIL_OTHER,       /* failed with any other error */
     ST_OVERFLOW,         /* tiles needed when a reservation was refused for lack of capacity (max) */
-    ST_BOUND,            /* an engine's computed bound was exceeded: a bug, reported as such */
     ST_COUNT
 };
+
+/* Device memory one slot of the pending-launch pool takes, measured on the H200
+ * (../shared/design/gpu-facts.md): about 5.4 KB. */
+#define DP_POOL_SLOT_BYTES 5500ull
 
 /* A device-side launch's outcome (cudaGetLastError() right after it) counted in st[ST_COUNT]: the
  * host reports the failures by kind (cdp's refinement and the GPU regrid alike). */
@@ -526,5 +529,8 @@ int timeline_write_named(const char *path, void (*name)(int i, char *buf, size_t
 /** Engines. */
 int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen);
 int refine_host(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen);
+/** cdp_grain=level: hostlaunch's level steps, each launched from the device by the step before
+ *  (engine_host.cu, refine_steps). */
+int refine_cdp_level(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t errlen);
 
 #endif

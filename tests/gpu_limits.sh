@@ -11,15 +11,15 @@ fresh_dir "$work"
 m=mesh_file="$work/mesh.hdf"
 # tile and group: a pool below what the run needs fails loudly, naming the grain and the bound (the
 # device runtime grants at least 32 slots whatever is asked: measured on the H200, CUDA 13.0).
-# level: one launch per level step below max_level, at most 23, so the runtime's minimum holds any
-# level chain: pool=1 is granted 32 and every launch succeeds. Every grain reports a full store.
+# level: one device-side launch per level step after the first (the host launches the first), at most
+# 22, so the runtime's minimum holds any level chain: pool=1 is granted 32 and every launch succeeds. Every grain reports a full store.
 for g in "tile:16" "group:2:cdp_group=4"; do
     IFS=: read -r grain pool extra <<<"$g"
     expect_error "forced small pool (cdp $grain)" "device-side launches failed.*pool of [0-9]* is too small.*cdp_grain=$grain.*computed bound" \
         "$dpamr" run "$deck" "$m" variant=cdp cdp_grain=$grain ${extra:+$extra} pool=$pool output="$work/out.hdf"
 done
 "$dpamr" run "$deck" "$m" variant=cdp cdp_grain=level pool=1 output="$work/level-pool1.hdf" >"$work/stdout" 2>&1
-if grep -q "pending-launch pool: 32 granted (asked 1; computed bound 12); device launches: 12, failed: 0" "$work/stdout"; then
+if grep -q "pending-launch pool: 32 granted (asked 1; computed bound 11); device launches: 11, failed: 0" "$work/stdout"; then
     echo "ok   cdp level at pool=1: $(grep pending-launch "$work/stdout")"
 else
     fail "cdp level at pool=1:"; cat "$work/stdout"
@@ -78,7 +78,7 @@ for grain in tile group level; do
         grep "pending-launch pool"
     grep -q "failed: 0" "$work/ok.log" || fail "launches failed at the computed pool ($grain)"
 done
-# level: the bound is one launch per level step below max_level (deep2d: levels 0..12)
-grep -q "pending-launch pool: 32 granted (asked 12; computed bound 12)" "$work/ok.log" ||
-    fail "level grain: pool is not the 12 level steps"
+# level: the bound is one launch per level step after the first (deep2d: levels 0..12, 12 steps)
+grep -q "pending-launch pool: 32 granted (asked 11; computed bound 11); device launches: 11" "$work/ok.log" ||
+    fail "level grain: pool and launches are not the 11 device-launched level steps"
 finish "gpu limits"
