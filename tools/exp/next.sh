@@ -1,19 +1,21 @@
 #!/bin/bash
 # next.sh [STEPS] - the next device session's calls (tools/exp/README.md, "Next"), one step or several
 # per call, each under its own time limit so that a call cut at its limit still brings back what ran.
-# Steps (default: steps ab):
+# Steps (default: steps label):
 #   steps  test_teams, then gpu_steps on this tree alone (a non-MPI Release build), its output streamed to
 #          $OUT/gpu_steps.txt, so a cut run still shows which parts passed (STEPS_LIMIT, default 420 s)
-#   ab     quick_ab.sh with patch 15, then with 15 + 16, each against this tree ($OUT/p15, $OUT/p16:
-#          three files each)
+#   label  the rest of the gpu label (gpu_session.sh without benches, gpu_steps and gpu_validate_bench
+#          left out; LABEL_LIMIT, default 400 s): $OUT/label/ctest.log and the build log
+#   deep   dpamr bench on deep2d and deep3d (bench_cpu=off, 5 repeats, two rounds): $OUT/deep.txt, the
+#          small levels' cost per variant (tests/decks: their level-0 meshes made first)
 #   prof   Nsight Compute on bench3d's finest hostlaunch refineStep with the SASS source page
 #          (gpu_profile.sh SOURCE=1), with whatever patches PROF_PATCHES names applied
-# At most 8 files come back from $OUT: steps 1, ab 6, prof 1 (a tarball).
-# The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh steps ab
+# At most 8 files come back from $OUT: steps 1, label 3, deep 1, prof 1 (a tarball).
+# The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh steps label
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:?the device tool sets OUT} c=${DPAMR_COMMIT:-tree}
-[ $# -gt 0 ] || set -- steps ab
+[ $# -gt 0 ] || set -- steps label
 cfg="-DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DDPAMR_MPI=OFF -DDPAMR_COMMIT=$c"
 build() { # build DIR: dpamr alone
     [ -x "$1/dpamr" ] || { cmake -S . -B "$1" $cfg >"$1.log" 2>&1 && cmake --build "$1" -j16 --target dpamr >>"$1.log" 2>&1; } ||
@@ -30,12 +32,23 @@ for step in "$@"; do
             "$PWD/build-next/gs" >>"$out/gpu_steps.txt" 2>&1
         echo "gpu_steps exit $? ($(date))" >>"$out/gpu_steps.txt"
         ;;
-    ab)
-        mkdir -p "$out/p15" "$out/p16"
-        OUT=$out/p15 DPAMR_COMMIT=$c timeout 240 bash tools/exp/quick_ab.sh tools/exp/15-*.patch
-        git apply -R tools/exp/15-*.patch
-        OUT=$out/p16 DPAMR_COMMIT=$c timeout 240 bash tools/exp/quick_ab.sh tools/exp/15-*.patch tools/exp/16-*.patch
-        git apply -R tools/exp/16-*.patch && git apply -R tools/exp/15-*.patch
+    label)
+        mkdir -p "$out/label"
+        OUT=$out/label TESTS=1 CTEST_EXCLUDE='gpu_steps|gpu_validate_bench' timeout "${LABEL_LIMIT:-400}" \
+            bash tools/gpu_session.sh >"$out/label/session.txt" 2>&1
+        echo "label exit $?" >>"$out/label/session.txt"
+        ;;
+    deep)
+        build build-next || exit 1
+        for r in 1 2; do
+            for dk in deep2d deep3d; do
+                m=$PWD/build-next/$dk.mesh.hdf
+                [ -e "$m" ] || ./build-next/dpamr mesh tests/decks/$dk.inp mesh_file="$m" >/dev/null
+                echo "== round $r $dk" >>"$out/deep.txt"
+                timeout 90 ./build-next/dpamr bench tests/decks/$dk.inp mesh_file="$m" bench_cpu=off bench_repeats=5 \
+                    bench_groups=64 bench_out="$PWD/build-next/bo_$dk" >>"$out/deep.txt" 2>&1
+            done
+        done
         ;;
     prof)
         for p in ${PROF_PATCHES:-}; do git apply "$p" || exit 1; done
@@ -44,6 +57,6 @@ for step in "$@"; do
         tar czf "$out/prof.tgz" -C "$out" prof && rm -rf "$out/prof"
         for p in ${PROF_PATCHES:-}; do git apply -R "$p"; done
         ;;
-    *) echo "next.sh: unknown step $step (steps, ab, prof)"; exit 2 ;;
+    *) echo "next.sh: unknown step $step (steps, label, deep, prof)"; exit 2 ;;
     esac
 done
