@@ -286,7 +286,7 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     long long from = frontier; /* the first tile downloaded: 0 when balance added tiles */
     int rc = -1, pool_set = 0;
     size_t pool_before = 0;
-    long long ntot = 0, failed = 0, pool = 0, bound = 0, cap = 0;
+    long long ntot = 0, pool = 0, bound = 0, cap = 0;
     cap_t capinfo;
     memset(&capinfo, 0, sizeof capinfo);
     dstage_t stage;
@@ -328,15 +328,9 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     r->pool_bound = bound;
     r->pool_size = pool;
 
-    CK(cudaDeviceGetLimit(&pool_before, cudaLimitDevRuntimePendingLaunchCount));
-    CK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, (size_t)pool));
+    CK(pool_acquire(pool, &pool_before, &r->pool_size));
     pool_set = 1;
-    {
-        size_t got = 0;
-        CK(cudaDeviceGetLimit(&got, cudaLimitDevRuntimePendingLaunchCount));
-        r->pool_size = (long long)got; /* the device runtime may grant less than asked */
-        r->pool_requested = pool;
-    }
+    r->pool_requested = pool;
     CK(upload_params(p, s));
     if (dmesh_create(&M, m, cap, CDP_TIMELINE_SLOTS, &stage, d->progress && !d->quiet, s, err, errlen) != 0) goto fail;
     CK(cudaEventCreate(&e0));
@@ -362,24 +356,16 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
     CK(cudaStreamSynchronize(s));
 
     r->device_launches = (long long)st[ST_LAUNCHES];
-    failed = (long long)(st[ST_FAIL_PENDING] + st[ST_FAIL_RESOURCES] + st[ST_FAIL_OTHER]);
-    r->launch_failures = failed;
-    if (failed > 0) {
-        snprintf(err, errlen,
-                 "%lld of %lld device-side launches failed (%llu pending-launch pool full, %llu out of resources, "
-                 "%llu other): the pending-launch pool of %lld is too small for this mesh at cdp_grain=%s; the "
-                 "computed bound is %lld (run with pool=0 or pool >= %lld)%s. No output was written.",
-                 failed, failed + r->device_launches, st[ST_FAIL_PENDING], st[ST_FAIL_RESOURCES], st[ST_FAIL_OTHER],
-                 r->pool_size, deck_grain_name(grain), bound,
-                 bound > failed + r->device_launches ? bound : failed + r->device_launches,
-                 r->pool_size < pool ? " (the device runtime granted less than the pool asked for: lower max_tiles "
-                                       "to tighten the bound)"
-                 : d->max_tiles == 0 && d->pool == 0 && bound >= POOL_ROOM_DEFAULT
-                     ? " (with max_tiles = 0 the bound counts at most 2^21 new tiles: set pool, or max_tiles, which "
-                       "the bound follows)"
-                     : "");
+    r->launch_failures = (long long)(st[ST_FAIL_PENDING] + st[ST_FAIL_RESOURCES] + st[ST_FAIL_OTHER]);
+    if (launch_failures(st, r->pool_size, deck_grain_name(grain), bound,
+                        r->pool_size < pool ? " (the device runtime granted less than the pool asked for: lower "
+                                              "max_tiles to tighten the bound)"
+                        : d->max_tiles == 0 && d->pool == 0 && bound >= POOL_ROOM_DEFAULT
+                            ? " (with max_tiles = 0 the bound counts at most 2^21 new tiles: set pool, or max_tiles, "
+                              "which the bound follows)"
+                            : NULL,
+                        err, errlen) != 0)
         goto fail;
-    }
     if (st[ST_OVERFLOW] > 0) {
         cap_overflow_message(&capinfo, (long long)st[ST_OVERFLOW], "tiles below the refused ones were not counted", err, errlen);
         goto fail;
@@ -422,15 +408,7 @@ int refine_cdp(const deck_t *d, mesh_t *m, refine_report_t *r, char *err, size_t
 fail: /* success falls through: one cleanup path (an NVTX range may stay open on an error) */
     dmesh_destroy(&M);
     dstage_destroy(&stage);
-    /* give the pool's memory back for whatever runs next in this process (bench) */
-    if (pool_set) {
-        const cudaError_t e = cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, pool_before);
-        if (e != cudaSuccess) { /* the result stands; what runs next in this process has a larger pool */
-            fprintf(stderr, "dpamr: warning: the pending-launch pool could not be set back to %zu: %s\n", pool_before,
-                    cudaGetErrorString(e));
-            (void)cudaGetLastError(); /* not left for the next check to find */
-        }
-    }
+    if (pool_set) pool_release(pool_before); /* its memory back for what runs next in this process (bench) */
     if (e0) cudaEventDestroy(e0);
     if (e1) cudaEventDestroy(e1);
     if (s) cudaStreamDestroy(s);

@@ -333,12 +333,8 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
     r->capacity = cap;
     snprintf(r->capacity_limit, sizeof r->capacity_limit, "%s", capinfo.limit);
     if (chain) {
-        CK(cudaDeviceGetLimit(&pool_before, cudaLimitDevRuntimePendingLaunchCount));
-        CK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, (size_t)pool));
+        CK(pool_acquire(pool, &pool_before, &r->pool_size));
         pool_set = 1;
-        size_t got = 0;
-        CK(cudaDeviceGetLimit(&got, cudaLimitDevRuntimePendingLaunchCount));
-        r->pool_size = (long long)got; /* the device runtime may grant less (or more) than asked */
         r->pool_requested = pool;
         r->pool_bound = bound;
     }
@@ -389,18 +385,9 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
     CK(cudaMemcpyAsync(ls, d_ls, sizeof ls, cudaMemcpyDeviceToHost, s));
     CK(cudaStreamSynchronize(s));
     if (chain) {
-        const long long failed = (long long)(st[ST_FAIL_PENDING] + st[ST_FAIL_RESOURCES] + st[ST_FAIL_OTHER]);
         r->device_launches = (long long)st[ST_LAUNCHES];
-        r->launch_failures = failed;
-        if (failed > 0) {
-            snprintf(err, errlen,
-                     "%lld of %lld device-side launches failed (%llu pending-launch pool full, %llu out of resources, "
-                     "%llu other): the pending-launch pool of %lld is too small for this mesh at cdp_grain=level; "
-                     "the computed bound is %lld (run with pool=0 or pool >= %lld). No output was written.",
-                     failed, failed + r->device_launches, st[ST_FAIL_PENDING], st[ST_FAIL_RESOURCES],
-                     st[ST_FAIL_OTHER], r->pool_size, bound, bound);
-            goto fail;
-        }
+        r->launch_failures = (long long)(st[ST_FAIL_PENDING] + st[ST_FAIL_RESOURCES] + st[ST_FAIL_OTHER]);
+        if (launch_failures(st, r->pool_size, "level", bound, NULL, err, errlen) != 0) goto fail;
     }
     if (st[ST_OVERFLOW] > 0) {
         cap_overflow_message(&capinfo, (long long)st[ST_OVERFLOW], "deeper levels not counted", err, errlen);
@@ -451,14 +438,7 @@ fail: /* success falls through: one cleanup path (an NVTX range may stay open on
     cudaFree(S.scan);
     dmesh_destroy(&M);
     dstage_destroy(&stage);
-    if (pool_set) { /* the pool's memory back for whatever runs next in this process (bench) */
-        const cudaError_t e = cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, pool_before);
-        if (e != cudaSuccess) {
-            fprintf(stderr, "dpamr: warning: the pending-launch pool could not be set back to %zu: %s\n", pool_before,
-                    cudaGetErrorString(e));
-            (void)cudaGetLastError();
-        }
-    }
+    if (pool_set) pool_release(pool_before);
     if (e0) cudaEventDestroy(e0);
     if (e1) cudaEventDestroy(e1);
     if (s) cudaStreamDestroy(s);

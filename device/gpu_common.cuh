@@ -519,6 +519,18 @@ double dmesh_store_bytes(const dp_params *p, long long cap, int slots);
  *  caller frees it), waiting on stream s. 0, or -1 with err naming what failed. */
 int timeline_download(const dmesh_t *M, int nslot, cudaStream_t s, unsigned long long **stamps, char *err,
                       size_t errlen);
+/** The pending-launch pool for the device-side launches of one refinement: records the runtime's
+ *  limit (*before), asks for `pool` slots and returns in *granted what the runtime set (it grants
+ *  32 at least, and may grant less than a large ask). */
+cudaError_t pool_acquire(long long pool, size_t *before, long long *granted);
+/** Sets the pool back to `before` (its memory back for what runs next in this process); a failure
+ *  only warns on stderr. */
+void pool_release(size_t before);
+/** 0 when the counters st (ST_COUNT) hold no failed device-side launch; else -1 with err naming the
+ *  failures by kind, the pool (pool_size), the grain, the computed bound and what would hold the
+ *  launches, then `hint` (may be NULL). */
+int launch_failures(const unsigned long long *st, long long pool_size, const char *grain, long long bound,
+                    const char *hint, char *err, size_t errlen);
 /** Write the timeline stamps of named kernels as a Chrome trace JSON (path may be ""). */
 int timeline_write(const char *path, const char *const *names, const unsigned long long *stamps, int n, char *err,
                    size_t errlen);

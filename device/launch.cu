@@ -1,5 +1,6 @@
-/* launch.cu - the one host-side launch helper (PDL bit on or off), the device timeline's download and trace
- * writer, the reset of the level scans (level_scan.cuh). */
+/* launch.cu - the one host-side launch helper (PDL bit on or off), the pending-launch pool of the cdp
+ * refinement and its failed launches' message, the device timeline's download and trace writer, the
+ * reset of the level scans (level_scan.cuh). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,46 @@ cudaError_t launch_pdl_smem(const void *kernel, dim3 grid, dim3 block, size_t sm
     cfg.attrs = attr;
     cfg.numAttrs = 1;
     return cudaLaunchKernelExC(&cfg, kernel, args);
+}
+
+cudaError_t pool_acquire(long long pool, size_t *before, long long *granted)
+{
+    cudaError_t e = cudaDeviceGetLimit(before, cudaLimitDevRuntimePendingLaunchCount);
+    if (e == cudaSuccess) e = cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, (size_t)pool);
+    if (e != cudaSuccess) return e; /* the limit is as it was */
+    size_t got = 0;
+    e = cudaDeviceGetLimit(&got, cudaLimitDevRuntimePendingLaunchCount);
+    if (e != cudaSuccess) {
+        (void)cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, *before); /* as it was */
+        return e;
+    }
+    *granted = (long long)got;
+    return cudaSuccess;
+}
+
+void pool_release(size_t before)
+{
+    const cudaError_t e = cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, before);
+    if (e != cudaSuccess) { /* the result stands; what runs next in this process has a larger pool */
+        fprintf(stderr, "dpamr: warning: the pending-launch pool could not be set back to %zu: %s\n", before,
+                cudaGetErrorString(e));
+        (void)cudaGetLastError(); /* not left for the next check to find */
+    }
+}
+
+int launch_failures(const unsigned long long *st, long long pool_size, const char *grain, long long bound,
+                    const char *hint, char *err, size_t errlen)
+{
+    const long long failed = (long long)(st[ST_FAIL_PENDING] + st[ST_FAIL_RESOURCES] + st[ST_FAIL_OTHER]);
+    if (failed == 0) return 0;
+    const long long issued = failed + (long long)st[ST_LAUNCHES];
+    snprintf(err, errlen,
+             "%lld of %lld device-side launches failed (%llu pending-launch pool full, %llu out of resources, "
+             "%llu other): the pending-launch pool of %lld is too small for this mesh at cdp_grain=%s; the "
+             "computed bound is %lld (run with pool=0 or pool >= %lld)%s. No output was written.",
+             failed, issued, st[ST_FAIL_PENDING], st[ST_FAIL_RESOURCES], st[ST_FAIL_OTHER], pool_size, grain, bound,
+             bound > issued ? bound : issued, hint ? hint : "");
+    return -1;
 }
 
 int timeline_write(const char *path, const char *const *names, const unsigned long long *stamps, int n, char *err,
