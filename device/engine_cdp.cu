@@ -62,7 +62,7 @@ typedef struct {
 
 template <int FILL> __global__ void refineTile(dmesh_t M, chain_t C, long long first, long long n, int level, int fill);
 
-/* Shared memory of one refineTile block: this static part (160 bytes) and, sized by the grain,
+/* Shared memory of one refineTile block: this static part (128 bytes) and, sized by the grain,
  * off[G] (first child slot of each tile, from base) and mask[G] (octant flags) in dynamic shared
  * memory. Keep it small: a grid launched from the device does not get the shared-memory
  * configuration a host launch picks for full occupancy. Measured on the H200 (bench2d, the level grain of
@@ -78,7 +78,7 @@ struct group_smem {
 
 /* One group: tiles [first + v*G, first + min((v+1)*G, n)) of `level`. Fill (children only), flag,
  * give the children slots, write their metadata, launch their grid. All threads of the block call
- * it; it begins and ends at a barrier-free point (callers loop). */
+ * it. */
 template <int FILL>
 static __device__ __forceinline__ void refine_group(const dmesh_t &M, const chain_t &C, long long first, long long n,
                                                     int level, int fill, int G, long long v, group_smem &S,

@@ -1,13 +1,14 @@
-/* engine_host.cu - variant hostlaunch: the same refinement restructured on the host.
+/* engine_host.cu - the level steps: variant hostlaunch (the same refinement restructured on the
+ * host), and cdp's level grain, which runs the same kernel with each step launched from the device.
  *
- * One host-launched kernel per level step (level L to L+1), all enqueued up front with no host round
+ * hostlaunch: one host-launched kernel per level step (level L to L+1), all enqueued up front with no host round
  * trip (level sizes live in device memory, d_ls), each over the level's tiles as one compacted
  * work list (canonical order: a level is a contiguous index range):
  *   initLevelScans   once: every step's tickets and scan tile states reset (level_scan.cuh)
  *   flagTiles(Lp)    once: one warp per tile of the input's finest level: octant flags -> childmask
- *   refineStep(L)    blocks take groups of parents of level L (step_group: 1 to HOST_THREADS; each
- *                    its own first, then by ticket; a level of at most a group per block takes no
- *                    ticket); a
+ *   refineStep(L)    teams of HOST_THREADS (a block each) take groups of parents of level L
+ *                    (step_group: 1 to HOST_THREADS; each its own first, then by ticket; a level of
+ *                    at most a group per team takes no ticket); a
  *                    single-pass scan over the level's child counts (CUB's decoupled look-back:
  *                    cub::ScanTileState, group_scan: device/level_scan.cuh) gives each
  *                    parent its children's slots after the level's end; the block writes their
@@ -19,6 +20,10 @@
  * Children come out parent by parent, octant by octant: already canonical order, no sort. One
  * launch per level: earlier versions ran flagTiles, CUB's DeviceScan (two kernels), expandChildren
  * and fillCells per level, and a small level cost about 20 us in them (docs/results.md).
+ *
+ * cdp, cdp_grain=level (refine_cdp_level): the same kernels and groups; refineStep in blocks of
+ * STEP_MINB teams, one block per SM, the host launching initLevelScans, flagTiles and the first step,
+ * and each step's last group launching the next from the device (refineStep, CHAIN).
  *
  * PDL: flagTiles and every refineStep go through launch_pdl. Each does its independent setup
  * (timeline stamp, shared memory) before cudaGridDependencySynchronize() and reads the previous
@@ -38,14 +43,14 @@
 
 /* Threads per block; refineStep takes at most this many parents per group (one per thread). */
 #define HOST_THREADS 256
-/* refineStep's groups per block of a large level: the level's children are filled by the blocks
- * that own their parents, so a level is cut into enough groups for the blocks to share its work
+/* refineStep's groups per team of a large level: the level's children are filled by the teams
+ * that own their parents, so a level is cut into enough groups for the teams to share its work
  * evenly (a group's children: 0 to 2^dim per parent). */
 #define STEP_GROUPS_PER_BLOCK 8
 
-/* Parents per group of a level of n tiles in a grid of nblocks: the fewest (a power of two, at most
- * HOST_THREADS) that leave at most STEP_GROUPS_PER_BLOCK groups per block; on a small level one
- * parent per group, so its children are spread over as many blocks as it has parents. Every block
+/* Parents per group of a level of n tiles in a grid of nblocks teams: the fewest (a power of two,
+ * at most HOST_THREADS) that leave at most STEP_GROUPS_PER_BLOCK groups per team; on a small level
+ * one parent per group, so its children are spread over as many teams as it has parents. Every team
  * computes the same value; the level then has at most max(STEP_GROUPS_PER_BLOCK * nblocks,
  * ceil(n / HOST_THREADS)) groups (steps_layout sizes the scan regions for that). */
 static __host__ __device__ __forceinline__ int step_group(long long n, long long nblocks)
@@ -181,7 +186,7 @@ static void slot_label(int i, char *buf, size_t n, const void *vLp)
     else snprintf(buf, n, "refineStep L%d->L%d", Lp + i - 1, Lp + i);
 }
 
-/* The steps' scan regions at capacity cap for a grid of nblocks: step k's level (Lp + k) holds at
+/* The steps' scan regions at capacity cap for grids of at most nblocks teams: step k's level (Lp + k) holds at
  * most U_k tiles (level_bound_next), so at most max(STEP_GROUPS_PER_BLOCK * nblocks,
  * ceil(U_k / HOST_THREADS)) groups (step_group), and no more than U_k. Returns the bytes of all
  * regions (S's off and nb filled when S). */
@@ -311,6 +316,11 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
         int occ_flag = 0;
         CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, step_kernel, threads, step_smem));
         CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_flag, flagTiles, HOST_THREADS, 0));
+        if (chain && occ < 1) {
+            snprintf(err, errlen, "cdp: refineStep's block of %d threads with %zu bytes of shared memory does not fit "
+                     "on one SM of this device", threads, step_smem + step_static);
+            goto fail;
+        }
         if (chain) occ = occ_flag;
         else occ = occ_flag < occ ? occ_flag : occ;
     }
@@ -387,14 +397,20 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
     if (chain) {
         r->device_launches = (long long)st[ST_LAUNCHES];
         r->launch_failures = (long long)(st[ST_FAIL_PENDING] + st[ST_FAIL_RESOURCES] + st[ST_FAIL_OTHER]);
-        if (launch_failures(st, r->pool_size, "level", bound, NULL, err, errlen) != 0) goto fail;
+        if (launch_failures(st, r->pool_size, "level", bound,
+                            " (the level chain needs fewer pending launches than the 32 the runtime grants at least: "
+                            "look at the device's resources rather than the pool)",
+                            err, errlen) != 0)
+            goto fail;
     }
     if (st[ST_OVERFLOW] > 0) {
         cap_overflow_message(&capinfo, (long long)st[ST_OVERFLOW], "deeper levels not counted", err, errlen);
         goto fail;
     }
-    ntot = ls[Lp + 1];
-    for (int k = 0; k < nlev; ++k) ntot = ls[Lp + k + 2] > ntot ? ls[Lp + k + 2] : ntot;
+    /* the chain's steps never launched left their level ends at the input's end: the ends of the
+       levels they did not make are the last real end */
+    for (int L = Lp + 2; L <= Lp + nlev + 1; ++L) ls[L] = ls[L] > ls[L - 1] ? ls[L] : ls[L - 1];
+    ntot = ls[Lp + nlev + 1];
 
     /* per-level times and PDL gaps from the device timeline: step k runs from the end of the kernel
      * before it (flagTiles for step 0) to its own end; the gaps are between consecutive kernels (the

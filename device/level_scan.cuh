@@ -1,5 +1,5 @@
-/* level_scan.cuh - the single-pass scans over a level's groups that both GPU engines run (cdp's
- * level grain in refineTile, hostlaunch in refineStep and regridStep): a group's child count is
+/* level_scan.cuh - the single-pass scans over a level's groups that both GPU engines run
+ * (refineStep: hostlaunch and cdp's level grain; regridStep): a group's child count is
  * scanned with CUB's decoupled look-back (cub::ScanTileState; team_lookback, CUB's
  * TilePrefixCallbackOp for any team), in ticket order, so the children land after the level's end in
  * canonical order; group_scan (refineStep, regridStep) sums a group's prefix directly instead where
@@ -16,7 +16,6 @@
 #include "device/gpu_common.cuh"
 
 typedef cub::ScanTileState<long long> scan_state_t;
-typedef cub::TilePrefixCallbackOp<long long, ::cuda::std::plus<long long>, scan_state_t> prefix_op_t;
 
 /* The steps' scans. Passed by value (in a kernel's parameters). */
 typedef struct {

@@ -1,8 +1,8 @@
 #!/bin/bash
 # gpu_profile.sh DPAMR DECK OUTDIR [VARIANT...] - Nsight Compute on the tile kernels of one run of
 # DECK per variant (default: host cdp): speed of light, occupancy, launch statistics, warp stall
-# reasons and memory workload for every launch of refineStep (hostlaunch), flagTiles and the
-# host-launched refineTile grid. Clocks are left as they are (--clock-control none). Reports go to
+# reasons and memory workload for every host-launched refineStep (hostlaunch's every step, cdp level's
+# first), flagTiles and the host-launched refineTile grid (cdp tile, group). Clocks are left as they are (--clock-control none). Reports go to
 # OUTDIR/ncu_<deck>_<variant>.txt. KERNELS (a regex, default 'refineStep|flagTiles|refineTile') picks
 # other kernels and ARGS adds deck keys: the regrid's host-launched kernels of one time step, for
 # example, KERNELS=regridStep ARGS=steps=1 (the output is then named by a step pattern; ncu does not
