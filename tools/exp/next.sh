@@ -1,21 +1,23 @@
 #!/bin/bash
 # next.sh [STEPS] - the next device session's calls (tools/exp/README.md, "Next"), one step or several
 # per call, each under its own time limit so that a call cut at its limit still brings back what ran.
-# Steps (default: steps label):
+# Steps (default: label ab):
 #   steps  test_teams, then gpu_steps on this tree alone (a non-MPI Release build), its output streamed to
 #          $OUT/gpu_steps.txt, so a cut run still shows which parts passed (STEPS_LIMIT, default 420 s)
 #   label  the rest of the gpu label (gpu_session.sh without benches, gpu_steps and gpu_validate_bench
-#          left out; LABEL_LIMIT, default 400 s): $OUT/label/ctest.log and the build log
+#          left out; LABEL_LIMIT, default 400 s): $OUT/label: ctest.log, build.log, machine.txt, session.txt
+#   ab     quick_ab.sh with patch 17 (the chains' tail launch at each grid's start) against this tree:
+#          $OUT/p17 (three files)
 #   deep   dpamr bench on deep2d and deep3d (bench_cpu=off, 5 repeats, two rounds): $OUT/deep.txt, the
 #          small levels' cost per variant (tests/decks: their level-0 meshes made first)
 #   prof   Nsight Compute on bench3d's finest hostlaunch refineStep with the SASS source page
 #          (gpu_profile.sh SOURCE=1), with whatever patches PROF_PATCHES names applied
-# At most 8 files come back from $OUT: steps 1, label 3, deep 1, prof 1 (a tarball).
-# The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh steps label
+# At most 8 files come back from $OUT: steps 1, label 4, ab 3, deep 1, prof 1 (a tarball).
+# The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh label ab
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:?the device tool sets OUT} c=${DPAMR_COMMIT:-tree}
-[ $# -gt 0 ] || set -- steps label
+[ $# -gt 0 ] || set -- label ab
 cfg="-DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DDPAMR_MPI=OFF -DDPAMR_COMMIT=$c"
 build() { # build DIR: dpamr alone
     [ -x "$1/dpamr" ] || { cmake -S . -B "$1" $cfg >"$1.log" 2>&1 && cmake --build "$1" -j16 --target dpamr >>"$1.log" 2>&1; } ||
@@ -38,6 +40,11 @@ for step in "$@"; do
             bash tools/gpu_session.sh >"$out/label/session.txt" 2>&1
         echo "label exit $?" >>"$out/label/session.txt"
         ;;
+    ab)
+        mkdir -p "$out/p17"
+        OUT=$out/p17 DPAMR_COMMIT=$c timeout 260 bash tools/exp/quick_ab.sh tools/exp/17-*.patch
+        git apply -R tools/exp/17-*.patch
+        ;;
     deep)
         build build-next || exit 1
         for r in 1 2; do
@@ -57,6 +64,6 @@ for step in "$@"; do
         tar czf "$out/prof.tgz" -C "$out" prof && rm -rf "$out/prof"
         for p in ${PROF_PATCHES:-}; do git apply -R "$p"; done
         ;;
-    *) echo "next.sh: unknown step $step (steps, label, deep, prof)"; exit 2 ;;
+    *) echo "next.sh: unknown step $step (steps, label, ab, deep, prof)"; exit 2 ;;
     esac
 done
