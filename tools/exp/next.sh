@@ -1,23 +1,24 @@
 #!/bin/bash
 # next.sh [STEPS] - the next device session's calls (tools/exp/README.md, "Next"), one step or several
 # per call, each under its own time limit so that a call cut at its limit still brings back what ran.
-# Steps (default: label ab):
+# Steps (default: small):
 #   steps  test_teams, then gpu_steps on this tree alone (a non-MPI Release build), its output streamed to
 #          $OUT/gpu_steps.txt, so a cut run still shows which parts passed (STEPS_LIMIT, default 420 s)
 #   label  the rest of the gpu label (gpu_session.sh without benches, gpu_steps and gpu_validate_bench
 #          left out; LABEL_LIMIT, default 400 s): $OUT/label: ctest.log, build.log, machine.txt, session.txt
-#   ab     quick_ab.sh with patch 17 (the chains' tail launch at each grid's start) against this tree:
-#          $OUT/p17 (three files)
+#   small  the small levels: single runs' device timelines (trace=) of bench2d and bench3d, both engines,
+#          and Nsight Compute on their host-launched refineStep, flagTiles and initLevelScans grids, with
+#          the source page of bench3d's first hostlaunch step: $OUT/small.tgz
 #   deep   dpamr bench on deep2d and deep3d (bench_cpu=off, 5 repeats, two rounds): $OUT/deep.txt, the
 #          small levels' cost per variant (tests/decks: their level-0 meshes made first)
 #   prof   Nsight Compute on bench3d's finest hostlaunch refineStep with the SASS source page
 #          (gpu_profile.sh SOURCE=1), with whatever patches PROF_PATCHES names applied
-# At most 8 files come back from $OUT: steps 1, label 4, ab 3, deep 1, prof 1 (a tarball).
-# The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh label ab
+# At most 8 files come back from $OUT: steps 1, label 4, small 1, deep 1, prof 1 (a tarball).
+# The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh small
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:?the device tool sets OUT} c=${DPAMR_COMMIT:-tree}
-[ $# -gt 0 ] || set -- label ab
+[ $# -gt 0 ] || set -- small
 cfg="-DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DDPAMR_MPI=OFF -DDPAMR_COMMIT=$c"
 build() { # build DIR: dpamr alone
     [ -x "$1/dpamr" ] || { cmake -S . -B "$1" $cfg >"$1.log" 2>&1 && cmake --build "$1" -j16 --target dpamr >>"$1.log" 2>&1; } ||
@@ -40,10 +41,32 @@ for step in "$@"; do
             bash tools/gpu_session.sh >"$out/label/session.txt" 2>&1
         echo "label exit $?" >>"$out/label/session.txt"
         ;;
-    ab)
-        mkdir -p "$out/p17"
-        OUT=$out/p17 DPAMR_COMMIT=$c timeout 260 bash tools/exp/quick_ab.sh tools/exp/17-*.patch
-        git apply -R tools/exp/17-*.patch
+    small)
+        # the small levels: what a level step of a few hundred tiles is made of (issue 12's 8 us) and why
+        # cdp level's host-launched first step takes 28-41 us against hostlaunch's 10-16 (session 33)
+        build build-next || exit 1
+        mkdir -p "$out/small"
+        # the device timeline of single runs (kernel starts, ends and gaps), modules loaded eagerly so that
+        # the first launch does not load them
+        for dk in bench2d bench3d; do
+            for v in hostlaunch cdp; do
+                for i in 1 2 3; do
+                    CUDA_MODULE_LOADING=EAGER ./build-next/dpamr run inputs/$dk.inp variant=$v cdp_grain=level pdl=on \
+                        verbosity=quiet output="$PWD/build-next/small.hdf" trace="$out/small/trace_${dk}_${v}_$i.json" \
+                        >>"$out/small/runs.txt" 2>&1 || echo "run $dk $v $i failed" >>"$out/small/runs.txt"
+                    rm -f build-next/small.hdf
+                done
+            done
+        done
+        # Nsight Compute: every host-launched refineStep and flagTiles of both engines (cdp: its first step
+        # alone, serialized, so its own duration), then the source page of bench3d's first hostlaunch step
+        KERNELS='refineStep|flagTiles|initLevelScans' timeout 150 bash tools/gpu_profile.sh build-next/dpamr \
+            inputs/bench3d.inp "$out/small" hostlaunch cdp
+        KERNELS='refineStep|flagTiles|initLevelScans' timeout 100 bash tools/gpu_profile.sh build-next/dpamr \
+            inputs/bench2d.inp "$out/small" hostlaunch cdp
+        SOURCE=1 LAUNCH_SKIP=0 timeout 100 bash tools/gpu_profile.sh build-next/dpamr inputs/bench3d.inp \
+            "$out/small" hostlaunch
+        tar czf "$out/small.tgz" -C "$out" small && rm -rf "$out/small"
         ;;
     deep)
         build build-next || exit 1
@@ -64,6 +87,6 @@ for step in "$@"; do
         tar czf "$out/prof.tgz" -C "$out" prof && rm -rf "$out/prof"
         for p in ${PROF_PATCHES:-}; do git apply -R "$p"; done
         ;;
-    *) echo "next.sh: unknown step $step (steps, label, ab, deep, prof)"; exit 2 ;;
+    *) echo "next.sh: unknown step $step (steps, label, small, deep, prof)"; exit 2 ;;
     esac
 done

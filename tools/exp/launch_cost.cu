@@ -1,0 +1,84 @@
+// launch_cost.cu - what a device-side launch (CDP2) costs: the launching thread's time in the launch
+// (<<<>>> into cudaStreamTailLaunch or cudaStreamFireAndForget), with the rest of the launching grid
+// idle or streaming memory (as a level step's teams do), and a tail launch's gap (the parent's last
+// block end to the child's first block start). Session 34 (tools/exp/README.md). Build and run:
+//   nvcc -arch=sm_90 -rdc=true -O2 tools/exp/launch_cost.cu -o launch_cost -lcudadevrt && ./launch_cost
+#include <cstdio>
+#include <cuda_runtime.h>
+
+#define CK(x)                                                                                               \
+    do {                                                                                                    \
+        cudaError_t e_ = (x);                                                                               \
+        if (e_ != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e_)); return 1; }                \
+    } while (0)
+
+__device__ __forceinline__ unsigned long long gt()
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+struct big { long long a[64]; }; // 512 bytes of parameters, about refineStep's (dmesh_t, level_scans_t, ...)
+__global__ void child(big b, unsigned long long *out)
+{
+    if (threadIdx.x == 0) atomicMin(&out[8], gt()); // the child's first block start
+    if (b.a[threadIdx.x & 63] < 0) out[9] = 1;
+}
+
+// out[0..3] the launches' times (ns), [4..7] their errors, [8] child start, [10] parent's last block end
+__global__ void __launch_bounds__(1024, 1) parent(int ff, int nlaunch, int busy, const float4 *src, float4 *dst,
+                                                  long long n4, unsigned long long *out)
+{
+    if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) {
+        big b;
+        for (int j = 0; j < 64; ++j) b.a[j] = j + nlaunch;
+        for (int i = 0; i < nlaunch; ++i) {
+            const unsigned long long t0 = gt();
+            if (ff) child<<<132, 1024, 0, cudaStreamFireAndForget>>>(b, out);
+            else child<<<132, 1024, 0, cudaStreamTailLaunch>>>(b, out);
+            out[i] = gt() - t0;
+            out[4 + i] = cudaGetLastError();
+        }
+    } else if (busy) { // the others stream memory meanwhile (a copy of n4 float4s, grid-stride)
+        for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n4; i += (long long)gridDim.x * blockDim.x)
+            dst[i] = src[i];
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) atomicMax(&out[10], gt());
+}
+
+int main()
+{
+    unsigned long long *d, h[16];
+    float4 *src, *dst;
+    const long long n4 = (256ll << 20) / 16; // 256 MB copied
+    cudaStream_t s;
+    int dev = 0, sms = 0;
+    CK(cudaGetDevice(&dev));
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CK(cudaMalloc(&d, sizeof h));
+    CK(cudaMalloc(&src, n4 * 16));
+    CK(cudaMalloc(&dst, n4 * 16));
+    CK(cudaMemset(src, 0, n4 * 16));
+    CK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, 32));
+    printf("launching grid: %d blocks of 1024 (one per SM); child: 132 blocks of 1024, 512 B of parameters\n", sms);
+    for (int ff = 0; ff < 2; ++ff)
+        for (int busy = 0; busy < 2; ++busy)
+            for (int nl = 1; nl <= 4; nl += 3)
+                for (int rep = 0; rep < 4; ++rep) {
+                    unsigned long long init[16] = { 0 };
+                    init[8] = ~0ull;
+                    CK(cudaMemcpyAsync(d, init, sizeof init, cudaMemcpyHostToDevice, s));
+                    parent<<<sms, 1024, 0, s>>>(ff, nl, busy, src, dst, n4, d);
+                    CK(cudaGetLastError());
+                    CK(cudaMemcpyAsync(h, d, sizeof h, cudaMemcpyDeviceToHost, s));
+                    CK(cudaStreamSynchronize(s));
+                    if (rep == 0) continue; // warm-up
+                    printf("%-15s %-6s %d launch%s: %6.2f %6.2f %6.2f %6.2f us  errors %llu %llu %llu %llu  child start - parent end %7.2f us\n",
+                           ff ? "fire-and-forget" : "tail", busy ? "busy" : "idle", nl, nl > 1 ? "es" : "  ",
+                           h[0] * 1e-3, h[1] * 1e-3, h[2] * 1e-3, h[3] * 1e-3, h[4], h[5], h[6], h[7],
+                           ((long long)h[8] - (long long)h[10]) * 1e-3);
+                }
+    return 0;
+}
