@@ -1,7 +1,8 @@
 // launch_cost.cu - what a device-side launch (CDP2) costs: the launching thread's time in the launch
 // (<<<>>> into cudaStreamTailLaunch or cudaStreamFireAndForget), with the rest of the launching grid
 // idle or streaming memory (as a level step's teams do), and a tail launch's gap (the parent's last
-// block end to the child's first block start). Session 34 (tools/exp/README.md). Build and run:
+// block end to the child's first block start), and a launch of the running kernel itself against one
+// of another function. Session 34 (tools/exp/README.md). Build and run:
 //   nvcc -arch=sm_90 -rdc=true -O2 tools/exp/launch_cost.cu -o launch_cost -lcudadevrt && ./launch_cost
 #include <cstdio>
 #include <cuda_runtime.h>
@@ -47,6 +48,26 @@ __global__ void __launch_bounds__(1024, 1) parent(int ff, int nlaunch, int busy,
     if (threadIdx.x == 0) atomicMax(&out[10], gt());
 }
 
+// The same launch of the launching kernel itself (as the level chain's steps launch the next): does a
+// launch of the running grid's own function cost what a launch of another function costs? (patch 19's
+// grids launched a second instance and ran 9-22 us longer: tools/exp/README.md)
+__global__ void __launch_bounds__(1024, 1) self(int depth, unsigned long long *out)
+{
+    if (threadIdx.x == 0) atomicMax(&out[12 + depth], gt()); // this grid's start (max over blocks)
+    if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0 && depth < 3) {
+        const unsigned long long t0 = gt();
+        self<<<gridDim.x, 1024, 0, cudaStreamTailLaunch>>>(depth + 1, out);
+        out[depth] = gt() - t0;
+        out[4 + depth] = cudaGetLastError();
+        if (depth == 0) { // and a launch of another function from the same grid, after its own
+            big b = {};
+            const unsigned long long t1 = gt();
+            child<<<gridDim.x, 1024, 0, cudaStreamTailLaunch>>>(b, out);
+            out[3] = gt() - t1;
+        }
+    }
+}
+
 int main()
 {
     unsigned long long *d, h[16];
@@ -80,5 +101,17 @@ int main()
                            h[0] * 1e-3, h[1] * 1e-3, h[2] * 1e-3, h[3] * 1e-3, h[4], h[5], h[6], h[7],
                            ((long long)h[8] - (long long)h[10]) * 1e-3);
                 }
+    for (int rep = 0; rep < 4; ++rep) {
+        unsigned long long init[16] = { 0 };
+        init[8] = ~0ull;
+        CK(cudaMemcpyAsync(d, init, sizeof init, cudaMemcpyHostToDevice, s));
+        self<<<sms, 1024, 0, s>>>(0, d);
+        CK(cudaGetLastError());
+        CK(cudaMemcpyAsync(h, d, sizeof h, cudaMemcpyDeviceToHost, s));
+        CK(cudaStreamSynchronize(s));
+        if (rep == 0) continue;
+        printf("tail, own function: depth 0-2 %6.2f %6.2f %6.2f us, then another function %6.2f us  errors %llu %llu %llu\n",
+               h[0] * 1e-3, h[1] * 1e-3, h[2] * 1e-3, h[3] * 1e-3, h[4], h[5], h[6]);
+    }
     return 0;
 }

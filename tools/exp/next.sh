@@ -9,11 +9,12 @@
 #   small  the small levels: single runs' device timelines (trace=) of bench2d and bench3d, both engines,
 #          and Nsight Compute on their host-launched refineStep, flagTiles and initLevelScans grids, with
 #          the source page of bench3d's first hostlaunch step: $OUT/small.tgz
+#   launch tools/exp/launch_cost.cu built and run: $OUT/launch_cost.txt (about 5 s)
 #   deep   dpamr bench on deep2d and deep3d (bench_cpu=off, 5 repeats, two rounds): $OUT/deep.txt, the
 #          small levels' cost per variant (tests/decks: their level-0 meshes made first)
 #   prof   Nsight Compute on bench3d's finest hostlaunch refineStep with the SASS source page
 #          (gpu_profile.sh SOURCE=1), with whatever patches PROF_PATCHES names applied
-# At most 8 files come back from $OUT: steps 1, label 4, small 1, deep 1, prof 1 (a tarball).
+# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, deep 1, prof 1 (a tarball).
 # The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh small
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -68,6 +69,13 @@ for step in "$@"; do
             "$out/small" hostlaunch
         tar czf "$out/small.tgz" -C "$out" small && rm -rf "$out/small"
         ;;
+    launch)
+        # what a device-side launch costs (tools/exp/launch_cost.cu): idle, beside a memory stream, and a
+        # launch of the running kernel itself against one of another function
+        mkdir -p build-next && nvcc -arch=sm_90 -rdc=true -O2 tools/exp/launch_cost.cu -o build-next/launch_cost -lcudadevrt &&
+            ./build-next/launch_cost >"$out/launch_cost.txt" 2>&1
+        nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$out/launch_cost.txt"
+        ;;
     deep)
         build build-next || exit 1
         for r in 1 2; do
@@ -87,6 +95,6 @@ for step in "$@"; do
         tar czf "$out/prof.tgz" -C "$out" prof && rm -rf "$out/prof"
         for p in ${PROF_PATCHES:-}; do git apply -R "$p"; done
         ;;
-    *) echo "next.sh: unknown step $step (steps, label, small, deep, prof)"; exit 2 ;;
+    *) echo "next.sh: unknown step $step (steps, label, small, launch, deep, prof)"; exit 2 ;;
     esac
 done
