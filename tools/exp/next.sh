@@ -1,7 +1,7 @@
 #!/bin/bash
 # next.sh [STEPS] - the next device session's calls (tools/exp/README.md, "Next"), one step or several
 # per call, each under its own time limit so that a call cut at its limit still brings back what ran.
-# Steps (default: small):
+# Steps (default: launch):
 #   steps  test_teams, then gpu_steps on this tree alone (a non-MPI Release build), its output streamed to
 #          $OUT/gpu_steps.txt, so a cut run still shows which parts passed (STEPS_LIMIT, default 420 s)
 #   label  the rest of the gpu label (gpu_session.sh without benches, gpu_steps and gpu_validate_bench
@@ -15,11 +15,11 @@
 #   prof   Nsight Compute on bench3d's finest hostlaunch refineStep with the SASS source page
 #          (gpu_profile.sh SOURCE=1), with whatever patches PROF_PATCHES names applied
 # At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, deep 1, prof 1 (a tarball).
-# The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh small
+# The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh launch
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:?the device tool sets OUT} c=${DPAMR_COMMIT:-tree}
-[ $# -gt 0 ] || set -- small
+[ $# -gt 0 ] || set -- launch
 cfg="-DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DDPAMR_MPI=OFF -DDPAMR_COMMIT=$c"
 build() { # build DIR: dpamr alone
     [ -x "$1/dpamr" ] || { cmake -S . -B "$1" $cfg >"$1.log" 2>&1 && cmake --build "$1" -j16 --target dpamr >>"$1.log" 2>&1; } ||
@@ -59,8 +59,9 @@ for step in "$@"; do
                 done
             done
         done
-        # Nsight Compute: every host-launched refineStep and flagTiles of both engines (cdp: its first step
-        # alone, serialized, so its own duration), then the source page of bench3d's first hostlaunch step
+        # Nsight Compute: every host-launched refineStep and flagTiles of both engines (cdp's first step's
+        # duration there includes the steps it launches: session 34), then the source page of bench3d's
+        # first hostlaunch step
         KERNELS='refineStep|flagTiles|initLevelScans' timeout 150 bash tools/gpu_profile.sh build-next/dpamr \
             inputs/bench3d.inp "$out/small" hostlaunch cdp
         KERNELS='refineStep|flagTiles|initLevelScans' timeout 100 bash tools/gpu_profile.sh build-next/dpamr \
