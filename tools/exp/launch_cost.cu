@@ -2,7 +2,8 @@
 // (<<<>>> into cudaStreamTailLaunch or cudaStreamFireAndForget), with the rest of the launching grid
 // idle or streaming memory (as a level step's teams do), and a tail launch's gap (the parent's last
 // block end to the child's first block start), and a launch of the running kernel itself against one
-// of another function. Session 34 (tools/exp/README.md). Build and run:
+// of another function, and (session 35) the launch against its parameter bytes and dynamic shared memory.
+// Session 34 (tools/exp/README.md). Build and run:
 //   nvcc -arch=sm_90 -rdc=true -O2 tools/exp/launch_cost.cu -o launch_cost -lcudadevrt && ./launch_cost
 #include <cstdio>
 #include <cuda_runtime.h>
@@ -67,6 +68,47 @@ __global__ void __launch_bounds__(1024, 1) self(int depth, unsigned long long *o
     }
 }
 
+// Does the launch's cost grow with its parameters or its dynamic shared memory (refineStep passes
+// about 600 bytes and 8-30 KB)? Four tail launches in a row from an idle grid, a child of N bytes of
+// parameters and smem bytes of dynamic shared memory (session 35).
+template <int N> struct pb { long long a[N / 8]; };
+template <int N> __global__ void childn(pb<N> b, unsigned long long *out)
+{
+    extern __shared__ long long sm[];
+    if (threadIdx.x == 0) atomicMin(&out[8], gt());
+    if (b.a[threadIdx.x % (N / 8)] < 0) { sm[0] = 1; out[9] = sm[0]; }
+}
+template <int N> __global__ void __launch_bounds__(1024, 1) parentn(unsigned smem, unsigned long long *out)
+{
+    if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) {
+        pb<N> b;
+        for (int j = 0; j < N / 8; ++j) b.a[j] = j;
+        for (int i = 0; i < 4; ++i) {
+            const unsigned long long t0 = gt();
+            childn<N><<<132, 1024, smem, cudaStreamTailLaunch>>>(b, out);
+            out[i] = gt() - t0;
+            out[4 + i] = cudaGetLastError();
+        }
+    }
+}
+template <int N> static int sweep_params(cudaStream_t s, int sms, unsigned long long *d)
+{
+    for (unsigned smem = 0; smem <= 16384; smem += 16384)
+        for (int rep = 0; rep < 4; ++rep) {
+            unsigned long long init[16] = { 0 }, h[16];
+            init[8] = ~0ull;
+            CK(cudaMemcpyAsync(d, init, sizeof init, cudaMemcpyHostToDevice, s));
+            parentn<N><<<sms, 1024, 0, s>>>(smem, d);
+            CK(cudaGetLastError());
+            CK(cudaMemcpyAsync(h, d, sizeof h, cudaMemcpyDeviceToHost, s));
+            CK(cudaStreamSynchronize(s));
+            if (rep == 0) continue;
+            printf("tail idle, %4d B of parameters, %5u B of dynamic shared memory: %6.2f %6.2f %6.2f %6.2f us  errors %llu %llu %llu %llu\n",
+                   N, smem, h[0] * 1e-3, h[1] * 1e-3, h[2] * 1e-3, h[3] * 1e-3, h[4], h[5], h[6], h[7]);
+        }
+    return 0;
+}
+
 int main()
 {
     unsigned long long *d, h[16];
@@ -113,5 +155,6 @@ int main()
                "(depth 0's second: %6.2f)  errors %llu %llu %llu\n",
                h[3] * 1e-3, h[1] * 1e-3, h[2] * 1e-3, h[0] * 1e-3, h[4], h[5], h[6]);
     }
+    if (sweep_params<8>(s, sms, d) || sweep_params<512>(s, sms, d) || sweep_params<2048>(s, sms, d)) return 1;
     return 0;
 }
