@@ -9,7 +9,7 @@
 #   small  the small levels: single runs' device timelines (trace=) of bench2d and bench3d, both engines,
 #          and Nsight Compute on their host-launched refineStep, flagTiles and initLevelScans grids, with
 #          the source page of bench3d's first hostlaunch step: $OUT/small.tgz
-#   launch tools/exp/launch_cost.cu built and run: $OUT/launch_cost.txt (about 5 s)
+#   launch tools/exp/launch_cost.cu and graph_launch_cost.cu built and run: $OUT/launch_cost.txt (about 5 s)
 #   deep   dpamr bench on deep2d and deep3d (bench_cpu=off, 5 repeats, two rounds): $OUT/deep.txt, the
 #          small levels' cost per variant (tests/decks: their level-0 meshes made first)
 #   prof   Nsight Compute on bench3d's finest hostlaunch refineStep with the SASS source page
@@ -75,6 +75,9 @@ for step in "$@"; do
         # launch of the running kernel itself against one of another function
         mkdir -p build-next && nvcc -arch=sm_90 -rdc=true -O2 tools/exp/launch_cost.cu -o build-next/launch_cost -lcudadevrt &&
             ./build-next/launch_cost >"$out/launch_cost.txt" 2>&1
+        # and a chain of self-launching grids as kernel tail launches against device graph launches
+        nvcc -arch=sm_90 -rdc=true -O2 tools/exp/graph_launch_cost.cu -o build-next/graph_launch_cost -lcudadevrt &&
+            ./build-next/graph_launch_cost >>"$out/launch_cost.txt" 2>&1
         nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$out/launch_cost.txt"
         ;;
     deep)

@@ -1,0 +1,111 @@
+// graph_launch_cost.cu - a level chain launched from the device as CUDA graphs (device graph launch,
+// cudaGraphInstantiateFlagDeviceLaunch) against the same chain of kernel tail launches (CDP2, what
+// cdp's level and regrid chains do): each grid of one 1024-thread block per SM, optionally streaming
+// memory, relaunches itself for the next depth from one thread of its last block, 4 grids in all.
+// Printed per depth: the launching thread's time in the launch, the grid's span, and the gap from a
+// grid's last block end to the next grid's first block start. Session 35 (tools/exp/README.md):
+// docs/gpu.md measured a kernel tail launch at 5-10 us of its thread and 3-6 us of gap, against about
+// 1 us for hostlaunch's PDL chain. Build and run:
+//   nvcc -arch=sm_90 -rdc=true -O2 tools/exp/graph_launch_cost.cu -o graph_launch_cost -lcudadevrt && ./graph_launch_cost
+#include <cstdio>
+#include <cuda_runtime.h>
+
+#define CK(x)                                                                                               \
+    do {                                                                                                    \
+        cudaError_t e_ = (x);                                                                               \
+        if (e_ != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e_)); return 1; }                \
+    } while (0)
+
+enum { DEPTHS = 4 };
+// out: [d] launch time of depth d's launch (ns), [4 + d] its error, [8] blocks started (the depth),
+// [16 + d] depth d's first block start, [24 + d] depth d's last block end
+__device__ __forceinline__ unsigned long long gt()
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// mode 0: the next depth as a kernel tail launch (<<<>>> into cudaStreamTailLaunch);
+// mode 1: the running graph relaunched as its own tail (cudaGetCurrentGraphExec, cudaStreamGraphTailLaunch)
+__global__ void __launch_bounds__(1024, 1) step(int mode, int busy, const float4 *src, float4 *dst, long long n4,
+                                                unsigned long long *out)
+{
+    __shared__ int depth;
+    if (threadIdx.x == 0) { // a graph's parameters are fixed: the depth from a ticket per block
+        const unsigned long long t = gt();
+        depth = (int)(atomicAdd(&out[8], 1ull) / gridDim.x);
+        atomicMin(&out[16 + depth], t);
+    }
+    __syncthreads();
+    const int d = depth;
+    if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0 && d + 1 < DEPTHS) {
+        const unsigned long long t0 = gt();
+        cudaError_t e;
+        if (mode == 0) {
+            step<<<gridDim.x, 1024, 0, cudaStreamTailLaunch>>>(mode, busy, src, dst, n4, out);
+            e = cudaGetLastError();
+        } else {
+            e = cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch);
+        }
+        out[d] = gt() - t0;
+        out[4 + d] = e;
+    } else if (busy) {
+        for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n4; i += (long long)gridDim.x * blockDim.x)
+            dst[i] = src[i];
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) atomicMax(&out[24 + d], gt());
+}
+
+int main()
+{
+    unsigned long long *d;
+    float4 *src, *dst;
+    const long long n4 = (64ll << 20) / 16; // 64 MB copied per grid when busy
+    cudaStream_t s;
+    int dev = 0, sms = 0;
+    CK(cudaGetDevice(&dev));
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CK(cudaMalloc(&d, 32 * sizeof(unsigned long long)));
+    CK(cudaMalloc(&src, n4 * 16));
+    CK(cudaMalloc(&dst, n4 * 16));
+    CK(cudaMemset(src, 0, n4 * 16));
+    CK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, 32));
+    printf("a chain of %d grids of %d blocks of 1024 (one per SM), each launching the next from its last block\n",
+           DEPTHS, sms);
+    for (int mode = 0; mode < 2; ++mode)
+        for (int busy = 0; busy < 2; ++busy) {
+            cudaGraphExec_t exec = NULL;
+            if (mode == 1) { // the step as a one-node graph that device code may launch
+                cudaGraph_t g;
+                CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+                step<<<sms, 1024, 0, s>>>(mode, busy, src, dst, n4, d);
+                CK(cudaStreamEndCapture(s, &g));
+                CK(cudaGraphInstantiate(&exec, g, cudaGraphInstantiateFlagDeviceLaunch));
+                CK(cudaGraphUpload(exec, s));
+                CK(cudaGraphDestroy(g));
+            }
+            for (int rep = 0; rep < 5; ++rep) {
+                unsigned long long init[32] = { 0 }, h[32];
+                for (int k = 16; k < 24; ++k) init[k] = ~0ull;
+                CK(cudaMemcpyAsync(d, init, sizeof init, cudaMemcpyHostToDevice, s));
+                if (mode == 0) step<<<sms, 1024, 0, s>>>(mode, busy, src, dst, n4, d);
+                else CK(cudaGraphLaunch(exec, s));
+                CK(cudaGetLastError());
+                CK(cudaMemcpyAsync(h, d, sizeof h, cudaMemcpyDeviceToHost, s));
+                CK(cudaStreamSynchronize(s));
+                if (rep == 0) continue; // warm-up
+                printf("%-17s %-4s launch us:", mode ? "graph tail launch" : "kernel tail launch", busy ? "busy" : "idle");
+                for (int k = 0; k + 1 < DEPTHS; ++k) printf(" %6.2f", h[k] * 1e-3);
+                printf("  grid us:");
+                for (int k = 0; k < DEPTHS; ++k) printf(" %7.2f", ((long long)h[24 + k] - (long long)h[16 + k]) * 1e-3);
+                printf("  gap us:");
+                for (int k = 0; k + 1 < DEPTHS; ++k) printf(" %6.2f", ((long long)h[17 + k] - (long long)h[24 + k]) * 1e-3);
+                printf("  errors %llu %llu %llu\n", h[4], h[5], h[6]);
+            }
+            if (exec) CK(cudaGraphExecDestroy(exec));
+        }
+    return 0;
+}
