@@ -26,9 +26,11 @@ __device__ __forceinline__ unsigned long long gt()
     return t;
 }
 
-// mode 0: the next depth as a kernel tail launch (<<<>>> into cudaStreamTailLaunch);
-// mode 1: the running graph relaunched as its own tail (cudaGetCurrentGraphExec, cudaStreamGraphTailLaunch)
-__global__ void __launch_bounds__(1024, 1) step(int mode, int busy, const float4 *src, float4 *dst, long long n4,
+// MODE 0: the next depth as a kernel tail launch (<<<>>> into cudaStreamTailLaunch);
+// MODE 1: the running graph relaunched as its own tail (cudaGetCurrentGraphExec, cudaStreamGraphTailLaunch).
+// Two instances: a kernel node of a device graph may not use dynamic parallelism's <<<>>>.
+template <int MODE>
+__global__ void __launch_bounds__(1024, 1) step(int busy, const float4 *src, float4 *dst, long long n4,
                                                 unsigned long long *out)
 {
     __shared__ int depth;
@@ -42,8 +44,8 @@ __global__ void __launch_bounds__(1024, 1) step(int mode, int busy, const float4
     if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0 && d + 1 < DEPTHS) {
         const unsigned long long t0 = gt();
         cudaError_t e;
-        if (mode == 0) {
-            step<<<gridDim.x, 1024, 0, cudaStreamTailLaunch>>>(mode, busy, src, dst, n4, out);
+        if (MODE == 0) {
+            step<0><<<gridDim.x, 1024, 0, cudaStreamTailLaunch>>>(busy, src, dst, n4, out);
             e = cudaGetLastError();
         } else {
             e = cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch);
@@ -81,7 +83,7 @@ int main()
             if (mode == 1) { // the step as a one-node graph that device code may launch
                 cudaGraph_t g;
                 CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-                step<<<sms, 1024, 0, s>>>(mode, busy, src, dst, n4, d);
+                step<1><<<sms, 1024, 0, s>>>(busy, src, dst, n4, d);
                 CK(cudaStreamEndCapture(s, &g));
                 CK(cudaGraphInstantiate(&exec, g, cudaGraphInstantiateFlagDeviceLaunch));
                 CK(cudaGraphUpload(exec, s));
@@ -91,7 +93,7 @@ int main()
                 unsigned long long init[32] = { 0 }, h[32];
                 for (int k = 16; k < 24; ++k) init[k] = ~0ull;
                 CK(cudaMemcpyAsync(d, init, sizeof init, cudaMemcpyHostToDevice, s));
-                if (mode == 0) step<<<sms, 1024, 0, s>>>(mode, busy, src, dst, n4, d);
+                if (mode == 0) step<0><<<sms, 1024, 0, s>>>(busy, src, dst, n4, d);
                 else CK(cudaGraphLaunch(exec, s));
                 CK(cudaGetLastError());
                 CK(cudaMemcpyAsync(h, d, sizeof h, cudaMemcpyDeviceToHost, s));
