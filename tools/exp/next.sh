@@ -10,11 +10,14 @@
 #          and Nsight Compute on their host-launched refineStep, flagTiles and initLevelScans grids, with
 #          the source page of bench3d's first hostlaunch step: $OUT/small.tgz
 #   launch tools/exp/launch_cost.cu and graph_launch_cost.cu built and run: $OUT/launch_cost.txt (about 5 s)
+#   graph  quick_ab.sh with patches 21 and 22 (cdp's refine and regrid chains relaunched as device graphs)
+#          against this tree: $OUT/graph (quick.txt, table.txt, logs.tgz; about 200 s). It leaves the patches
+#          applied, so it goes last
 #   deep   dpamr bench on deep2d and deep3d (bench_cpu=off, 5 repeats, two rounds): $OUT/deep.txt, the
 #          small levels' cost per variant (tests/decks: their level-0 meshes made first)
 #   prof   Nsight Compute on bench3d's finest hostlaunch refineStep with the SASS source page
 #          (gpu_profile.sh SOURCE=1), with whatever patches PROF_PATCHES names applied
-# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, deep 1, prof 1 (a tarball).
+# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, graph 3, deep 1, prof 1 (a tarball).
 # The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh launch
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -80,6 +83,11 @@ for step in "$@"; do
             ./build-next/graph_launch_cost >>"$out/launch_cost.txt" 2>&1
         nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$out/launch_cost.txt"
         ;;
+    graph)
+        mkdir -p "$out/graph"
+        OUT=$out/graph DPAMR_COMMIT=$c timeout "${GRAPH_LIMIT:-280}" bash tools/exp/quick_ab.sh \
+            tools/exp/21-chain-device-graph.patch tools/exp/22-regrid-device-graph.patch
+        ;;
     deep)
         build build-next || exit 1
         for r in 1 2; do
@@ -99,6 +107,6 @@ for step in "$@"; do
         tar czf "$out/prof.tgz" -C "$out" prof && rm -rf "$out/prof"
         for p in ${PROF_PATCHES:-}; do git apply -R "$p"; done
         ;;
-    *) echo "next.sh: unknown step $step (steps, label, small, launch, deep, prof)"; exit 2 ;;
+    *) echo "next.sh: unknown step $step (steps, label, small, launch, graph, deep, prof)"; exit 2 ;;
     esac
 done
