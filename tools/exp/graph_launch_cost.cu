@@ -44,7 +44,7 @@ __global__ void __launch_bounds__(1024, 1) step(int busy, const float4 *src, flo
     if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0 && d + 1 < DEPTHS) {
         const unsigned long long t0 = gt();
         cudaError_t e;
-        if (MODE == 0) {
+        if constexpr (MODE == 0) {
             step<0><<<gridDim.x, 1024, 0, cudaStreamTailLaunch>>>(busy, src, dst, n4, out);
             e = cudaGetLastError();
         } else {
