@@ -9,7 +9,7 @@
 #   small  the small levels: single runs' device timelines (trace=) of bench2d and bench3d, both engines,
 #          and Nsight Compute on their host-launched refineStep, flagTiles and initLevelScans grids, with
 #          the source page of bench3d's first hostlaunch step: $OUT/small.tgz
-#   launch tools/exp/launch_cost.cu and graph_launch_cost.cu built and run: $OUT/launch_cost.txt (about 5 s)
+#   launch tools/exp/launch_cost.cu and graph_launch_cost.cu built and run: $OUT/launch_cost.txt (about 30 s with the two builds)
 #   graph  quick_ab.sh with patches 21 and 22 (cdp's refine and regrid chains relaunched as device graphs)
 #          against this tree: $OUT/graph (quick.txt, table.txt, logs.tgz; about 200 s). It leaves the patches
 #          applied, so it goes last
