@@ -35,6 +35,15 @@ for variant in "${variants[@]}"; do
         rm -f "$tmp"/out* "$tmp/rep.ncu-rep"
         continue
     fi
+    if [ -n "${METRICS:-}" ]; then
+        "$ncu" --clock-control none --kernel-name regex:"${KERNELS:-refineStep|flagTiles|refineTile}" \
+            --launch-count 40 --metrics "$METRICS" --csv \
+            "$dpamr" run "$deck" variant=$variant verbosity=quiet output="$tmp/$oname" ${ARGS:-} \
+            >"$outdir/ncu_${name}_$variant.csv" 2>&1
+        echo "gpu_profile: $variant on $name (metrics): exit $?"
+        rm -f "$tmp"/out*
+        continue
+    fi
     {
         "$ncu" --clock-control none --kernel-name regex:"${KERNELS:-refineStep|flagTiles|refineTile}" \
             --launch-count 40 --section SpeedOfLight --section Occupancy --section LaunchStats \

@@ -15,9 +15,12 @@
 #          applied, so it goes last
 #   deep   dpamr bench on deep2d and deep3d (bench_cpu=off, 5 repeats, two rounds): $OUT/deep.txt, the
 #          small levels' cost per variant (tests/decks: their level-0 meshes made first)
+#   mem    the DRAM and L2 traffic of every hostlaunch level step of bench2d and bench3d (gpu_profile.sh
+#          METRICS=...), with the tile counts per level from a plain run: $OUT/mem.tgz (issue 12: how many
+#          bytes a level moves against the new cells and metadata the floor counts)
 #   prof   Nsight Compute on bench3d's finest hostlaunch refineStep with the SASS source page
 #          (gpu_profile.sh SOURCE=1), with whatever patches PROF_PATCHES names applied
-# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, graph 3, deep 1, prof 1 (a tarball).
+# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, graph 3, deep 1, mem 1, prof 1 (tarballs).
 # The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh launch
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -100,6 +103,23 @@ for step in "$@"; do
             done
         done
         ;;
+    mem)
+        build build-next || exit 1
+        mkdir -p "$out/mem"
+        m=dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum
+        m=$m,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum
+        m=$m,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum
+        m=$m,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum
+        m=$m,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active
+        for dk in bench2d bench3d; do
+            ./build-next/dpamr run inputs/$dk.inp variant=hostlaunch output="$PWD/build-next/mem.hdf" \
+                >"$out/mem/run_$dk.txt" 2>&1
+            rm -f build-next/mem.hdf
+            METRICS=$m KERNELS='refineStep|flagTiles|initLevelScans' timeout 150 bash tools/gpu_profile.sh \
+                build-next/dpamr inputs/$dk.inp "$out/mem" hostlaunch
+        done
+        tar czf "$out/mem.tgz" -C "$out" mem && rm -rf "$out/mem"
+        ;;
     prof)
         for p in ${PROF_PATCHES:-}; do git apply "$p" || exit 1; done
         rm -rf build-prof && build build-prof && mkdir -p "$out/prof" &&
@@ -107,6 +127,6 @@ for step in "$@"; do
         tar czf "$out/prof.tgz" -C "$out" prof && rm -rf "$out/prof"
         for p in ${PROF_PATCHES:-}; do git apply -R "$p"; done
         ;;
-    *) echo "next.sh: unknown step $step (steps, label, small, launch, graph, deep, prof)"; exit 2 ;;
+    *) echo "next.sh: unknown step $step (steps, label, small, launch, graph, deep, mem, prof)"; exit 2 ;;
     esac
 done
