@@ -117,6 +117,10 @@ for step in "$@"; do
             rm -f build-next/mem.hdf
             METRICS=$m KERNELS='refineStep|flagTiles|initLevelScans' timeout 150 bash tools/gpu_profile.sh \
                 build-next/dpamr inputs/$dk.inp "$out/mem" hostlaunch
+            # the copy bandwidth dpamr bench measured on each card (docs/results.md: H200 4.2 TB/s, H100 2.98)
+            case $(nvidia-smi --query-gpu=name --format=csv,noheader) in *H200*) g=4200 ;; *) g=2980 ;; esac
+            python3 tools/exp/mem_levels.py "$out/mem/run_$dk.txt" "$out/mem/ncu_${dk}_hostlaunch.csv" --copy-gbps $g \
+                >"$out/mem/levels_$dk.txt" 2>&1
         done
         tar czf "$out/mem.tgz" -C "$out" mem && rm -rf "$out/mem"
         ;;
