@@ -23,7 +23,11 @@
  *
  * cdp, cdp_grain=level (refine_cdp_level): the same kernels and groups; refineStep in blocks of
  * STEP_MINB teams, one block per SM, the host launching initLevelScans, flagTiles and the first step,
- * and each step's last group launching the next from the device (refineStep, CHAIN).
+ * and each step's last group launching the next from the device (refineStep, CHAIN). The chain's
+ * step is a one-node graph instantiated for device launch (cudaGraphInstantiateFlagDeviceLaunch),
+ * which the host launches once and each step relaunches as a device graph launch
+ * (cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch)): about 1.1 us a launch
+ * against a kernel tail launch's 5.5-6.5 (tools/exp/graph_launch_cost.cu, H100, session 36).
  *
  * PDL: flagTiles and every refineStep go through launch_pdl. Each does its independent setup
  * (timeline stamp, shared memory) before cudaGridDependencySynchronize() and reads the previous
@@ -99,13 +103,15 @@ struct step_smem {
  * HOST_THREADS would. hostlaunch: blocks of one team, STEP_MINB per SM, every step launched from the
  * host (CHAIN 0). cdp's level grain (CHAIN 1): blocks of STEP_MINB teams, one block per SM (the
  * threads and registers of hostlaunch's blocks on an SM: a device-launched grid holds one block per
- * SM, docs/gpu.md), and the step's last group launches the next step from the device, sized to the
- * level it has just counted (cudaStreamTailLaunch: after this grid). Dynamic shared memory: smem
- * bytes, one slice per team: the model tables (fill = model, tp of them), then tp tiles of criterion
- * cells. wave: the most blocks of a chained grid (CHAIN 1). */
+ * SM, docs/gpu.md), and the step's last group launches the next step from the device, once it has
+ * counted the level's children: the chain's graph again (a device graph launch, after this grid).
+ * A graph's parameters are fixed, so every chained grid is a wave of blocks (one per SM) with step
+ * 0's parameters, and finds its own step by a ticket per block (S.started, reset by
+ * initLevelScans); nlev: the steps of the chain. Dynamic shared memory: smem bytes, one slice per
+ * team: the model tables (fill = model, tp of them), then tp tiles of criterion cells. */
 template <int T, int MINB, int CHAIN, int FILL>
 __global__ void __launch_bounds__(T, MINB) refineStep(dmesh_t M, level_scans_t S, long long *ls, int level, int k, int flag,
-                                                      int tp, int slot, int early, long long wave, unsigned smem)
+                                                      int tp, int slot, int early, unsigned smem, int nlev)
 {
     static_assert(T % HOST_THREADS == 0 && T / HOST_THREADS <= DP_MAX_SUB_TEAMS, "whole teams, a named barrier each");
     constexpr int TEAMS = T / HOST_THREADS;
@@ -114,6 +120,15 @@ __global__ void __launch_bounds__(T, MINB) refineStep(dmesh_t M, level_scans_t S
     const team_of<T, HOST_THREADS> tm;
     step_smem &Sh = Shs[tm.id];
     double *tab = dyn + (size_t)tm.id * (smem / TEAMS / sizeof(double));
+    if (CHAIN) {
+        /* the grid's step from a ticket per block (every chained grid has gridDim.x blocks); level,
+           slot and k are step 0's */
+        __shared__ int kk;
+        if (threadIdx.x == 0) kk = (int)(atomicAdd(S.started, 1ull) / gridDim.x);
+        __syncthreads();
+        k += kk, level += kk, slot += kk;
+        flag = k + 1 < nlev;
+    }
     stamp_start(M.stamps, slot);
     const dp_params *p = &c_params;
     const int tid = tm.rank(), ns = 1 << p->dim;
@@ -145,12 +160,9 @@ __global__ void __launch_bounds__(T, MINB) refineStep(dmesh_t M, level_scans_t S
         if (!fits && tid == 0) atomicMax(&M.stats[ST_OVERFLOW], (unsigned long long)(e + c1));
         if (v == ng - 1 && tid == 0) {
             ls[level + 2] = fits ? e + c1 : e; /* an overflow leaves later levels empty */
-            if (CHAIN && fits && c1 > 0 && flag) {
-                /* the next step after this grid, over the c1 tiles this level's children make */
-                refineStep<T, MINB, CHAIN, FILL><<<(unsigned)(c1 < wave ? c1 : wave), T, smem, cudaStreamTailLaunch>>>(
-                    M, S, ls, level + 1, k + 1, level + 2 < p->max_level, tp, slot + 1, early, wave, smem);
-                dp_count_launch(M.stats, cudaGetLastError());
-            }
+            if (CHAIN && fits && c1 > 0 && flag)
+                /* the next step after this grid: this graph again (a device graph launch) */
+                dp_count_launch(M.stats, cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch));
         }
         if (fits && c1 > c0) {
             /* 2. their metadata, octant by octant */
@@ -257,6 +269,8 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
     memset(&M, 0, sizeof M);
     level_scans_t S;
     memset(&S, 0, sizeof S);
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t graph_exec = NULL;
     long long *d_ls = NULL;
     const double t_start = timer_ms();
     const int Lp = m->nlevels - 1, nlev = p->max_level - Lp > 0 ? p->max_level - Lp : 0;
@@ -359,7 +373,28 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
             goto fail;
         }
         CK(cudaMalloc((void **)&S.tickets, (size_t)nlev * sizeof(unsigned long long)));
+        if (chain) CK(cudaMalloc((void **)&S.started, sizeof(unsigned long long)));
         CK(cudaMalloc((void **)&S.scan, (size_t)scan_bytes));
+    }
+    /* cdp: the chain's step as a one-node graph that device code may launch, a wave of blocks with
+       step 0's parameters (each grid finds its own step by ticket: refineStep); uploaded here, so
+       its first launch is not timed with the upload */
+    if (chain && nlev > 0) {
+        int L0 = Lp, k0 = 0, flag0 = nlev > 1, slot0 = 1;
+        unsigned smem0 = (unsigned)step_smem;
+        void *ga[] = { &M, &S, &d_ls, &L0, &k0, &flag0, &tp, &slot0, &early, &smem0, (void *)&nlev };
+        cudaKernelNodeParams kp;
+        memset(&kp, 0, sizeof kp);
+        kp.func = (void *)step_kernel;
+        kp.gridDim = dim3((unsigned)wave);
+        kp.blockDim = dim3(threads);
+        kp.sharedMemBytes = (unsigned)step_smem;
+        kp.kernelParams = ga;
+        cudaGraphNode_t node;
+        CK(cudaGraphCreate(&graph, 0));
+        CK(cudaGraphAddKernelNode(&node, graph, NULL, 0, &kp));
+        CK(cudaGraphInstantiate(&graph_exec, graph, cudaGraphInstantiateFlagDeviceLaunch));
+        CK(cudaGraphUpload(graph_exec, s));
     }
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
@@ -376,15 +411,15 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
         void *fa[] = { &M, (void *)&Lp, &d_ls, &slot, &early };
         CK(launch_pdl((const void *)flagTiles, dim3(grid), dim3(HOST_THREADS), s, d->pdl, fa));
     }
-    for (int k = 0; k < (chain && nlev > 0 ? 1 : nlev); ++k) {
-        int L = Lp + k, slot = 1 + k, flag = k + 1 < nlev;
+    if (chain && nlev > 0) CK(cudaGraphLaunch(graph_exec, s)); /* step 0, which launches the rest */
+    for (int k = 0; k < (chain ? 0 : nlev); ++k) {
+        int L = Lp + k, slot = 1 + k, flag = k + 1 < nlev, nl = nlev;
         unsigned smem = (unsigned)step_smem;
-        const long long n = need.nfront, blocks = chain ? (n < 1 ? 1 : (n < wave ? n : wave)) : grid;
         char name[64];
         slot_label(slot, name, sizeof name, &Lp);
         nvtxRangePushA(name);
-        void *ra[] = { &M, &S, &d_ls, &L, &k, &flag, &tp, &slot, &early, &wave, &smem };
-        CK(launch_pdl_smem(step_kernel, dim3((unsigned)blocks), dim3(threads), step_smem, s, d->pdl, ra));
+        void *ra[] = { &M, &S, &d_ls, &L, &k, &flag, &tp, &slot, &early, &smem, &nl };
+        CK(launch_pdl_smem(step_kernel, dim3((unsigned)grid), dim3(threads), step_smem, s, d->pdl, ra));
         nvtxRangePop();
     }
     CK(cudaEventRecord(e1, s));
@@ -451,7 +486,10 @@ fail: /* success falls through: one cleanup path (an NVTX range may stay open on
     free(stamps);
     cudaFree(d_ls);
     cudaFree(S.tickets);
+    cudaFree(S.started);
     cudaFree(S.scan);
+    if (graph_exec) cudaGraphExecDestroy(graph_exec);
+    if (graph) cudaGraphDestroy(graph);
     dmesh_destroy(&M);
     dstage_destroy(&stage);
     if (pool_set) pool_release(pool_before);

@@ -156,7 +156,10 @@ fail:
 __global__ void initLevelScans(level_scans_t S)
 {
     const int k = blockIdx.y;
-    if (blockIdx.x == 0 && threadIdx.x == 0) S.tickets[k] = 0;
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        S.tickets[k] = 0;
+        if (S.started && k == 0) *S.started = 0;
+    }
     scan_state_t st;
     st.Init(S.nb[k], S.scan + S.off[k], 0);
     st.InitializeStatus(S.nb[k]);

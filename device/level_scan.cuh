@@ -20,6 +20,7 @@ typedef cub::ScanTileState<long long> scan_state_t;
 /* The steps' scans. Passed by value (in a kernel's parameters). */
 typedef struct {
     unsigned long long *tickets;  /* [DP_MAX_LEVELS]: groups taken per level step k */
+    unsigned long long *started;  /* cdp's chains: blocks started (each grid's step by ticket), or NULL */
     char *scan;                   /* the regions */
     long long off[DP_MAX_LEVELS]; /* byte offset of step k's region */
     int nb[DP_MAX_LEVELS];        /* groups step k's region holds */

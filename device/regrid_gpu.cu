@@ -30,10 +30,13 @@
  *
  * hostlaunch: every level's regridStep is launched from the host up front over one wave of resident
  * blocks (a level's size lives in device memory), chained with PDL; one host round trip per regrid, at
- * its end (the level sizes, the counters). cdp: the host launches level 0's grid; the block that takes
- * a level's last group knows the level's total and launches the next level's grid from the device
- * (cudaStreamTailLaunch: it runs once every block of this grid has finished), sized to that total, and
- * only when the level has children: the rebuild chains its levels on the device. Device-side launch
+ * its end (the level sizes, the counters). cdp: regridStep is a one-node graph instantiated for device
+ * launch once (gpu_regrid_open), its parameters set before each rebuild; the host launches it for
+ * level 0, and the block that takes a level's last group, which knows the level's total, launches it
+ * again from the device for the next level (a device graph launch into cudaStreamGraphTailLaunch: it
+ * runs once every block of this grid has finished), only when the level has children: the rebuild
+ * chains its levels on the device. A graph's parameters are fixed, so every cdp grid is a wave of
+ * blocks and finds its level by a ticket per block (S.started). Device-side launch
  * failures are counted and reported; the pending-launch pool is checked against the bound (one
  * pending launch per level).
  *
@@ -88,16 +91,6 @@ static __host__ __device__ __forceinline__ int rg_group(long long n, long long n
     return P;
 }
 
-/* cdp: the blocks of the grid of a level of n parents: a block per parent, at most a wave (so the
- * level's groups fit the scan region sized for a wave). A small level's time is the latency of its
- * groups (scan, metadata, a fill pass, flags), not throughput, so it is spread over every SM as
- * hostlaunch's wave spreads it; with a team per 8 parents (before session 16) the first four levels
- * of movingbench2d took 48-124 us each against hostlaunch's 14-77 (H200, per-level timestamps). */
-static __host__ __device__ __forceinline__ long long rg_cdp_grid(long long n, long long wave)
-{
-    return n < 1 ? 1 : (n > wave ? wave : n);
-}
-
 /* What every rebuild kernel reads. Passed by value (__grid_constant__: stays in parameter space). */
 typedef struct {
     dmesh_t A;              /* the store before the rebuild (sampled, restricted): read only */
@@ -107,7 +100,6 @@ typedef struct {
     long long *old;         /* [cap] new tile -> its old index, -1 for a new tile */
     long long *first;       /* [cap] old tile -> its first child (tiles with children only) */
     unsigned long long *st; /* [RS_TOTAL]: the counters, then the timeline */
-    long long wave;         /* blocks of a hostlaunch grid; cdp grids have at most this many */
     int tp;                 /* tiles per pass of a regridStep team */
     unsigned smem;          /* regridStep's dynamic shared memory: a slice of team_smem per team */
     unsigned team_smem;     /* a team's slice (a multiple of 16 bytes) */
@@ -243,6 +235,17 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
     const dp_params *p = &c_params;
     const int tid = tm.rank(), ns = 1 << p->dim;
     const int lc = p->dim * dp_log2(p->B), cells = 1 << lc, tp = R.tp;
+    /* the cdp instances (blocks of RG_THREADS_CDP) chain; hostlaunch's must hold no device graph
+       launch, not even one never reached: the host's launch of such a kernel fails with
+       cudaErrorNotSupported (session 36, H100) */
+    constexpr int CHAIN = T == RG_THREADS_CDP;
+    if (CHAIN && R.cdp) {
+        /* the grid's level from a ticket per block (every chained grid has gridDim.x blocks) */
+        __shared__ int lv;
+        if (threadIdx.x == 0) lv = (int)(atomicAdd(R.S.started, 1ull) / gridDim.x);
+        __syncthreads();
+        level = lv;
+    }
     const int flag = level + 1 < p->max_level; /* the children are flagged; at max_level they get none */
     float *crit = (float *)(tab + (FILL == DP_FILL_PROLONG ? 0 : tp * dp_model_table_size(p)));
     for (int i = tid; i < tp; i += NT) Sh.smask[i] = 0;
@@ -276,11 +279,9 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
         }
         if (v == ng - 1 && tid == 0) {
             R.ls[level + 2] = fits ? e + c1 : e; /* an overflow leaves the later levels empty */
-            if (R.cdp && fits && c1 > 0 && flag) {
-                /* the next level after this grid, sized to its tiles (flag: it can have children) */
-                regridStep<T, MINB, NT, FILL><<<(unsigned)rg_cdp_grid(c1, R.wave), T, R.smem, cudaStreamTailLaunch>>>(R, level + 1);
-                dp_count_launch(R.st, cudaGetLastError());
-            }
+            if (CHAIN && R.cdp && fits && c1 > 0 && flag)
+                /* the next level after this grid: this graph again (flag: it can have children) */
+                dp_count_launch(R.st, cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch));
         }
         if (fits && c1 > c0) {
             /* 2. their metadata, octant by octant: kept (from the old store) or new */
@@ -390,6 +391,9 @@ struct gpu_regrid {
     int tp, tps, sms;
     size_t smem, team_smem, smem_sample;
     size_t pool;            /* cdp: the pending-launch pool */
+    cudaGraph_t graph;      /* cdp: regridStep as a one-node graph that device code relaunches */
+    cudaGraphExec_t graph_exec;
+    cudaGraphNode_t node;
 };
 
 /* A regridStep team's slice of dynamic shared memory at tp tiles per pass (16-byte multiples). */
@@ -459,7 +463,10 @@ extern "C" void gpu_regrid_close(gpu_regrid_t *g)
     cudaFree(g->d_sums[1]);
     cudaFree(g->st);
     cudaFree(g->S.tickets);
+    cudaFree(g->S.started);
     cudaFree(g->S.scan);
+    if (g->graph_exec) cudaGraphExecDestroy(g->graph_exec);
+    if (g->graph) cudaGraphDestroy(g->graph);
     for (int i = 0; i < 6; ++i)
         if (g->ev[i]) cudaEventDestroy(g->ev[i]);
     if (g->s) cudaStreamDestroy(g->s);
@@ -641,6 +648,25 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
         }
         CK(cudaMalloc((void **)&g->S.tickets, (size_t)g->nlev * sizeof(unsigned long long)));
         CK(cudaMalloc((void **)&g->S.scan, (size_t)scan_bytes));
+        if (variant == DP_VARIANT_CDP) {
+            /* the chain's step as a one-node graph that device code may launch, a wave of blocks;
+               its parameters are set before every rebuild (gpu_regrid_step) */
+            CK(cudaMalloc((void **)&g->S.started, sizeof(unsigned long long)));
+            rg_t R0;
+            memset(&R0, 0, sizeof R0);
+            int L0 = 0;
+            void *ga[] = { &R0, &L0 };
+            cudaKernelNodeParams kp;
+            memset(&kp, 0, sizeof kp);
+            kp.func = (void *)g->step;
+            kp.gridDim = dim3((unsigned)g->wave);
+            kp.blockDim = dim3((unsigned)g->step_threads);
+            kp.sharedMemBytes = (unsigned)g->smem;
+            kp.kernelParams = ga;
+            CK(cudaGraphCreate(&g->graph, 0));
+            CK(cudaGraphAddKernelNode(&g->node, g->graph, NULL, 0, &kp));
+            CK(cudaGraphInstantiate(&g->graph_exec, g->graph, cudaGraphInstantiateFlagDeviceLaunch));
+        }
     }
     CK(cudaStreamSynchronize(g->s));
     g->ntiles = m->ntiles;
@@ -752,7 +778,6 @@ extern "C" int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, ch
         R.old = g->old;
         R.first = g->first;
         R.st = g->st;
-        R.wave = g->wave;
         R.tp = g->tp;
         R.smem = (unsigned)g->smem;
         R.team_smem = (unsigned)g->team_smem;
@@ -775,10 +800,20 @@ extern "C" int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, ch
         CK(launch_pdl((const void *)flagRoots, dim3(rg_grid(g, nroots * 32)), dim3(RG_THREADS), g->s, pdl, ra));
         if (R.cdp) {
             if (g->nlev > 0) {
+                /* level 0's grid: the graph with this rebuild's parameters (later launches of the
+                   graph see them; one already running does not), a wave of blocks; each level's last
+                   group relaunches it. The launch uploads the changed graph (inside regrid_ms) */
                 int L0 = 0;
                 void *sa[] = { &R, &L0 };
-                CK(launch_pdl_smem(g->step, dim3((unsigned)rg_cdp_grid(nroots, g->wave)),
-                                   dim3((unsigned)g->step_threads), g->smem, g->s, pdl, sa));
+                cudaKernelNodeParams kp;
+                memset(&kp, 0, sizeof kp);
+                kp.func = (void *)g->step;
+                kp.gridDim = dim3((unsigned)g->wave);
+                kp.blockDim = dim3((unsigned)g->step_threads);
+                kp.sharedMemBytes = (unsigned)g->smem;
+                kp.kernelParams = sa;
+                CK(cudaGraphExecKernelNodeSetParams(g->graph_exec, g->node, &kp));
+                CK(cudaGraphLaunch(g->graph_exec, g->s));
             }
         } else {
             for (int L = 0; L < g->nlev; ++L) {

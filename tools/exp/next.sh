@@ -10,9 +10,9 @@
 #          and Nsight Compute on their host-launched refineStep, flagTiles and initLevelScans grids, with
 #          the source page of bench3d's first hostlaunch step: $OUT/small.tgz
 #   launch tools/exp/launch_cost.cu and graph_launch_cost.cu built and run: $OUT/launch_cost.txt (about 30 s with the two builds)
-#   graph  quick_ab.sh with patches 21 and 22 (cdp's refine and regrid chains relaunched as device graphs)
-#          against this tree: $OUT/graph (quick.txt, table.txt, logs.tgz; about 200 s). It leaves the patches
-#          applied, so it goes last
+#   graph  quick_ab.sh: this tree (cdp's refine and regrid chains relaunched as device graphs, session 36)
+#          against it with kernel tail launches (A_DIFF tools/exp/base/kernel-tail-launch.diff):
+#          $OUT/graph (quick.txt, table.txt, logs.tgz; about 200 s)
 #   deep   dpamr bench on deep2d and deep3d (bench_cpu=off, 5 repeats, two rounds): $OUT/deep.txt, the
 #          small levels' cost per variant (tests/decks: their level-0 meshes made first)
 #   mem    the DRAM and L2 traffic of every hostlaunch level step of bench2d and bench3d (gpu_profile.sh
@@ -87,9 +87,11 @@ for step in "$@"; do
         nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$out/launch_cost.txt"
         ;;
     graph)
+        # A = this tree with the chains' kernel tail launches back (tools/exp/base/kernel-tail-launch.diff),
+        # B = this tree (device graph launches); no patches, so the tree stays as it is for later steps
         mkdir -p "$out/graph"
-        OUT=$out/graph DPAMR_COMMIT=$c timeout "${GRAPH_LIMIT:-280}" bash tools/exp/quick_ab.sh \
-            tools/exp/21-chain-device-graph.patch tools/exp/22-regrid-device-graph.patch
+        OUT=$out/graph DPAMR_COMMIT=$c A_DIFF=tools/exp/base/kernel-tail-launch.diff timeout "${GRAPH_LIMIT:-280}" \
+            bash tools/exp/quick_ab.sh none
         ;;
     deep)
         build build-next || exit 1
