@@ -221,6 +221,17 @@ template <int NW> struct rg_smem {
  * (the other fill's code out of the kernel: fewer spills at the 64 registers of both bounds).
  * Dynamic shared memory: one slice of R.team_smem bytes per team, each the model tables (fill =
  * model, R.tp of them), then R.tp tiles of criterion cells. */
+/* The next level's start, written once per grid by the thread that takes the level's last group. Out
+ * of line on purpose: with this call on the cold path ptxas spills less in regridStep's loops
+ * (ptxas -v, sm_90: hostlaunch's model instance 56/44 bytes of spill stores/loads against 176/176
+ * with the store inline, its prolong instance 88/136 against 100/152; cdp's no more). The kernel
+ * tail launch that stood here until session 36 had the same effect (72/76 with it): removing it made
+ * hostlaunch's movingbench2d regrid 2-3% slower (H100, session 36). */
+static __device__ __noinline__ void rg_level_end(long long *p, long long v)
+{
+    *p = v;
+}
+
 template <int T, int MINB, int NT, int FILL>
 __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg_t R, int level)
 {
@@ -278,7 +289,7 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
             atomicMax(&R.st[RS_OVF_LEVEL], (unsigned long long)(level + 1));
         }
         if (v == ng - 1 && tid == 0) {
-            R.ls[level + 2] = fits ? e + c1 : e; /* an overflow leaves the later levels empty */
+            rg_level_end(R.ls + level + 2, fits ? e + c1 : e); /* an overflow leaves the later levels empty */
             if (CHAIN && R.cdp && fits && c1 > 0 && flag)
                 /* the next level after this grid: this graph again (flag: it can have children) */
                 dp_count_launch(R.st, cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch));

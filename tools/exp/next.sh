@@ -87,7 +87,7 @@ for step in "$@"; do
         nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$out/launch_cost.txt"
         ;;
     graph)
-        # A = this tree with the chains' kernel tail launches back (tools/exp/base/kernel-tail-launch.diff),
+        # A = this tree with the chains' kernel tail launches back (tools/exp/base/kernel-tail-launch.diff: 871ccdf^),
         # B = this tree (device graph launches); no patches, so the tree stays as it is for later steps
         mkdir -p "$out/graph"
         OUT=$out/graph DPAMR_COMMIT=$c A_DIFF=tools/exp/base/kernel-tail-launch.diff timeout "${GRAPH_LIMIT:-280}" \
