@@ -344,8 +344,10 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
     grid = (unsigned)(sms * (occ > 0 ? occ : 1));
     wave = chain ? sms : grid;
     need.nteams = wave * teams;
-    /* the chain's pending launches: one per step after the first, one at a time (a tail launch is
-     * issued by the step before it, in its last group) */
+    /* the chain's pending launches: one per step after the first, one at a time (each a launch of
+     * the chain's graph, issued by the step before it in its last group); the pool is granted at
+     * this bound as for kernel launches (whether device graph launches draw on it the guide does
+     * not say) */
     if (chain) {
         bound = nlev > 1 ? nlev - 1 : 0;
         pool = d->pool > 0 ? d->pool : (bound > 0 ? bound : 1);
@@ -449,7 +451,7 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
 
     /* per-level times and PDL gaps from the device timeline: step k runs from the end of the kernel
      * before it (flagTiles for step 0) to its own end; the gaps are between consecutive kernels (the
-     * chain's: a tail launch). A step the chain did not launch (its level had no children) has no
+     * chain's: a device graph launch). A step the chain did not launch (its level had no children) has no
      * stamps. */
     if (nlev > 0) {
         const int nslot = nlev + 1;

@@ -871,7 +871,7 @@ int bench_main(int argc, char **argv)
            "the device (CUDA events; cdp tile and group include their sort to canonical order) or on the host (cpu);\n"
            "end-to-end adds upload and download; ratio = refine time / baseline (%s); x floor = refine time / the\n"
            "bandwidth floor (the host's for cpu); gap = median over transitions of (next kernel's first block start - previous kernel's\n"
-           "last block end), negative = overlap: PDL pairs (host, sort of cdp tile/group) or tail launches (cdp level)\n\n",
+           "last block end), negative = overlap: PDL pairs (host, sort of cdp tile/group) or device launches (cdp level)\n\n",
            d.bench_repeats, d.bench_warmup, rows[base].variant == DP_VARIANT_CPU ? "cpu" : "hostlaunch pdl=off");
     printf("%-10s %-4s %11s %13s %11s %11s %8s %8s %8s %9s %9s  per-level us\n", "variant", "pdl", "refine ms",
            "end-to-end ms", "tiles/s", "cells/s", "ratio", "x floor", "gap ns", "launches", "pool");

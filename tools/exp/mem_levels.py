@@ -44,8 +44,8 @@ def read_ncu(path):
             x = float(v)
         except ValueError:
             continue
-        scale = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "nsecond": 1e-3, "usecond": 1,
-                 "msecond": 1e3}.get(unit, 1)
+        scale = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "KB": 1e3, "MB": 1e6, "GB": 1e9,
+                 "ns": 1e-3, "nsecond": 1e-3, "us": 1, "usecond": 1, "ms": 1e3, "msecond": 1e3}.get(unit, 1)
         d[r["Metric Name"]] = x * scale
     return [rows[k] for k in sorted(rows)]
 
@@ -60,7 +60,7 @@ def main():
     dim, B, nf, tiles = read_run(a.run)
     cells = B ** dim
     per_tile = META + 4 * nf * cells
-    steps = [k for k in read_ncu(a.ncu) if k["name"].startswith("refineStep")]
+    steps = [k for k in read_ncu(a.ncu) if re.match(r"(void )?refineStep\b", k["name"])]
     L = min(tiles) if tiles else 1
     print(f"{dim}D tile {B}, {nf} field(s): {per_tile} floor bytes per new tile")
     print("level  new tiles  floor MB  DRAM rd MB  DRAM wr MB  (rd+wr)/floor  us  x floor-time"
