@@ -407,6 +407,20 @@ struct gpu_regrid {
     cudaGraphNode_t node;
 };
 
+/* cdp: the kernel node of the chain's graph, regridStep over a wave of blocks with args ({ &R, &level }:
+ * level 0; each grid takes its own level by ticket) */
+static cudaKernelNodeParams rg_chain_node(const gpu_regrid *g, void **args)
+{
+    cudaKernelNodeParams kp;
+    memset(&kp, 0, sizeof kp);
+    kp.func = (void *)g->step;
+    kp.gridDim = dim3((unsigned)g->wave);
+    kp.blockDim = dim3((unsigned)g->step_threads);
+    kp.sharedMemBytes = (unsigned)g->smem;
+    kp.kernelParams = args;
+    return kp;
+}
+
 /* A regridStep team's slice of dynamic shared memory at tp tiles per pass (16-byte multiples). */
 static size_t rg_team_smem(const dp_params *p, int tp)
 {
@@ -667,13 +681,7 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
             memset(&R0, 0, sizeof R0);
             int L0 = 0;
             void *ga[] = { &R0, &L0 };
-            cudaKernelNodeParams kp;
-            memset(&kp, 0, sizeof kp);
-            kp.func = (void *)g->step;
-            kp.gridDim = dim3((unsigned)g->wave);
-            kp.blockDim = dim3((unsigned)g->step_threads);
-            kp.sharedMemBytes = (unsigned)g->smem;
-            kp.kernelParams = ga;
+            const cudaKernelNodeParams kp = rg_chain_node(g, ga);
             CK(cudaGraphCreate(&g->graph, 0));
             CK(cudaGraphAddKernelNode(&g->node, g->graph, NULL, 0, &kp));
             CK(cudaGraphInstantiate(&g->graph_exec, g->graph, cudaGraphInstantiateFlagDeviceLaunch));
@@ -816,13 +824,7 @@ extern "C" int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, ch
                    group relaunches it. The launch uploads the changed graph (inside regrid_ms) */
                 int L0 = 0;
                 void *sa[] = { &R, &L0 };
-                cudaKernelNodeParams kp;
-                memset(&kp, 0, sizeof kp);
-                kp.func = (void *)g->step;
-                kp.gridDim = dim3((unsigned)g->wave);
-                kp.blockDim = dim3((unsigned)g->step_threads);
-                kp.sharedMemBytes = (unsigned)g->smem;
-                kp.kernelParams = sa;
+                const cudaKernelNodeParams kp = rg_chain_node(g, sa);
                 CK(cudaGraphExecKernelNodeSetParams(g->graph_exec, g->node, &kp));
                 CK(cudaGraphLaunch(g->graph_exec, g->s));
             }
