@@ -1,7 +1,9 @@
 /* cdp_residency.cu - how many blocks of one grid are resident per SM at once, for grids launched
  * from the host and from the device (CDP2), with the features of dpamr's regridStep one at a time
  * (dynamic and static shared memory, a large __grid_constant__ parameter, a device launch in the
- * kernel's code, PDL calls, the shared-memory carveout attribute, 1024-thread blocks). A research
+ * kernel's code, PDL calls, the shared-memory carveout attribute, 1024-thread blocks), and for a
+ * one-node graph launched from the host and relaunched from the device (a device graph launch, as
+ * dpamr's cdp chains since session 36: does such a grid still get one block per SM?). A research
  * probe (docs/results.md, "Session 14"; docs/gpu.md), not part of dpamr's build:
  *   nvcc -arch=sm_90 -rdc=true -O3 tools/cdp_residency.cu -o cdp_residency -lcudadevrt && ./cdp_residency
  * Every block notes its SM (%smid), raises that SM's counter, records the peak, spins ~50 us, lowers
@@ -75,6 +77,20 @@ __global__ void __launch_bounds__(256, 4) kCarve(counters *c, int spin) { probe(
 __global__ void __launch_bounds__(256, 4) kMaxDyn(counters *c, int spin) { probe(c, spin); }
 /* plain, cache config prefer shared */
 __global__ void __launch_bounds__(256, 4) kPrefer(counters *c, int spin) { probe(c, spin); }
+
+/* a one-node device-launchable graph of this kernel: generation 0 (host-launched) relaunches its own
+ * graph from its last block; each block's generation by ticket (the graph's parameters are fixed),
+ * generation g counting into c[g] */
+__global__ void __launch_bounds__(256, 4) kGraph(counters *c, unsigned *gen, int spin)
+{
+    __shared__ unsigned g;
+    if (threadIdx.x == 0) g = atomicAdd(gen, 1u) / gridDim.x;
+    __syncthreads();
+    probe(c + (g ? 1 : 0), spin);
+    if (g == 0 && blockIdx.x == gridDim.x - 1 && threadIdx.x == 0 &&
+        cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch) != cudaSuccess)
+        printf("device graph launch failed\n");
+}
 
 enum { PLAIN, WIDE, BIG, SELF, PDL, STATIC, CARVE, MAXDYN, PREFER };
 
@@ -190,5 +206,48 @@ int main()
                 printf("%-22s %6u %-28s %6u %9d %9.2f %5d\n", names[which], smem, hn, grid, mx, sum / sms, occ);
             }
         }
+    /* the device graph launch: generation 0 from the host (c[0]), generation 1 from the device (c[1]) */
+    unsigned *gen;
+    CK(cudaMalloc(&gen, sizeof *gen));
+    for (int si = 0; si < 6; ++si) {
+        unsigned smem = smems[si];
+        int occ = 0;
+        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, (const void *)kGraph, 256, smem));
+        const unsigned grid = (unsigned)(sms * 4);
+        int spin_ = spin;
+        void *args[] = { &c, &gen, &spin_ };
+        cudaKernelNodeParams kp = {};
+        kp.func = (void *)kGraph;
+        kp.gridDim = dim3(grid);
+        kp.blockDim = dim3(256);
+        kp.sharedMemBytes = smem;
+        kp.kernelParams = args;
+        cudaGraph_t gr;
+        cudaGraphNode_t node;
+        cudaGraphExec_t ex;
+        CK(cudaGraphCreate(&gr, 0));
+        CK(cudaGraphAddKernelNode(&node, gr, NULL, 0, &kp));
+        CK(cudaGraphInstantiate(&ex, gr, cudaGraphInstantiateFlagDeviceLaunch));
+        CK(cudaGraphUpload(ex, st));
+        CK(cudaMemsetAsync(c, 0, 2 * sizeof(counters), st));
+        CK(cudaMemsetAsync(gen, 0, sizeof *gen, st));
+        CK(cudaGraphLaunch(ex, st));
+        CK(cudaStreamSynchronize(st));
+        counters h[2];
+        CK(cudaMemcpy(h, c, sizeof h, cudaMemcpyDeviceToHost));
+        for (int k = 0; k < 2; ++k) {
+            int mx = 0;
+            double sum = 0;
+            for (int i = 0; i < sms; ++i) {
+                mx = h[k].peak[i] > mx ? h[k].peak[i] : mx;
+                sum += h[k].peak[i];
+            }
+            printf("%-22s %6u %-28s %6u %9d %9.2f %5d\n", "graph 256x4", smem,
+                   k ? "device graph launch" : "graph, host launch", grid, mx, sum / sms, occ);
+        }
+        CK(cudaGraphExecDestroy(ex));
+        CK(cudaGraphDestroy(gr));
+    }
+    CK(cudaFree(gen));
     return 0;
 }

@@ -10,6 +10,9 @@
 #          and Nsight Compute on their host-launched refineStep, flagTiles and initLevelScans grids, with
 #          the source page of bench3d's first hostlaunch step: $OUT/small.tgz
 #   launch tools/exp/launch_cost.cu and graph_launch_cost.cu built and run: $OUT/launch_cost.txt (about 30 s with the two builds)
+#   resid  tools/cdp_residency.cu built and run: blocks per SM of host-launched, device-launched and
+#          device-graph-launched grids: $OUT/residency.txt (about 20 s; issue 15: can cdp's chains, now
+#          device graph launches, run hostlaunch's 4 blocks of 256 per SM?)
 #   graph  quick_ab.sh: this tree (cdp's refine and regrid chains relaunched as device graphs, session 36)
 #          against it with kernel tail launches (A_DIFF tools/exp/base/kernel-tail-launch.diff):
 #          $OUT/graph (quick.txt, table.txt, logs.tgz; about 200 s)
@@ -20,7 +23,7 @@
 #          bytes a level moves against the new cells and metadata the floor counts)
 #   prof   Nsight Compute on bench3d's finest hostlaunch refineStep with the SASS source page
 #          (gpu_profile.sh SOURCE=1), with whatever patches PROF_PATCHES names applied
-# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, graph 3, deep 1, mem 1, prof 1 (tarballs).
+# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, graph 3, deep 1, mem 1, prof 1 (tarballs).
 # The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh launch
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -86,6 +89,11 @@ for step in "$@"; do
             ./build-next/graph_launch_cost >>"$out/launch_cost.txt" 2>&1
         nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$out/launch_cost.txt"
         ;;
+    resid)
+        mkdir -p build-next && nvcc -arch=sm_90 -rdc=true -O3 tools/cdp_residency.cu -o build-next/cdp_residency -lcudadevrt &&
+            ./build-next/cdp_residency >"$out/residency.txt" 2>&1
+        nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$out/residency.txt"
+        ;;
     graph)
         # A = this tree with the chains' kernel tail launches back (tools/exp/base/kernel-tail-launch.diff: 871ccdf^),
         # B = this tree (device graph launches); no patches, so the tree stays as it is for later steps
@@ -133,6 +141,6 @@ for step in "$@"; do
         tar czf "$out/prof.tgz" -C "$out" prof && rm -rf "$out/prof"
         for p in ${PROF_PATCHES:-}; do git apply -R "$p"; done
         ;;
-    *) echo "next.sh: unknown step $step (steps, label, small, launch, graph, deep, mem, prof)"; exit 2 ;;
+    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, graph, deep, mem, prof)"; exit 2 ;;
     esac
 done
