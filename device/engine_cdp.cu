@@ -14,9 +14,11 @@
  *          parents, a single-pass scan over the level by CUB's decoupled look-back, so children land
  *          in canonical order with no sort, their cells filled and flagged in shared memory), in
  *          blocks of as many teams as hostlaunch has blocks per SM, one block per SM. The group
- *          that finishes a level's scan knows its child count and launches the next level's grid
- *          from the device, sized to it (cudaStreamTailLaunch: it runs once every block of this
- *          grid has finished). refine_cdp_level; this file holds tile and group.
+ *          that finishes a level's scan knows its child count and, when there are children,
+ *          launches the next level's grid from the device: the step is a one-node graph relaunched
+ *          by a device graph launch (cudaStreamGraphTailLaunch: it runs once every block of this
+ *          grid has finished), every grid a wave of blocks. refine_cdp_level; this file holds tile
+ *          and group.
  *
  * tile and group reserve child slots with an atomic counter: subtrees grow concurrently, levels
  * interleave, and the host sorts the new tiles to canonical order afterwards (dmesh_sort). That
@@ -27,7 +29,8 @@
  * that would have held it. The host turns either into an error naming the size that would hold it.
  *
  * PDL: the device runtime has no launch attributes, so device-side launches cannot use PDL. The
- * host-launched part uses launch_pdl: the sort's passes (and the level grain's first step).
+ * host-launched part uses launch_pdl: the sort's passes (and the level grain's flagTiles; its first
+ * step is a host launch of the chain's graph, without a PDL edge).
  */
 #include <cub/block/block_scan.cuh>
 #include <nvtx3/nvToolsExt.h>

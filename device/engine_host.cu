@@ -27,9 +27,10 @@
  * step is a one-node graph instantiated for device launch (cudaGraphInstantiateFlagDeviceLaunch),
  * which the host launches once and each step relaunches as a device graph launch
  * (cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch)): about 1.1 us a launch
- * against a kernel tail launch's 5.5-6.5 (tools/exp/graph_launch_cost.cu, H100, session 36).
+ * against a kernel tail launch's 5.5-6.7 (tools/exp/graph_launch_cost.cu, H100, session 36).
  *
- * PDL: flagTiles and every refineStep go through launch_pdl. Each does its independent setup
+ * PDL: flagTiles and every host-launched refineStep go through launch_pdl (cdp level's first step is
+ * a host launch of the chain's graph, without a PDL edge to flagTiles; device launches have none). Each does its independent setup
  * (timeline stamp, shared memory) before cudaGridDependencySynchronize() and reads the previous
  * kernel's output (d_ls, childmask, cells) only after it. Each block triggers the next kernel either
  * right after its own wait (pdl_trigger=early: the dependent grid may be scheduled while this one
@@ -120,7 +121,7 @@ __global__ void __launch_bounds__(T, MINB) refineStep(dmesh_t M, level_scans_t S
     const team_of<T, HOST_THREADS> tm;
     step_smem &Sh = Shs[tm.id];
     double *tab = dyn + (size_t)tm.id * (smem / TEAMS / sizeof(double));
-    if (CHAIN) {
+    if constexpr (CHAIN) {
         /* the grid's step from a ticket per block (every chained grid has gridDim.x blocks); level,
            slot and k are step 0's */
         __shared__ int kk;
@@ -160,7 +161,7 @@ __global__ void __launch_bounds__(T, MINB) refineStep(dmesh_t M, level_scans_t S
         if (!fits && tid == 0) atomicMax(&M.stats[ST_OVERFLOW], (unsigned long long)(e + c1));
         if (v == ng - 1 && tid == 0) {
             ls[level + 2] = fits ? e + c1 : e; /* an overflow leaves later levels empty */
-            if (CHAIN && fits && c1 > 0 && flag)
+            if constexpr (CHAIN) if (fits && c1 > 0 && flag)
                 /* the next step after this grid: this graph again (a device graph launch) */
                 dp_count_launch(M.stats, cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch));
         }

@@ -40,7 +40,8 @@ enum {
  * (../shared/design/gpu-facts.md): about 5.4 KB. */
 #define DP_POOL_SLOT_BYTES 5500ull
 
-/* A device-side launch's outcome (cudaGetLastError() right after it) counted in st[ST_COUNT]: the
+/* A device-side launch's outcome (cudaGetLastError() right after a kernel launch, or what
+ * cudaGraphLaunch returned for a device graph launch) counted in st[ST_COUNT]: the
  * host reports the failures by kind (cdp's refinement and the GPU regrid alike). */
 static __device__ inline void dp_count_launch(unsigned long long *st, cudaError_t e)
 {

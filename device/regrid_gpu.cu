@@ -67,6 +67,7 @@
 #define RG_THREADS_CDP 1024
 #define RG_MINB_CDP 1
 static_assert(RG_THREADS_CDP % RG_THREADS == 0, "cdp's regridStep blocks are whole teams of RG_THREADS");
+static_assert(RG_THREADS_CDP != RG_THREADS, "regridStep's block size tells cdp's chaining instances from hostlaunch's");
 /* What a kernel may use without opting in. */
 #define RG_SMEM_DEFAULT ((size_t)48 << 10)
 
@@ -248,9 +249,9 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
     const int lc = p->dim * dp_log2(p->B), cells = 1 << lc, tp = R.tp;
     /* the cdp instances (blocks of RG_THREADS_CDP) chain; hostlaunch's must hold no device graph
        launch, not even one never reached: the host's launch of such a kernel fails with
-       cudaErrorNotSupported (session 36, H100) */
-    constexpr int CHAIN = T == RG_THREADS_CDP;
-    if (CHAIN && R.cdp) {
+       cudaErrorNotSupported (session 36, H100), so `if constexpr`, which keeps it out even unoptimised */
+    constexpr bool CHAIN = T == RG_THREADS_CDP;
+    if constexpr (CHAIN) if (R.cdp) {
         /* the grid's level from a ticket per block (every chained grid has gridDim.x blocks) */
         __shared__ int lv;
         if (threadIdx.x == 0) lv = (int)(atomicAdd(R.S.started, 1ull) / gridDim.x);
@@ -290,7 +291,7 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
         }
         if (v == ng - 1 && tid == 0) {
             rg_level_end(R.ls + level + 2, fits ? e + c1 : e); /* an overflow leaves the later levels empty */
-            if (CHAIN && R.cdp && fits && c1 > 0 && flag)
+            if constexpr (CHAIN) if (R.cdp && fits && c1 > 0 && flag)
                 /* the next level after this grid: this graph again (flag: it can have children) */
                 dp_count_launch(R.st, cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch));
         }

@@ -84,7 +84,7 @@ done
 
 if want tile32; then
     # tile_size 32 in 3D: a team's pass needs more than 48 KB of dynamic shared memory, which cdp's
-    # device-side launches of the next level (cudaStreamTailLaunch) and hostlaunch's opt-in must give
+    # device-side launches of the next level (device graph launches) and hostlaunch's opt-in must give
     echo "== tile_size 32 in 3D, the puff moving: every variant against cpu at every step"
     t32=$src/tests/decks/tile32_3d.inp
     mkdir -p "$work"

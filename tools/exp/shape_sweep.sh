@@ -1,7 +1,10 @@
 #!/bin/bash
 # shape_sweep.sh [SHAPES] - one device call: regridStep's block shape against the regrid time per step
 # (issue 15: cdp's rebuild is slower than hostlaunch's on the large levels, and host-launched it is as
-# slow on cdp's shape, 1024 threads in four teams). Applies tools/exp/2-diag-rg-shape.patch to the
+# slow on cdp's shape, 1024 threads in four teams). STALE since session 36: only regridStep's instances
+# of RG_THREADS_CDP threads chain (device graph launch), so cdp at 768x1 would stop after level 0
+# (caught by the byte gate, not by dpamr) and hostlaunch at 1024x1 fails to launch; the patch needs an
+# explicit CHAIN template parameter before this runs again. Applies tools/exp/2-diag-rg-shape.patch to the
 # device machine's copy (DPAMR_DIAG_RG picks the shape of either engine), builds dpamr for sm_90,
 # then benches movingbench2d (4 steps, pdl on and off, every variant gated byte-identical to cpu) at
 # every shape of SHAPES (default "256x4 256x3 768x1 1024x1"; threads x blocks per SM compiled for,
