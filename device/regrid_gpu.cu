@@ -213,15 +213,6 @@ template <int NW> struct rg_smem {
     unsigned smask[FILL_MAX_TILES];
 };
 
-/* Level `level` of the new store to its children (see the top of the file), by teams of NT threads
- * (team_of, gpu_common.cuh: the block itself, or sub_team), T / NT per block, each taking its own groups as a block of NT threads
- * would. T: threads per block; MINB: the blocks per SM it is compiled for. hostlaunch: blocks of one
- * team of RG_THREADS, RG_MINB_HOST per SM; cdp: blocks of RG_THREADS_CDP (one per SM: what
- * device-launched grids get), of teams of RG_THREADS, or one team where four teams' passes do not
- * fit in shared memory (rg_pick). FILL: the deck's fill, an instance each as hostlaunch's refineStep
- * (the other fill's code out of the kernel: fewer spills at the 64 registers of both bounds).
- * Dynamic shared memory: one slice of R.team_smem bytes per team, each the model tables (fill =
- * model, R.tp of them), then R.tp tiles of criterion cells. */
 /* The next level's start, written once per grid by the thread that takes the level's last group. Out
  * of line on purpose: with this call on the cold path ptxas spills less in regridStep's loops
  * (ptxas -v, sm_90: hostlaunch's model instance 56/44 bytes of spill stores/loads against 176/176
@@ -233,6 +224,15 @@ static __device__ __noinline__ void rg_level_end(long long *p, long long v)
     *p = v;
 }
 
+/* Level `level` of the new store to its children (see the top of the file), by teams of NT threads
+ * (team_of, gpu_common.cuh: the block itself, or sub_team), T / NT per block, each taking its own groups as a block of NT threads
+ * would. T: threads per block; MINB: the blocks per SM it is compiled for. hostlaunch: blocks of one
+ * team of RG_THREADS, RG_MINB_HOST per SM; cdp: blocks of RG_THREADS_CDP (one per SM: what
+ * device-launched grids get), of teams of RG_THREADS, or one team where four teams' passes do not
+ * fit in shared memory (rg_pick). FILL: the deck's fill, an instance each as hostlaunch's refineStep
+ * (the other fill's code out of the kernel: fewer spills at the 64 registers of both bounds).
+ * Dynamic shared memory: one slice of R.team_smem bytes per team, each the model tables (fill =
+ * model, R.tp of them), then R.tp tiles of criterion cells. */
 template <int T, int MINB, int NT, int FILL>
 __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg_t R, int level)
 {
