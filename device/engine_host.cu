@@ -6,9 +6,9 @@
  * work list (canonical order: a level is a contiguous index range):
  *   initLevelScans   once: every step's tickets and scan tile states reset (level_scan.cuh)
  *   flagTiles(Lp)    once: one warp per tile of the input's finest level: octant flags -> childmask
- *   refineStep(L)    teams of HOST_THREADS (a block each) take groups of parents of level L
+ *   refineStep(L)    blocks of HOST_THREADS, one wave, take groups of parents of level L
  *                    (step_group: 1 to HOST_THREADS; each its own first, then by ticket; a level of
- *                    at most a group per team takes no ticket); a
+ *                    at most a group per block takes no ticket); a
  *                    single-pass scan over the level's child counts (CUB's decoupled look-back:
  *                    cub::ScanTileState, group_scan: device/level_scan.cuh) gives each
  *                    parent its children's slots after the level's end; the block writes their
@@ -21,13 +21,15 @@
  * launch per level: earlier versions ran flagTiles, CUB's DeviceScan (two kernels), expandChildren
  * and fillCells per level, and a small level cost about 20 us in them (docs/results.md).
  *
- * cdp, cdp_grain=level (refine_cdp_level): the same kernels and groups; refineStep in blocks of
- * STEP_MINB teams, one block per SM, the host launching initLevelScans, flagTiles and the first step,
- * and each step's last group launching the next from the device (refineStep, CHAIN). The chain's
+ * cdp, cdp_grain=level (refine_cdp_level): the same kernels, grids and groups, the host launching
+ * initLevelScans, flagTiles and the first step, and each step's last group launching the next from
+ * the device (refineStep, CHAIN). The chain's
  * step is a one-node graph instantiated for device launch (cudaGraphInstantiateFlagDeviceLaunch),
  * which the host launches once and each step relaunches as a device graph launch
  * (cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch)): about 1.1 us a launch
- * against a kernel tail launch's 5.5-6.7 (tools/exp/graph_launch_cost.cu, H100, session 36).
+ * against a kernel tail launch's 5.5-6.7 (tools/exp/graph_launch_cost.cu, H100, session 36), and its
+ * grids hold as many blocks per SM as host-launched ones, where a kernel launched from the device got
+ * one (tools/cdp_residency.cu, session 37): hostlaunch's block shape.
  *
  * PDL: flagTiles and every host-launched refineStep go through launch_pdl (cdp level's first step is
  * a host launch of the chain's graph, without a PDL edge to flagTiles; device launches have none). Each does its independent setup
@@ -48,14 +50,14 @@
 
 /* Threads per block; refineStep takes at most this many parents per group (one per thread). */
 #define HOST_THREADS 256
-/* refineStep's groups per team of a large level: the level's children are filled by the teams
- * that own their parents, so a level is cut into enough groups for the teams to share its work
+/* refineStep's groups per block of a large level: the level's children are filled by the blocks
+ * that own their parents, so a level is cut into enough groups for the blocks to share its work
  * evenly (a group's children: 0 to 2^dim per parent). */
 #define STEP_GROUPS_PER_BLOCK 8
 
-/* Parents per group of a level of n tiles in a grid of nblocks teams: the fewest (a power of two,
- * at most HOST_THREADS) that leave at most STEP_GROUPS_PER_BLOCK groups per team; on a small level
- * one parent per group, so its children are spread over as many teams as it has parents. Every team
+/* Parents per group of a level of n tiles in a grid of nblocks blocks: the fewest (a power of two,
+ * at most HOST_THREADS) that leave at most STEP_GROUPS_PER_BLOCK groups per block; on a small level
+ * one parent per group, so its children are spread over as many blocks as it has parents. Every block
  * computes the same value; the level then has at most max(STEP_GROUPS_PER_BLOCK * nblocks,
  * ceil(n / HOST_THREADS)) groups (steps_layout sizes the scan regions for that). */
 static __host__ __device__ __forceinline__ int step_group(long long n, long long nblocks)
@@ -99,28 +101,22 @@ struct step_smem {
  * model (a block of HOST_THREADS). */
 #define STEP_MINB(FILL) ((FILL) == DP_FILL_PROLONG ? 4 : 3)
 
-/* Level step k: the children of level L's tiles (see the top of the file), by teams of HOST_THREADS
- * (team_of, gpu_common.cuh), T / HOST_THREADS per block, each taking its own groups as a block of
- * HOST_THREADS would. hostlaunch: blocks of one team, STEP_MINB per SM, every step launched from the
- * host (CHAIN 0). cdp's level grain (CHAIN 1): blocks of STEP_MINB teams, one block per SM (the
- * threads and registers of hostlaunch's blocks on an SM: a device-launched grid holds one block per
- * SM, docs/gpu.md), and the step's last group launches the next step from the device, once it has
- * counted the level's children: the chain's graph again (a device graph launch, after this grid).
- * A graph's parameters are fixed, so every chained grid is a wave of blocks (one per SM) with step
- * 0's parameters, and finds its own step by a ticket per block (S.started, reset by
- * initLevelScans); nlev: the steps of the chain. Dynamic shared memory: smem bytes, one slice per
- * team: the model tables (fill = model, tp of them), then tp tiles of criterion cells. */
-template <int T, int MINB, int CHAIN, int FILL>
-__global__ void __launch_bounds__(T, MINB) refineStep(dmesh_t M, level_scans_t S, long long *ls, int level, int k, int flag,
-                                                      int tp, int slot, int early, unsigned smem, int nlev)
+/* Level step k: the children of level L's tiles (see the top of the file), by blocks of HOST_THREADS,
+ * STEP_MINB per SM, the grid one wave. hostlaunch (CHAIN 0): every step launched from the host. cdp's
+ * level grain (CHAIN 1): the step's last group launches the next step from the device, once it has
+ * counted the level's children: the chain's graph again (a device graph launch, after this grid; its
+ * grids get as many blocks per SM as host-launched ones, where a kernel launched from the device got
+ * one: tools/cdp_residency.cu, docs/gpu.md). A graph's parameters are fixed, so every chained grid
+ * is a wave with step 0's parameters, and finds its own step by a ticket per block (S.started,
+ * reset by initLevelScans); nlev: the steps of the chain. Dynamic shared memory: smem bytes, the
+ * model tables (fill = model, tp of them), then tp tiles of criterion cells. */
+template <int MINB, int CHAIN, int FILL>
+__global__ void __launch_bounds__(HOST_THREADS, MINB) refineStep(dmesh_t M, level_scans_t S, long long *ls, int level, int k,
+                                                                 int flag, int tp, int slot, int early, int nlev)
 {
-    static_assert(T % HOST_THREADS == 0 && T / HOST_THREADS <= DP_MAX_SUB_TEAMS, "whole teams, a named barrier each");
-    constexpr int TEAMS = T / HOST_THREADS;
-    __shared__ step_smem Shs[TEAMS];
-    extern __shared__ __align__(16) double dyn[]; /* 16: block_fill_tiles' float4 stores into crit */
-    const team_of<T, HOST_THREADS> tm;
-    step_smem &Sh = Shs[tm.id];
-    double *tab = dyn + (size_t)tm.id * (smem / TEAMS / sizeof(double));
+    __shared__ step_smem Sh;
+    extern __shared__ __align__(16) double tab[]; /* 16: block_fill_tiles' float4 stores into crit */
+    const cta_team tm;
     if constexpr (CHAIN) {
         /* the grid's step from a ticket per block (every chained grid has gridDim.x blocks); level,
            slot and k are step 0's */
@@ -141,15 +137,15 @@ __global__ void __launch_bounds__(T, MINB) refineStep(dmesh_t M, level_scans_t S
     cudaGridDependencySynchronize(); /* level L's tiles, their cells and childmask, and d_ls are ready */
     if (early) cudaTriggerProgrammaticLaunchCompletion();
     const long long s = ls[level], e = ls[level + 1], n = e - s;
-    const int P = step_group(n, (long long)gridDim.x * TEAMS);
+    const int P = step_group(n, (long long)gridDim.x);
     const long long ng = (n + P - 1) / P; /* groups of the level */
     if (n == 0 && blockIdx.x == 0 && threadIdx.x == 0) ls[level + 2] = e;
-    /* the groups: the team's own first, then by ticket after the grid's first round; a level of at
-       most one group per team takes no ticket (group_order, level_scan.cuh; the grid is one wave) */
-    const group_order<TEAMS> order;
+    /* the groups: the block's own first, then by ticket after the grid's first round; a level of at
+       most one group per block takes no ticket (group_order, level_scan.cuh; the grid is one wave) */
+    const group_order order;
     long long v = order.first(tm);
     for (;;) {
-        if (v >= ng) break; /* the same for every thread of the team */
+        if (v >= ng) break; /* the same for every thread of the block */
         /* 1. this parent's children: their offset from the level's end, by the level-wide scan */
         const long long i = v * P + tid;
         const unsigned mask = tid < P && i < n ? M.childmask[s + i] : 0u;
@@ -180,13 +176,10 @@ __global__ void __launch_bounds__(T, MINB) refineStep(dmesh_t M, level_scans_t S
                 block_flag_pass(tm, crit, g, h, Sh.smask, M.childmask + e + j0);
             }
         }
-        tm.sync(); /* every thread of the team has read this group's shared values */
-        if (ng <= order.round) break; /* one round: every group had its team */
+        tm.sync(); /* every thread of the block has read this group's shared values */
+        if (ng <= order.round) break; /* one round: every group had its block */
         v = order.ticket(tm, &S.tickets[k], &Sh.v);
     }
-    /* no team's warps exit while another team of the block may still wait at its named barrier
-       (sub_team, gpu_common.cuh) */
-    if (TEAMS > 1) __syncthreads();
     if (!early) cudaTriggerProgrammaticLaunchCompletion();
     stamp_end(M.stamps, slot);
 }
@@ -199,7 +192,7 @@ static void slot_label(int i, char *buf, size_t n, const void *vLp)
     else snprintf(buf, n, "refineStep L%d->L%d", Lp + i - 1, Lp + i);
 }
 
-/* The steps' scan regions at capacity cap for grids of at most nblocks teams: step k's level (Lp + k) holds at
+/* The steps' scan regions at capacity cap for grids of at most nblocks blocks: step k's level (Lp + k) holds at
  * most U_k tiles (level_bound_next), so at most max(STEP_GROUPS_PER_BLOCK * nblocks,
  * ceil(U_k / HOST_THREADS)) groups (step_group), and no more than U_k. Returns the bytes of all
  * regions (S's off and nb filled when S). */
@@ -222,7 +215,7 @@ static double steps_layout(level_scans_t *S, const dp_params *p, long long nfron
  * level sizes, the steps' tickets and scan regions, and (chain) the pending-launch pool. */
 typedef struct {
     const dp_params *p;
-    long long nfront, roots, nteams, pool;
+    long long nfront, roots, nblocks, pool;
     int Lp, nlev;
 } host_need_t;
 
@@ -230,14 +223,14 @@ static double host_need(long long cap, const void *vctx)
 {
     const host_need_t *c = (const host_need_t *)vctx;
     int maxnb = 0;
-    const double scans = steps_layout(NULL, c->p, c->nfront, c->roots, c->Lp, c->nlev, cap, c->nteams, &maxnb);
+    const double scans = steps_layout(NULL, c->p, c->nfront, c->roots, c->Lp, c->nlev, cap, c->nblocks, &maxnb);
     if (scans < 0) return 1e300; /* no device holds it */
     return dmesh_store_bytes(c->p, cap, c->nlev + 1) + (double)(DP_MAX_LEVELS + 2) * sizeof(long long) +
            DP_MAX_LEVELS * sizeof(unsigned long long) + scans + dbal_bytes(c->p, cap, 0) +
            (double)c->pool * DP_POOL_SLOT_BYTES;
 }
 
-/* A team's slice of refineStep's dynamic shared memory for tp tiles per pass: their model tables,
+/* refineStep's dynamic shared memory for tp tiles per pass: their model tables,
  * then their criterion cells (16-byte multiples). */
 static size_t step_smem_bytes(const dp_params *p, int tp)
 {
@@ -246,15 +239,12 @@ static size_t step_smem_bytes(const dp_params *p, int tp)
 /* What a kernel may use without opting in. */
 #define SMEM_DEFAULT_LIMIT ((size_t)48 << 10)
 
-/* refineStep's instance: hostlaunch's block of one team, STEP_MINB per SM (cand 0); the chain's block
- * of STEP_MINB teams, one per SM (cand 0), or of one team (cand 1: where its teams' slices do not fit
- * in one block's shared memory, as 3D tiles of 32^3 cells). */
-template <int FILL> static const void *step_kernel_of(int chain, int cand, int *threads)
+/* refineStep's instance: chain 1 holds the device graph launch of the next step, which hostlaunch's
+ * kernel may not hold (the host's launch of a kernel with a device graph launch in its code fails:
+ * regrid_gpu.cu's regridStep) */
+template <int FILL> static const void *step_kernel_of(int chain)
 {
-    *threads = chain && cand == 0 ? STEP_MINB(FILL) * HOST_THREADS : HOST_THREADS;
-    if (!chain) return (const void *)refineStep<HOST_THREADS, STEP_MINB(FILL), 0, FILL>;
-    return cand == 0 ? (const void *)refineStep<STEP_MINB(FILL) * HOST_THREADS, 1, 1, FILL>
-                     : (const void *)refineStep<HOST_THREADS, 1, 1, FILL>;
+    return chain ? (const void *)refineStep<STEP_MINB(FILL), 1, FILL> : (const void *)refineStep<STEP_MINB(FILL), 0, FILL>;
 }
 
 /* The level steps of hostlaunch (chain 0: every step launched from the host, chained by PDL) and of
@@ -277,13 +267,13 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
     const int Lp = m->nlevels - 1, nlev = p->max_level - Lp > 0 ? p->max_level - Lp : 0;
     const dp_tidx frontier = m->level_start[Lp];
     const long long roots = (long long)m->root[0] * m->root[1] * m->root[2];
-    long long ls[DP_MAX_LEVELS + 2], ntot = 0, cap = 0, wave = 0, bound = 0, pool = 0;
+    long long ls[DP_MAX_LEVELS + 2], ntot = 0, cap = 0, bound = 0, pool = 0;
     unsigned long long st[ST_COUNT];
     unsigned long long *stamps = NULL;
     float build_ms = 0.0f, bal_ms = 0.0f;
     long long from = frontier; /* the first tile downloaded: 0 when balance added tiles */
     int rc = -1, maxnb = 1, pool_set = 0;
-    int threads = HOST_THREADS, teams = 1, occ = 0, sms = 0, dev = 0, optin = 0, early = d->pdl_trigger_early, tp = 1;
+    int occ = 0, sms = 0, dev = 0, optin = 0, early = d->pdl_trigger_early, tp = 1;
     size_t step_smem = 0, step_static = 0, pool_before = 0;
     const void *step_kernel = NULL;
     unsigned grid;
@@ -300,24 +290,16 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
     CK(cudaGetDevice(&dev));
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    /* the instance and the tiles per pass: fill_pass_tiles for a team, halved while the block's slices
-     * and its static shared memory pass the limit: the default one for hostlaunch's block of one team
-     * (then an opt-in, below, for one tile past it: 3D tiles of 32^3 cells); for the chain's one block
-     * per SM the device's opt-in limit, which its teams share as hostlaunch's blocks share an SM */
+    /* the tiles per pass: fill_pass_tiles for a block, halved while they and the kernel's static shared
+     * memory pass the default limit (then an opt-in, below, for one tile past it: 3D tiles of 32^3 cells) */
     {
-        const size_t limit = chain && (size_t)optin > SMEM_DEFAULT_LIMIT ? (size_t)optin : SMEM_DEFAULT_LIMIT;
-        for (int c = 0; c < (chain ? 2 : 1); ++c) {
-            cudaFuncAttributes fa; /* the limits hold static and dynamic shared memory together */
-            step_kernel = p->fill == DP_FILL_PROLONG ? step_kernel_of<DP_FILL_PROLONG>(chain, c, &threads)
-                                                     : step_kernel_of<DP_FILL_MODEL>(chain, c, &threads);
-            teams = threads / HOST_THREADS;
-            CK(cudaFuncGetAttributes(&fa, step_kernel));
-            step_static = fa.sharedSizeBytes;
-            tp = fill_pass_tiles(p, HOST_THREADS);
-            while (tp > 1 && teams * step_smem_bytes(p, tp) + step_static > limit) tp /= 2;
-            step_smem = teams * step_smem_bytes(p, tp);
-            if (step_smem + step_static <= limit) break;
-        }
+        cudaFuncAttributes fa; /* the limit holds static and dynamic shared memory together */
+        step_kernel = p->fill == DP_FILL_PROLONG ? step_kernel_of<DP_FILL_PROLONG>(chain) : step_kernel_of<DP_FILL_MODEL>(chain);
+        CK(cudaFuncGetAttributes(&fa, step_kernel));
+        step_static = fa.sharedSizeBytes;
+        tp = fill_pass_tiles(p, HOST_THREADS);
+        while (tp > 1 && step_smem_bytes(p, tp) + step_static > SMEM_DEFAULT_LIMIT) tp /= 2;
+        step_smem = step_smem_bytes(p, tp);
     }
     if (step_smem + step_static > SMEM_DEFAULT_LIMIT) {
         if (step_smem + step_static > (size_t)optin) {
@@ -329,22 +311,20 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
     }
     {
         int occ_flag = 0;
-        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, step_kernel, threads, step_smem));
+        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, step_kernel, HOST_THREADS, step_smem));
         CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_flag, flagTiles, HOST_THREADS, 0));
-        if (chain && occ < 1) {
-            snprintf(err, errlen, "cdp: refineStep's block of %d threads with %zu bytes of shared memory does not fit "
-                     "on one SM of this device", threads, step_smem + step_static);
+        if (occ < 1) {
+            snprintf(err, errlen, "%s: refineStep's block of %d threads with %zu bytes of shared memory does not fit "
+                     "on one SM of this device", who, HOST_THREADS, step_smem + step_static);
             goto fail;
         }
-        if (chain) occ = occ_flag;
-        else occ = occ_flag < occ ? occ_flag : occ;
+        occ = occ_flag < occ ? occ_flag : occ;
     }
-    /* every block resident at once: a group's look-back waits only on groups of running blocks. The
-     * chain's grids hold one block per SM (a device-launched grid gets one: docs/gpu.md), the first
-     * step's too, so that every step's groups are the same */
-    grid = (unsigned)(sms * (occ > 0 ? occ : 1));
-    wave = chain ? sms : grid;
-    need.nteams = wave * teams;
+    /* every block resident at once: a group's look-back waits only on groups of running blocks. A
+     * chained grid, launched from the device as a graph, gets as many blocks per SM as a host launch
+     * (tools/cdp_residency.cu), so both engines run the same grid */
+    grid = (unsigned)(sms * occ);
+    need.nblocks = grid;
     /* the chain's pending launches: one per step after the first, one at a time (each a launch of
      * the chain's graph, issued by the step before it in its last group); the pool is granted at
      * this bound as for kernel launches (whether device graph launches draw on it the guide does
@@ -370,7 +350,7 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
     CK(cudaMalloc((void **)&d_ls, sizeof ls));
     CK(cudaMemcpyAsync(d_ls, ls, sizeof ls, cudaMemcpyHostToDevice, s));
     if (nlev > 0) {
-        const double scan_bytes = steps_layout(&S, p, need.nfront, roots, Lp, nlev, cap, need.nteams, &maxnb);
+        const double scan_bytes = steps_layout(&S, p, need.nfront, roots, Lp, nlev, cap, need.nblocks, &maxnb);
         if (scan_bytes < 0) { /* the capacity search rejects such a capacity (host_need) */
             snprintf(err, errlen, "%s: a level step of more than 2^31 groups at capacity %lld", who, cap);
             goto fail;
@@ -384,13 +364,12 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
        its first launch is not timed with the upload */
     if (chain && nlev > 0) {
         int L0 = Lp, k0 = 0, flag0 = nlev > 1, slot0 = 1;
-        unsigned smem0 = (unsigned)step_smem;
-        void *ga[] = { &M, &S, &d_ls, &L0, &k0, &flag0, &tp, &slot0, &early, &smem0, (void *)&nlev };
+        void *ga[] = { &M, &S, &d_ls, &L0, &k0, &flag0, &tp, &slot0, &early, (void *)&nlev };
         cudaKernelNodeParams kp;
         memset(&kp, 0, sizeof kp);
         kp.func = (void *)step_kernel;
-        kp.gridDim = dim3((unsigned)wave);
-        kp.blockDim = dim3(threads);
+        kp.gridDim = dim3(grid);
+        kp.blockDim = dim3(HOST_THREADS);
         kp.sharedMemBytes = (unsigned)step_smem;
         kp.kernelParams = ga;
         cudaGraphNode_t node;
@@ -417,12 +396,11 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
     if (chain && nlev > 0) CK(cudaGraphLaunch(graph_exec, s)); /* step 0, which launches the rest */
     for (int k = 0; k < (chain ? 0 : nlev); ++k) {
         int L = Lp + k, slot = 1 + k, flag = k + 1 < nlev, nl = nlev;
-        unsigned smem = (unsigned)step_smem;
         char name[64];
         slot_label(slot, name, sizeof name, &Lp);
         nvtxRangePushA(name);
-        void *ra[] = { &M, &S, &d_ls, &L, &k, &flag, &tp, &slot, &early, &smem, &nl };
-        CK(launch_pdl_smem(step_kernel, dim3((unsigned)grid), dim3(threads), step_smem, s, d->pdl, ra));
+        void *ra[] = { &M, &S, &d_ls, &L, &k, &flag, &tp, &slot, &early, &nl };
+        CK(launch_pdl_smem(step_kernel, dim3(grid), dim3(HOST_THREADS), step_smem, s, d->pdl, ra));
         nvtxRangePop();
     }
     CK(cudaEventRecord(e1, s));
@@ -477,9 +455,9 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
     if (chain)
         snprintf(r->note, sizeof r->note,
                  "cdp grain level: level steps %.3f ms (one grid per level, launched from the device by the level "
-                 "before, %d team%s of %d threads per block; canonical order by a device scan, no sort), upload "
+                 "before as a graph, %u blocks of %d threads; canonical order by a device scan, no sort), upload "
                  "%.3f ms, download %.3f ms",
-                 build_ms, teams, teams > 1 ? "s" : "", HOST_THREADS, r->upload_ms, r->download_ms);
+                 build_ms, grid, HOST_THREADS, r->upload_ms, r->download_ms);
     else
         snprintf(r->note, sizeof r->note, "host: level steps %.3f ms (pdl %s), upload %.3f ms, download %.3f ms",
                  build_ms, d->pdl ? "on" : "off", r->upload_ms, r->download_ms);

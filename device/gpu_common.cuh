@@ -84,42 +84,16 @@ static __device__ __forceinline__ void stamp_end(unsigned long long *stamps, int
 
 /* ---- teams: the threads that fill, flag and scan together ------------------------------------- */
 
-/* cta_team: the whole block, synchronized by __syncthreads (team 0 of 1). */
+/* cta_team: the whole block, synchronized by __syncthreads. The block functions below and group_scan
+ * (level_scan.cuh) take their threads as a team: rank, size, sync. (Until session 37 cdp's kernels ran
+ * several teams of 256 in one block of 1024 with named barriers, sub_team: a kernel launched from the
+ * device got one block per SM; a device graph launch gets as many as a host launch.) */
 struct cta_team {
     static constexpr int id = 0;
     __device__ __forceinline__ int rank() const { return threadIdx.x; }
     __device__ __forceinline__ int size() const { return blockDim.x; }
     __device__ __forceinline__ void sync() const { __syncthreads(); }
 };
-
-/* sub_team<NT>: NT consecutive threads (a multiple of 32) of a block of k NT threads, synchronized by
- * their own named barrier (`bar.sync id + 1, NT`; barrier 0 is __syncthreads'), so the k teams of a
- * block work as k independent blocks of NT threads: a team's barrier stalls its NT threads, not the
- * block. This is NCCL's ncclCoopWarpSpan (nccl_device/coop.h) and CUTLASS's NamedBarrier
- * (cutlass/arch/barrier.h, the same inline `bar.sync`). `bar.sync` is the aligned form
- * (`barrier.sync.aligned`): every thread of a warp executes the same barrier instruction, which
- * holds here because a team's code reaches each sync() uniformly (as __syncthreads requires). The
- * compiler's builtin __barrier_sync_count is the non-aligned `barrier.sync`, which tolerates divergent
- * warps and cost cdp's regrid 6% on the H200 (movingbench2d, 3.56 against 3.34 ms per step, session
- * 16). cdp's regridStep runs 4 teams of 256 in its one block of 1024 per SM (device-launched grids
- * hold one block per SM: docs/gpu.md); everything a team shares lives in its own slice of shared
- * memory. Barrier and memory ordering as __syncthreads among the team's threads. A team's warps must
- * not exit while another team of the block may still wait at its barrier (on the H200 that hung the
- * block): a kernel of several teams ends with __syncthreads(). */
-template <int NT> struct sub_team {
-    static_assert(NT % 32 == 0 && NT >= 32 && NT <= 1024, "a team is whole warps");
-    int id;
-    __device__ __forceinline__ sub_team() : id((int)threadIdx.x / NT) {}
-    __device__ __forceinline__ int rank() const { return (int)threadIdx.x % NT; }
-    __device__ __forceinline__ int size() const { return NT; }
-    __device__ __forceinline__ void sync() const { asm volatile("bar.sync %0, %1;" ::"r"(id + 1), "n"(NT) : "memory"); }
-};
-
-/* The team type of blocks of T threads in teams of NT: the block itself when it is one team. */
-template <int T, int NT> using team_of = ::cuda::std::conditional_t<T == NT, cta_team, sub_team<NT>>;
-/* (a block has barriers 0..15: at most 15 sub_teams besides __syncthreads' barrier 0; checked where a
- * kernel takes its teams, static_assert(T / NT <= DP_MAX_SUB_TEAMS)) */
-#define DP_MAX_SUB_TEAMS 15
 
 /* ---- block-cooperative tile operations ------------------------------------------------------- */
 

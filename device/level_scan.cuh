@@ -118,7 +118,7 @@ static __device__ __forceinline__ long long team_lookback(scan_state_t &st, int 
  *   (an H100, docs/results.md, *Session 32*);
  * - else by the decoupled look-back (group 0 publishes its total, a later one looks back with its
  *   first warp: team_lookback), which then finds the direct groups' inclusive totals.
- * A team (cta_team, sub_team: gpu_common.cuh) of at most NW warps; the scan is CUB's warp scan, the
+ * A team (cta_team: the block, gpu_common.cuh) of at most NW warps; the scan is CUB's warp scan, the
  * warps' totals in S (cub::BlockScan's BLOCK_SCAN_WARP_SCANS over a team instead of a block). Two
  * team barriers inside; the caller syncs the team before reading *c0 and *c1. The sums are of
  * integers: the offsets do not depend on the path. */
@@ -179,19 +179,15 @@ struct childmask_counts {
     __device__ __forceinline__ long long operator()(long long i) const { return __popc((unsigned)m[i]); }
 };
 
-/* The order in which the teams of a grid take a level's groups (refineStep, regridStep and
- * test_teams' skeleton of them): each team's own group first, by index and team-major over the
- * blocks (group tm.id * gridDim.x + blockIdx.x: a level of at most a group per block has one on
- * every block, so on every SM), then by ticket past the grid's first round; a level of at most a
- * group per team takes no ticket. The grid is at most one wave (every block becomes resident), so a
- * first-round group's look-back waits only on teams that run. TEAMS: teams per block. */
-template <int TEAMS> struct group_order {
-    long long round; /* groups of the first round: the grid's teams */
-    __device__ __forceinline__ group_order() : round((long long)gridDim.x * TEAMS) {}
-    template <class Team> __device__ __forceinline__ long long first(const Team &tm) const
-    {
-        return (long long)tm.id * gridDim.x + blockIdx.x;
-    }
+/* The order in which the blocks of a grid take a level's groups (refineStep, regridStep and
+ * test_teams' skeleton of them): each block's own group first (group blockIdx.x: a level of at most
+ * a group per block has one on every block, so on every SM), then by ticket past the grid's first
+ * round; a level of at most a group per block takes no ticket. The grid is at most one wave (every
+ * block becomes resident), so a first-round group's look-back waits only on blocks that run. */
+struct group_order {
+    long long round; /* groups of the first round: the grid's blocks */
+    __device__ __forceinline__ group_order() : round((long long)gridDim.x) {}
+    template <class Team> __device__ __forceinline__ long long first(const Team &) const { return blockIdx.x; }
     /* The team's next group past the first round (the caller stops before when the level has no
      * more groups than round), for every thread of the team after the team's barrier that ends a
      * group: the team's first thread draws the ticket into *sv (shared memory); the team syncs once. */

@@ -11,10 +11,10 @@
  *                     sums (dp_leaf_sum) of the store before the rebuild;
  *   3. rebuild        into a second store (the old one is read, never written): firstChild (each old
  *                     tile's first child), the roots copied and flagged (flagRoots), then one
- *                     regridStep grid per level: teams take groups of the level's parents (each its
+ *                     regridStep grid per level: blocks take groups of the level's parents (each its
  *                     own first, then in ticket order), a single-pass scan of their flag counts
  *                     (CUB's decoupled look-back, device/level_scan.cuh) gives their children's slots
- *                     after the level's end, the team writes the children's metadata (a kept child's
+ *                     after the level's end, the block writes the children's metadata (a kept child's
  *                     from its old index, dp_child_index; a new one's by dp_write_child), copies the
  *                     kept children's cells from the old store and fills the runs of new ones
  *                     (block_fill_prolong or block_fill_model: prolonged from the parent's new
@@ -36,7 +36,8 @@
  * again from the device for the next level (a device graph launch into cudaStreamGraphTailLaunch: it
  * runs once every block of this grid has finished), only when the level has children: the rebuild
  * chains its levels on the device. A graph's parameters are fixed, so every cdp grid is a wave of
- * blocks and finds its level by a ticket per block (S.started). Device-side launch
+ * blocks and finds its level by a ticket per block (S.started). Both variants run the same blocks,
+ * RG_MINB per SM. Device-side launch
  * failures are counted and reported; the pending-launch pool is checked against the bound (one
  * pending launch per level).
  *
@@ -51,23 +52,17 @@
 #include "src/tile.h"
 #include "src/timer.h"
 
-/* Threads per block of every regrid kernel but cdp's regridStep (RG_THREADS_CDP); a regridStep group
- * holds at most as many parents as its block has threads. */
+/* Threads per block of every regrid kernel; a regridStep group holds at most as many parents. */
 #define RG_THREADS 256
 /* regridStep groups per block on a large level (as hostlaunch's refineStep). */
 #define RG_GROUPS_PER_BLOCK 8
-/* regridStep's block size and blocks per SM, measured on the H200 (docs/results.md, "Why cdp's
- * rebuild is slower" and "Session 14"), movingbench2d: host-launched grids at 256 threads x 4 per SM
- * (64 registers) rebuilt in 2.06 ms against 2.43 ms at 3 and 3.10 ms at 2 (111 registers), and
- * regridded in 3.49 ms per step against 3.83 at 512 x 2 and 4.33 at 1024 x 1. Device-launched grids
- * never had more than one block per SM resident, whatever the bound (they get the smallest
- * shared-memory carveout that holds one block: docs/gpu.md), so cdp's blocks hold 1024 threads (64
- * registers): 4.51-4.56 ms per step against 5.25 at 512 and 8.16 at 256 threads. */
-#define RG_MINB_HOST 4
-#define RG_THREADS_CDP 1024
-#define RG_MINB_CDP 1
-static_assert(RG_THREADS_CDP % RG_THREADS == 0, "cdp's regridStep blocks are whole teams of RG_THREADS");
-static_assert(RG_THREADS_CDP != RG_THREADS, "regridStep's block size tells cdp's chaining instances from hostlaunch's");
+/* regridStep's blocks per SM, measured on the H200 (docs/results.md, "Why cdp's rebuild is slower"
+ * and "Session 14"), movingbench2d: host-launched grids at 256 threads x 4 per SM (64 registers)
+ * rebuilt in 2.06 ms against 2.43 ms at 3 and 3.10 ms at 2 (111 registers), and regridded in 3.49 ms
+ * per step against 3.83 at 512 x 2 and 4.33 at 1024 x 1. cdp's chained grids, device graph launches,
+ * get the same blocks per SM (tools/cdp_residency.cu; a kernel launched from the device got one, and
+ * cdp's blocks held 1024 threads until session 37). */
+#define RG_MINB 4
 /* What a kernel may use without opting in. */
 #define RG_SMEM_DEFAULT ((size_t)48 << 10)
 
@@ -79,16 +74,16 @@ enum { RS_KEPT = ST_COUNT, RS_ADDED, RS_OVF_LEVEL, RS_COUNT };
 #define RS_STAMPS RS_COUNT
 #define RS_TOTAL (RS_COUNT + 2 * DP_MAX_LEVELS)
 
-/* Parents per group of a level of n tiles in a grid of nteams teams of T threads: the fewest (a power
- * of two, at most T) that leave at most RG_GROUPS_PER_BLOCK groups per team. A level then has at most
- * max(RG_GROUPS_PER_BLOCK * nteams, ceil(n / T)) groups, and at most n (rg_layout). */
-static __host__ __device__ __forceinline__ int rg_group(long long n, long long nteams, int T)
+/* Parents per group of a level of n tiles in a grid of nblocks blocks: the fewest (a power of two, at
+ * most RG_THREADS) that leave at most RG_GROUPS_PER_BLOCK groups per block. A level then has at most
+ * max(RG_GROUPS_PER_BLOCK * nblocks, ceil(n / RG_THREADS)) groups, and at most n (rg_layout). */
+static __host__ __device__ __forceinline__ int rg_group(long long n, long long nblocks)
 {
     int P = 1;
-    while (P < T && (n + P - 1) / P > RG_GROUPS_PER_BLOCK * nteams) P <<= 1;
-    /* more parents than teams: up to RG_GROUPS_PER_BLOCK per group, as few as leave one group per
-       team (as refineStep's step_group) */
-    while (P < RG_GROUPS_PER_BLOCK && P < T && (n + P - 1) / P > nteams) P <<= 1;
+    while (P < RG_THREADS && (n + P - 1) / P > RG_GROUPS_PER_BLOCK * nblocks) P <<= 1;
+    /* more parents than blocks: up to RG_GROUPS_PER_BLOCK per group, as few as leave one group per
+       block (as refineStep's step_group) */
+    while (P < RG_GROUPS_PER_BLOCK && (n + P - 1) / P > nblocks) P <<= 1;
     return P;
 }
 
@@ -101,9 +96,7 @@ typedef struct {
     long long *old;         /* [cap] new tile -> its old index, -1 for a new tile */
     long long *first;       /* [cap] old tile -> its first child (tiles with children only) */
     unsigned long long *st; /* [RS_TOTAL]: the counters, then the timeline */
-    int tp;                 /* tiles per pass of a regridStep team */
-    unsigned smem;          /* regridStep's dynamic shared memory: a slice of team_smem per team */
-    unsigned team_smem;     /* a team's slice (a multiple of 16 bytes) */
+    int tp;                 /* tiles per pass of a regridStep block */
     int cdp;                /* 1: the next level is launched from the device */
     int early;              /* PDL: trigger right after the wait (1) or after the work (0) */
     int resample;           /* 1: kept children sampled from the model like new ones, not copied */
@@ -206,9 +199,9 @@ __global__ void __launch_bounds__(RG_THREADS) flagRoots(const __grid_constant__ 
     if (!R.early) cudaTriggerProgrammaticLaunchCompletion();
 }
 
-/* What a regridStep team of NW warps shares (static shared memory, one per team). */
-template <int NW> struct rg_smem {
-    team_scan_smem<NW> scan;
+/* What a regridStep block shares (static shared memory). */
+struct rg_smem {
+    team_scan_smem<RG_THREADS / 32> scan;
     long long v, c0, c1; /* the group's ticket; its children's range [c0, c1) counted from the level's end */
     unsigned smask[FILL_MAX_TILES];
 };
@@ -224,33 +217,23 @@ static __device__ __noinline__ void rg_level_end(long long *p, long long v)
     *p = v;
 }
 
-/* Level `level` of the new store to its children (see the top of the file), by teams of NT threads
- * (team_of, gpu_common.cuh: the block itself, or sub_team), T / NT per block, each taking its own groups as a block of NT threads
- * would. T: threads per block; MINB: the blocks per SM it is compiled for. hostlaunch: blocks of one
- * team of RG_THREADS, RG_MINB_HOST per SM; cdp: blocks of RG_THREADS_CDP (one per SM: what
- * device-launched grids get), of teams of RG_THREADS, or one team where four teams' passes do not
- * fit in shared memory (rg_pick). FILL: the deck's fill, an instance each as hostlaunch's refineStep
- * (the other fill's code out of the kernel: fewer spills at the 64 registers of both bounds).
- * Dynamic shared memory: one slice of R.team_smem bytes per team, each the model tables (fill =
- * model, R.tp of them), then R.tp tiles of criterion cells. */
-template <int T, int MINB, int NT, int FILL>
-__global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg_t R, int level)
+/* Level `level` of the new store to its children (see the top of the file), by blocks of RG_THREADS,
+ * RG_MINB per SM, the grid one wave. FILL: the deck's fill, an instance each as hostlaunch's
+ * refineStep (the other fill's code out of the kernel: fewer spills at the bound's 64 registers).
+ * CHAIN: cdp's instance, which launches the next level from the device; hostlaunch's is launched from
+ * the host. Dynamic shared memory: the model tables (fill = model, R.tp of them), then R.tp tiles of
+ * criterion cells. */
+template <int FILL, int CHAIN>
+__global__ void __launch_bounds__(RG_THREADS, RG_MINB) regridStep(const __grid_constant__ rg_t R, int level)
 {
-    static_assert(T % NT == 0 && NT >= RG_THREADS, "whole teams; rg_layout counts groups of RG_THREADS or more");
-    static_assert(T / NT <= DP_MAX_SUB_TEAMS, "a named barrier per team");
-    constexpr int TEAMS = T / NT;
-    __shared__ rg_smem<NT / 32> Shs[TEAMS];
-    extern __shared__ __align__(16) double dyn[]; /* 16: block_fill_tiles' float4 stores into crit */
-    const team_of<T, NT> tm;
-    rg_smem<NT / 32> &Sh = Shs[tm.id];
-    double *tab = dyn + (size_t)tm.id * (R.team_smem / sizeof(double));
+    __shared__ rg_smem Sh;
+    extern __shared__ __align__(16) double tab[]; /* 16: block_fill_tiles' float4 stores into crit */
+    const cta_team tm;
     const dp_params *p = &c_params;
     const int tid = tm.rank(), ns = 1 << p->dim;
     const int lc = p->dim * dp_log2(p->B), cells = 1 << lc, tp = R.tp;
-    /* the cdp instances (blocks of RG_THREADS_CDP) chain; hostlaunch's must hold no device graph
-       launch, not even one never reached: the host's launch of such a kernel fails with
+    /* cdp's instance chains; hostlaunch's must hold no device graph launch, not even one never reached: the host's launch of such a kernel fails with
        cudaErrorNotSupported (session 36, H100), so `if constexpr`, which keeps it out even unoptimised */
-    constexpr bool CHAIN = T == RG_THREADS_CDP;
     if constexpr (CHAIN) if (R.cdp) {
         /* the grid's level from a ticket per block (every chained grid has gridDim.x blocks) */
         __shared__ int lv;
@@ -260,7 +243,7 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
     }
     const int flag = level + 1 < p->max_level; /* the children are flagged; at max_level they get none */
     float *crit = (float *)(tab + (FILL == DP_FILL_PROLONG ? 0 : tp * dp_model_table_size(p)));
-    for (int i = tid; i < tp; i += NT) Sh.smask[i] = 0;
+    for (int i = tid; i < tp; i += RG_THREADS) Sh.smask[i] = 0;
     scan_state_t st;
     st.Init(R.S.nb[level], R.S.scan + R.S.off[level], 0);
     const double h = dp_spacing(p, level + 1);
@@ -268,15 +251,15 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
     if (R.early) cudaTriggerProgrammaticLaunchCompletion();
     if (threadIdx.x == 0) rg_stamp(R.st, level, 0);
     const long long s = R.ls[level], e = R.ls[level + 1], n = e - s;
-    const int P = rg_group(n, (long long)gridDim.x * TEAMS, NT);
+    const int P = rg_group(n, (long long)gridDim.x);
     const long long ng = (n + P - 1) / P; /* groups of the level */
     if (n == 0 && blockIdx.x == 0 && threadIdx.x == 0) R.ls[level + 2] = e;
-    /* the groups: each team's own first, then by ticket (group_order, level_scan.cuh: a small level
-       on every SM, not four groups on each of the first blocks to start; the grid is at most a wave) */
-    const group_order<TEAMS> order;
+    /* the groups: each block's own first, then by ticket (group_order, level_scan.cuh: a small level
+       on every SM, not four groups on each of the first blocks to start; the grid is one wave) */
+    const group_order order;
     long long v = order.first(tm);
     for (;;) {
-        if (v >= ng) break; /* the same for every thread of the team */
+        if (v >= ng) break; /* the same for every thread of the block */
         /* 1. this parent's children: their offset from the level's end, by the level-wide scan */
         const long long i = v * P + tid, par = s + i;
         const unsigned mask = tid < P && i < n ? R.N.childmask[par] : 0u;
@@ -333,7 +316,7 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
                 const long long t0 = e + j0;
                 /* kept children: their cells from the old store (unless sampled, below), 4 at a time
                    (a tile's cells, a multiple of 16, start 64-byte aligned in both stores and in crit) */
-                for (int j = tid; j < (g << (lc - 2)) && !R.resample; j += NT) {
+                for (int j = tid; j < (g << (lc - 2)) && !R.resample; j += RG_THREADS) {
                     const int q = j >> (lc - 2), c4 = j & ((cells >> 2) - 1);
                     const long long oc = R.old[t0 + q];
                     if (oc < 0) continue;
@@ -345,7 +328,7 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
                     }
                 }
                 /* new children: each run of consecutive ones filled as a refinement fills them (the
-                 * runs are the same for every thread: the team's barriers inside stay uniform) */
+                 * runs are the same for every thread: the block's barriers inside stay uniform) */
                 for (int q = 0; q < g;) {
                     if (R.old[t0 + q] >= 0 && !R.resample) {
                         ++q;
@@ -362,14 +345,10 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
                 block_flag_pass(tm, crit, g, h, Sh.smask, R.N.childmask + t0);
             }
         }
-        tm.sync(); /* every thread of the team has read this group's shared values */
-        if (ng <= order.round) break; /* one round: every group had its team */
+        tm.sync(); /* every thread of the block has read this group's shared values */
+        if (ng <= order.round) break; /* one round: every group had its block */
         v = order.ticket(tm, &R.S.tickets[level], &Sh.v);
     }
-    /* no team's warps exit while another team of the block may still wait at its named barrier: on the
-     * H200 an early exit hung the others (movingbench2d, moving2d; session 15) */
-    if (TEAMS > 1) __syncthreads();
-    /* (a block of one team: its threads left the loop together, at the team barrier after the ticket) */
     if (threadIdx.x == 0) rg_stamp(R.st, level, 1);
     if (!R.early) cudaTriggerProgrammaticLaunchCompletion();
 }
@@ -378,9 +357,7 @@ __global__ void __launch_bounds__(T, MINB) regridStep(const __grid_constant__ rg
 
 struct gpu_regrid {
     int variant, pdl, early, progress;
-    const void *step;       /* the regridStep instance (rg_pick) */
-    int step_threads;       /* its threads per block */
-    int teams;              /* its teams per block */
+    const void *step;       /* the regridStep instance: hostlaunch's, or cdp's that chains */
     dp_params p;            /* the deck's (time 0) */
     long long max_tiles;
     cudaStream_t s;
@@ -401,7 +378,7 @@ struct gpu_regrid {
     unsigned long long *st;
     long long wave;
     int tp, tps, sms;
-    size_t smem, team_smem, smem_sample;
+    size_t smem, smem_sample; /* regridStep's and sampleLevel's dynamic shared memory */
     size_t pool;            /* cdp: the pending-launch pool */
     cudaGraph_t graph;      /* cdp: regridStep as a one-node graph that device code relaunches */
     cudaGraphExec_t graph_exec;
@@ -416,19 +393,19 @@ static cudaKernelNodeParams rg_chain_node(const gpu_regrid *g, void **args)
     memset(&kp, 0, sizeof kp);
     kp.func = (void *)g->step;
     kp.gridDim = dim3((unsigned)g->wave);
-    kp.blockDim = dim3((unsigned)g->step_threads);
+    kp.blockDim = dim3(RG_THREADS);
     kp.sharedMemBytes = (unsigned)g->smem;
     kp.kernelParams = args;
     return kp;
 }
 
-/* A regridStep team's slice of dynamic shared memory at tp tiles per pass (16-byte multiples). */
-static size_t rg_team_smem(const dp_params *p, int tp)
+/* regridStep's dynamic shared memory at tp tiles per pass (16-byte multiples). */
+static size_t rg_step_smem(const dp_params *p, int tp)
 {
     return (fill_table_bytes(p, tp) + (size_t)tp * dp_cells(p->dim, p->B) * sizeof(float) + 15) & ~(size_t)15;
 }
 
-/* The scan regions of the levels 0..max_level-1 at capacity cap for grids of at most `wave` teams:
+/* The scan regions of the levels 0..max_level-1 at capacity cap for grids of at most `wave` blocks:
  * a level holds at most cap tiles, so at most max(RG_GROUPS_PER_BLOCK wave, ceil(cap / RG_THREADS))
  * groups, and no more than cap. Returns their bytes (S filled when not NULL), -1 past 2^31 groups. */
 static double rg_layout(level_scans_t *S, const dp_params *p, long long cap, long long wave, int *maxnb)
@@ -447,7 +424,7 @@ static double rg_layout(level_scans_t *S, const dp_params *p, long long cap, lon
 
 typedef struct {
     const dp_params *p;
-    long long wave; /* teams of a wave */
+    long long wave; /* blocks of a wave */
 } rg_need_t;
 
 /* Device bytes of a regrid at capacity cap: two stores, the old-index and first-child maps, the
@@ -530,45 +507,27 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
     g->nroots = m->level_start[1];
     for (int a = 0; a < 3; ++a) g->root[a] = m->root[a];
     int dev = 0, occ = 0;
-    size_t rg_static = 0, pass_limit = RG_SMEM_DEFAULT;
+    size_t rg_static = 0;
     const size_t cells = (size_t)mesh_cells(m);
     CK(cudaStreamCreateWithFlags(&g->s, cudaStreamNonBlocking));
     for (int i = 0; i < 6; ++i) CK(cudaEventCreate(&g->ev[i]));
     CK(cudaGetDevice(&dev));
     CK(cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, dev));
-    /* regridStep's instance and shared memory: a team's tiles per pass as hostlaunch's refineStep
-     * (fill_pass_tiles for the team's threads), halved while the block's slices and static shared
-     * memory pass the limit: the default one for hostlaunch's one team per block; for cdp's one block
-     * per SM the device's opt-in limit, which its four teams share as four hostlaunch blocks share an
-     * SM. Where four teams cannot hold a tile each (3D, tile_size 32), cdp's block is one team of
-     * RG_THREADS_CDP. Past the default limit an opt-in (below); sampleLevel's tables after that. */
+    /* regridStep's instance and shared memory: tiles per pass as hostlaunch's refineStep
+     * (fill_pass_tiles), halved while they and the kernel's static shared memory pass the default
+     * limit; past it (one tile: 3D, tile_size 32) an opt-in, below; sampleLevel's tables after that */
     {
-        int optin = 0;
-        CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-        const int cdp = variant == DP_VARIANT_CDP;
         const int pro = p->fill == DP_FILL_PROLONG;
-        const void *cand[2] = { pro ? (const void *)regridStep<RG_THREADS_CDP, RG_MINB_CDP, RG_THREADS, DP_FILL_PROLONG>
-                                    : (const void *)regridStep<RG_THREADS_CDP, RG_MINB_CDP, RG_THREADS, DP_FILL_MODEL>,
-                                pro ? (const void *)regridStep<RG_THREADS_CDP, RG_MINB_CDP, RG_THREADS_CDP, DP_FILL_PROLONG>
-                                    : (const void *)regridStep<RG_THREADS_CDP, RG_MINB_CDP, RG_THREADS_CDP, DP_FILL_MODEL> };
-        const int team_threads[2] = { RG_THREADS, RG_THREADS_CDP };
-        if (!cdp)
-            cand[0] = pro ? (const void *)regridStep<RG_THREADS, RG_MINB_HOST, RG_THREADS, DP_FILL_PROLONG>
-                          : (const void *)regridStep<RG_THREADS, RG_MINB_HOST, RG_THREADS, DP_FILL_MODEL>;
-        pass_limit = cdp && (size_t)optin > RG_SMEM_DEFAULT ? (size_t)optin : RG_SMEM_DEFAULT;
-        for (int c = 0; c < (cdp ? 2 : 1); ++c) {
-            cudaFuncAttributes fa; /* the limits hold static and dynamic shared memory together */
-            CK(cudaFuncGetAttributes(&fa, cand[c]));
-            g->step = cand[c];
-            g->step_threads = cdp ? RG_THREADS_CDP : RG_THREADS;
-            g->teams = g->step_threads / team_threads[c];
-            rg_static = fa.sharedSizeBytes;
-            g->tp = fill_pass_tiles(p, team_threads[c]);
-            while (g->tp > 1 && g->teams * rg_team_smem(p, g->tp) + rg_static > pass_limit) g->tp /= 2;
-            g->team_smem = rg_team_smem(p, g->tp);
-            g->smem = g->teams * g->team_smem;
-            if (g->smem + rg_static <= pass_limit) break;
-        }
+        if (variant == DP_VARIANT_CDP)
+            g->step = pro ? (const void *)regridStep<DP_FILL_PROLONG, 1> : (const void *)regridStep<DP_FILL_MODEL, 1>;
+        else
+            g->step = pro ? (const void *)regridStep<DP_FILL_PROLONG, 0> : (const void *)regridStep<DP_FILL_MODEL, 0>;
+        cudaFuncAttributes fa; /* the limit holds static and dynamic shared memory together */
+        CK(cudaFuncGetAttributes(&fa, g->step));
+        rg_static = fa.sharedSizeBytes;
+        g->tp = fill_pass_tiles(p, RG_THREADS);
+        while (g->tp > 1 && rg_step_smem(p, g->tp) + rg_static > RG_SMEM_DEFAULT) g->tp /= 2;
+        g->smem = rg_step_smem(p, g->tp);
     }
     if (g->smem + rg_static > RG_SMEM_DEFAULT) {
         int optin = 0;
@@ -593,14 +552,21 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
                  "fewer model objects", deck_variant_name(variant), g->smem_sample, RG_SMEM_DEFAULT);
         goto fail;
     }
-    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, g->step, g->step_threads, g->smem));
-    g->wave = (long long)g->sms * (occ > 0 ? occ : 1);
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, g->step, RG_THREADS, g->smem));
+    if (occ < 1) {
+        snprintf(err, errlen, "%s regrid: regridStep's block of %d threads with %zu bytes of shared memory does not "
+                 "fit on one SM of this device", deck_variant_name(variant), RG_THREADS, g->smem + rg_static);
+        goto fail;
+    }
+    /* every block resident at once (a group's look-back waits only on running blocks); cdp's chained
+       grids, device graph launches, get as many blocks per SM as host launches (tools/cdp_residency.cu) */
+    g->wave = (long long)g->sms * occ;
     /* the capacity: max_tiles, else as many tiles as the device holds with the regrid's scratch (two
      * stores), at most every tile of the domain up to max_level */
     {
         size_t fr = 0, tot = 0;
         CK(gpu_free_memory(&fr, &tot));
-        rg_need_t need = { p, g->wave * g->teams };
+        rg_need_t need = { p, g->wave };
         cap_memory_t mem;
         memset(&mem, 0, sizeof mem);
         mem.name = "device";
@@ -666,7 +632,7 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
         for (int b = 0; b < 2; ++b) CK(cudaMalloc((void **)&g->d_sums[b], (size_t)g->cap.cap * 2 * p->nf * sizeof(double)));
     g->nlev = p->max_level;
     if (g->nlev > 0) {
-        const double scan_bytes = rg_layout(&g->S, p, g->cap.cap, g->wave * g->teams, &g->maxnb);
+        const double scan_bytes = rg_layout(&g->S, p, g->cap.cap, g->wave, &g->maxnb);
         if (scan_bytes < 0) { /* the capacity search rejects such a capacity (rg_need) */
             snprintf(err, errlen, "%s regrid: a level of more than 2^31 groups at capacity %lld",
                      deck_variant_name(variant), g->cap.cap);
@@ -799,8 +765,6 @@ extern "C" int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, ch
         R.first = g->first;
         R.st = g->st;
         R.tp = g->tp;
-        R.smem = (unsigned)g->smem;
-        R.team_smem = (unsigned)g->team_smem;
         R.cdp = g->variant == DP_VARIANT_CDP;
         R.early = early;
         R.resample = resample;
@@ -832,7 +796,7 @@ extern "C" int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, ch
         } else {
             for (int L = 0; L < g->nlev; ++L) {
                 void *sa[] = { &R, &L };
-                CK(launch_pdl_smem(g->step, dim3((unsigned)g->wave), dim3((unsigned)g->step_threads), g->smem, g->s,
+                CK(launch_pdl_smem(g->step, dim3((unsigned)g->wave), dim3(RG_THREADS), g->smem, g->s,
                                    pdl, sa));
             }
         }

@@ -1,7 +1,7 @@
 #!/bin/bash
 # gpu_racecheck.sh TEST_TEAMS DPAMR - compute-sanitizer racecheck (shared-memory hazards), synccheck
-# (barrier misuse) and memcheck on test_teams: the team primitives of the GPU engines (sub_team's
-# named barriers, group_scan's direct prefix and look-back) in a program without relocatable device code, which
+# (barrier misuse) and memcheck on test_teams: the group primitives of the GPU engines (the block barriers,
+# group_scan's direct prefix and look-back) in a program without relocatable device code, which
 # racecheck and synccheck accept where they refuse dpamr (dynamic parallelism). Exit 77 (skipped)
 # without a CUDA device or without compute-sanitizer.
 set -uo pipefail

@@ -1,19 +1,17 @@
-/* test_teams.cu - the team primitives of the GPU engines on their own (device/gpu_common.cuh: cta_team,
- * sub_team, team_of; device/level_scan.cuh: group_scan, team_lookback), in a program built without
+/* test_teams.cu - the group primitives of the GPU engines on their own (device/gpu_common.cuh: cta_team;
+ * device/level_scan.cuh: group_order, group_scan, team_lookback), in a program built without
  * relocatable device code, so that compute-sanitizer's racecheck and synccheck accept it (they refuse
- * a binary with dynamic parallelism, such as dpamr: cdp's regridStep, which runs four teams of 256 in
- * a block of 1024, cannot be checked there).
+ * a binary with dynamic parallelism, such as dpamr).
  *
- * teamScan<T, NT> is regridStep's skeleton: blocks of T threads in teams of NT (team_of) take groups
- * of P items in the kernels' order (group_order: each team's own group, then tickets), scan the items' counts over the whole array through group_scan (the
- * level-wide single-pass scan with its look-back across teams and blocks), then run a team-local
- * shared-memory pass: every thread writes its offset to the team's slice, the team syncs, every
- * thread reads its neighbour's; a wrong or missing team barrier shows as a wrong value here and as a
- * hazard under racecheck. Checked against a CPU scan: every item's offset, every group's span, no
- * neighbour mismatch. Configurations: a block of one team of 256 (cta_team: hostlaunch's
- * refineStep and regridStep), four teams of 256 in 1024 (sub_team: cdp's regridStep), one team of
- * 1024 (cdp's fallback), two teams of 512; small and large groups, a grid of one block and of many;
- * groups whose prefix group_scan sums directly and groups that look back, in one level.
+ * teamScan<T> is refineStep's and regridStep's skeleton: blocks of T threads take groups of P items in
+ * the kernels' order (group_order: each block's own group, then tickets), scan the items' counts over
+ * the whole array through group_scan (the level-wide single-pass scan with its look-back across
+ * blocks), then run a block-local shared-memory pass: every thread writes its offset to shared
+ * memory, the block syncs, every thread reads its neighbour's; a wrong or missing barrier shows as a
+ * wrong value here and as a hazard under racecheck. Checked against a CPU scan: every item's offset,
+ * every group's span, no neighbour mismatch. Configurations: blocks of 256 (the engines' kernels) and
+ * of 1024; small and large groups, a grid of one block and of many; groups whose prefix group_scan
+ * sums directly and groups that look back, in one level.
  * Before them team_lookback alone (run_lookback): predecessors published as partial totals so that it
  * must slide back window by window, or stop at an inclusive one, checked against the sums.
  *
@@ -53,43 +51,40 @@ struct int_counts {
     __device__ __forceinline__ long long operator()(long long i) const { return c[i]; }
 };
 
-template <int T, int NT>
+template <int T>
 __global__ void __launch_bounds__(T) teamScan(char *region, unsigned long long *ticket, const int *cnt, long long n,
                                               int P, long long *off, long long *span, unsigned long long *bad)
 {
-    constexpr int TEAMS = T / NT;
-    __shared__ team_scan_smem<NT / 32> S[TEAMS];
-    __shared__ long long vs[TEAMS], c0[TEAMS], c1[TEAMS];
-    __shared__ long long slice[T]; /* NT per team */
-    const team_of<T, NT> tm;
+    __shared__ team_scan_smem<T / 32> S;
+    __shared__ long long vs, c0, c1;
+    __shared__ long long mine[T];
+    const cta_team tm;
     const int r = tm.rank();
-    long long *mine = slice + tm.id * NT;
     const long long ng = (n + P - 1) / P;
     scan_state_t st;
     st.Init((int)ng, region, 0);
-    const group_order<TEAMS> order; /* the kernels' order: the team's own group, then tickets */
+    const group_order order; /* the kernels' order: the block's own group, then tickets */
     long long v = order.first(tm);
     for (;;) {
-        if (v >= ng) break; /* the same for the whole team */
+        if (v >= ng) break; /* the same for the whole block */
         const long long i = v * P + r;
         const int in = r < P && i < n;
         const long long c = in ? cnt[i] : 0;
-        const long long o = group_scan(tm, st, S[tm.id], v, c, int_counts{cnt}, v * P, &c0[tm.id], &c1[tm.id]);
+        const long long o = group_scan(tm, st, S, v, c, int_counts{cnt}, v * P, &c0, &c1);
         tm.sync();
         if (in) off[i] = o;
         if (r == 0) {
-            span[2 * v] = c0[tm.id];
-            span[2 * v + 1] = c1[tm.id];
+            span[2 * v] = c0;
+            span[2 * v + 1] = c1;
         }
-        /* the team-local pass: my offset out, the team's barrier, my neighbour's in */
+        /* the block-local pass: my offset out, the barrier, my neighbour's in */
         mine[r] = o;
         tm.sync();
-        if (r + 1 < NT && mine[r + 1] != o + c) atomicAdd(bad, 1ull);
-        tm.sync(); /* the slice and S are rewritten by the next group */
-        if (ng <= order.round) break; /* one round: every group had its team */
-        v = order.ticket(tm, ticket, &vs[tm.id]);
+        if (r + 1 < T && mine[r + 1] != o + c) atomicAdd(bad, 1ull);
+        tm.sync(); /* mine and S are rewritten by the next group */
+        if (ng <= order.round) break; /* one round: every group had its block */
+        v = order.ticket(tm, ticket, &vs);
     }
-    if (TEAMS > 1) __syncthreads(); /* no team exits while another may wait at its barrier */
 }
 
 /* team_lookback on its own, deterministically: group 0 inclusive and groups 1..v-1 only partial
@@ -166,7 +161,7 @@ static int run_lookback(int v, int mid, int quiet)
 typedef void (*kernel_t)(char *, unsigned long long *, const int *, long long, int, long long *, long long *,
                          unsigned long long *);
 
-static int run(const char *name, kernel_t k, int T, int NT, long long n, int P, int blocks, int quiet)
+static int run(const char *name, kernel_t k, int T, long long n, int P, int blocks, int quiet)
 {
     const long long ng = (n + P - 1) / P;
     int *h_cnt = (int *)malloc((size_t)n * sizeof(int));
@@ -217,8 +212,8 @@ static int run(const char *name, kernel_t k, int T, int NT, long long n, int P, 
     }
     const int ok = wrong == 0 && h_bad == 0;
     if (!ok || !quiet)
-        printf("%s %-34s T %4d, teams of %4d, %8lld items in groups of %3d, %4d blocks: total %lld, %lld wrong "
-               "offsets or spans%s, %llu neighbour mismatches\n", ok ? "ok  " : "FAIL", name, T, NT, n, P, blocks, acc,
+        printf("%s %-34s T %4d, %8lld items in groups of %4d, %4d blocks: total %lld, %lld wrong "
+               "offsets or spans%s, %llu neighbour mismatches\n", ok ? "ok  " : "FAIL", name, T, n, P, blocks, acc,
                wrong, first >= 0 ? " (item)" : first < -1 ? " (group span)" : "", h_bad);
     cudaFree(region);
     cudaFree(cnt);
@@ -246,28 +241,24 @@ int main(int argc, char **argv)
     ok &= run_lookback(100, 0, quiet);  /* slides back over four windows to group 0 */
     ok &= run_lookback(100, 60, quiet); /* stops at group 60 in the second window */
     ok &= run_lookback(5, 0, quiet);    /* group 0 in the first window, padding beyond it */
-    /* small: a grid of one block, one item per group (many groups per team; the first 4096 groups
+    /* small: a grid of one block, one item per group (many groups per block; the first 4096 groups
      * sum their prefix directly, the later ones look back within the block); large: a wave of
-     * blocks, groups of a team's threads (look-back across blocks) */
-    ok &= run("one team of 256 (cta_team)", teamScan<256, 256>, 256, 256, 6000, 1, 1, quiet);
-    ok &= run("one team of 256 (cta_team)", teamScan<256, 256>, 256, 256, 1000003, 256, 4 * sms, quiet);
-    ok &= run("four teams of 256 (sub_team)", teamScan<1024, 256>, 1024, 256, 6000, 1, 1, quiet);
-    ok &= run("four teams of 256 (sub_team)", teamScan<1024, 256>, 1024, 256, 777, 7, 2, quiet);
-    ok &= run("four teams of 256 (sub_team)", teamScan<1024, 256>, 1024, 256, 1000003, 256, sms, quiet);
+     * blocks, groups of a block's threads (look-back across blocks) */
+    ok &= run("blocks of 256", teamScan<256>, 256, 6000, 1, 1, quiet);
+    ok &= run("blocks of 256", teamScan<256>, 256, 777, 7, 2, quiet);
+    ok &= run("blocks of 256", teamScan<256>, 256, 1000003, 256, 4 * sms, quiet);
+    ok &= run("blocks of 1024", teamScan<1024>, 1024, 6000, 1, 1, quiet);
+    ok &= run("blocks of 1024", teamScan<1024>, 1024, 1000003, 1024, sms, quiet);
     /* the direct prefix (at most SCAN_DIRECT_PER_THREAD items per thread before the group) and the
      * look-back in one level: groups 1..4096 of one item sum their prefix, the later ones look back
      * and find their inclusive totals; with groups of 3 items, the direct ones up to item 4096 */
-    ok &= run("one team of 256, direct and look-back", teamScan<256, 256>, 256, 256, 20000, 1, 4 * sms, quiet);
-    ok &= run("four teams of 256, direct and look-back", teamScan<1024, 256>, 1024, 256, 50000, 3, sms, quiet);
-    /* a level of at most a group per team: one round by index, no ticket drawn */
-    ok &= run("one team of 256, one round", teamScan<256, 256>, 256, 256, 200, 1, 4 * sms, quiet);
-    ok &= run("four teams of 256, one round", teamScan<1024, 256>, 1024, 256, 300, 1, sms, quiet);
+    ok &= run("blocks of 256, direct and look-back", teamScan<256>, 256, 20000, 1, 4 * sms, quiet);
+    ok &= run("blocks of 256, direct and look-back", teamScan<256>, 256, 50000, 3, 4 * sms, quiet);
+    /* a level of at most a group per block: one round by index, no ticket drawn */
+    ok &= run("blocks of 256, one round", teamScan<256>, 256, 200, 1, 4 * sms, quiet);
     /* one round whose later groups look back (more than 4,096 items before them, no ticket): the
      * kernels' levels of a little more than 4,096 parents in groups of up to 16 */
-    ok &= run("one team of 256, one round, look-back", teamScan<256, 256>, 256, 256, 4LL * sms * 16, 16, 4 * sms, quiet);
-    ok &= run("four teams of 256, one round, look-back", teamScan<1024, 256>, 1024, 256, 4LL * sms * 16, 16, sms, quiet);
-    ok &= run("two teams of 512 (sub_team)", teamScan<1024, 512>, 1024, 512, 1000003, 512, sms, quiet);
-    ok &= run("one team of 1024 (cta_team)", teamScan<1024, 1024>, 1024, 1024, 1000003, 1024, sms, quiet);
+    ok &= run("blocks of 256, one round, look-back", teamScan<256>, 256, 4LL * sms * 16, 16, 4 * sms, quiet);
     printf("%s\n", ok ? "test_teams: all passed" : "test_teams: FAILED");
     return ok ? 0 : 1;
 }

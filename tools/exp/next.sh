@@ -11,11 +11,12 @@
 #          the source page of bench3d's first hostlaunch step: $OUT/small.tgz
 #   launch tools/exp/launch_cost.cu and graph_launch_cost.cu built and run: $OUT/launch_cost.txt (about 30 s with the two builds)
 #   resid  tools/cdp_residency.cu built and run: blocks per SM of host-launched, device-launched and
-#          device-graph-launched grids: $OUT/residency.txt (about 20 s; issue 15: can cdp's chains, now
-#          device graph launches, run hostlaunch's 4 blocks of 256 per SM?)
-#   graph  quick_ab.sh: this tree (cdp's refine and regrid chains relaunched as device graphs, session 36)
-#          against it with kernel tail launches (A_DIFF tools/exp/base/kernel-tail-launch.diff):
-#          $OUT/graph (quick.txt, table.txt, logs.tgz; about 200 s)
+#          device-graph-launched grids: $OUT/residency.txt (about 20 s; session 37: a device graph
+#          launch gets 4 blocks of 256 per SM, as a host launch)
+#   shape  quick_ab.sh: this tree (cdp's chains in hostlaunch's blocks, 256 x STEP_MINB / RG_MINB per
+#          SM, session 37) against it with one block of 768-1024 threads per SM (A_DIFF
+#          tools/exp/base/cdp-wide-blocks.diff: f59f4e8's device code): $OUT/shape (quick.txt,
+#          table.txt, logs.tgz; about 150-200 s)
 #   deep   dpamr bench on deep2d and deep3d (bench_cpu=off, 5 repeats, two rounds): $OUT/deep.txt, the
 #          small levels' cost per variant (tests/decks: their level-0 meshes made first)
 #   mem    the DRAM and L2 traffic of every hostlaunch level step of bench2d and bench3d (gpu_profile.sh
@@ -23,7 +24,7 @@
 #          bytes a level moves against the new cells and metadata the floor counts)
 #   prof   Nsight Compute on bench3d's finest hostlaunch refineStep with the SASS source page
 #          (gpu_profile.sh SOURCE=1), with whatever patches PROF_PATCHES names applied
-# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, graph 3, deep 1, mem 1, prof 1 (tarballs).
+# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, shape 3, deep 1, mem 1, prof 1 (tarballs).
 # The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh launch
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -94,11 +95,11 @@ for step in "$@"; do
             ./build-next/cdp_residency >"$out/residency.txt" 2>&1
         nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$out/residency.txt"
         ;;
-    graph)
-        # A = this tree with the chains' kernel tail launches back (tools/exp/base/kernel-tail-launch.diff: 871ccdf^),
-        # B = this tree (device graph launches); no patches, so the tree stays as it is for later steps
-        mkdir -p "$out/graph"
-        OUT=$out/graph DPAMR_COMMIT=$c A_DIFF=tools/exp/base/kernel-tail-launch.diff timeout "${GRAPH_LIMIT:-280}" \
+    shape)
+        # A = this tree with cdp's one wide block per SM back (tools/exp/base/cdp-wide-blocks.diff: f59f4e8),
+        # B = this tree; no patches, so the tree stays as it is for later steps
+        mkdir -p "$out/shape"
+        OUT=$out/shape DPAMR_COMMIT=$c A_DIFF=tools/exp/base/cdp-wide-blocks.diff timeout "${SHAPE_LIMIT:-280}" \
             bash tools/exp/quick_ab.sh none
         ;;
     deep)
@@ -141,6 +142,6 @@ for step in "$@"; do
         tar czf "$out/prof.tgz" -C "$out" prof && rm -rf "$out/prof"
         for p in ${PROF_PATCHES:-}; do git apply -R "$p"; done
         ;;
-    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, graph, deep, mem, prof)"; exit 2 ;;
+    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, shape, deep, mem, prof)"; exit 2 ;;
     esac
 done
