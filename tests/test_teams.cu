@@ -15,7 +15,8 @@
  * Before them team_lookback alone (run_lookback): predecessors published as partial totals so that it
  * must slide back window by window, or stop at an inclusive one, checked against the sums.
  *
- * test_teams [-q]: prints a line per configuration; exit 0 when all pass, 1 on a mismatch, 77 (skip)
+ * test_teams [-q] [-s]: prints a line per configuration (-q: only failures; -s: large levels of 200,003
+ * items instead of 1,000,003, for compute-sanitizer); exit 0 when all pass, 1 on a mismatch, 77 (skip)
  * without a CUDA device. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,7 +231,17 @@ static int run(const char *name, kernel_t k, int T, long long n, int P, int bloc
 
 int main(int argc, char **argv)
 {
-    const int quiet = argc > 1 && strcmp(argv[1], "-q") == 0;
+    int quiet = 0, small = 0;
+    for (int i = 1; i < argc; ++i) {
+        if (strcmp(argv[i], "-q") == 0) quiet = 1;
+        else if (strcmp(argv[i], "-s") == 0) small = 1;
+        else {
+            fprintf(stderr, "test_teams: unknown option %s (valid: -q, -s)\n", argv[i]);
+            return 2;
+        }
+    }
+    /* the large levels' items: fewer under compute-sanitizer (-s), still more groups than blocks */
+    const long long big = small ? 200003 : 1000003;
     int ndev = 0, sms = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
         printf("SKIPPED: no CUDA device\n");
@@ -246,9 +257,9 @@ int main(int argc, char **argv)
      * blocks, groups of a block's threads (look-back across blocks) */
     ok &= run("blocks of 256", teamScan<256>, 256, 6000, 1, 1, quiet);
     ok &= run("blocks of 256", teamScan<256>, 256, 777, 7, 2, quiet);
-    ok &= run("blocks of 256", teamScan<256>, 256, 1000003, 256, 4 * sms, quiet);
+    ok &= run("blocks of 256", teamScan<256>, 256, big, 256, 4 * sms, quiet);
     ok &= run("blocks of 1024", teamScan<1024>, 1024, 6000, 1, 1, quiet);
-    ok &= run("blocks of 1024", teamScan<1024>, 1024, 1000003, 1024, sms, quiet);
+    ok &= run("blocks of 1024", teamScan<1024>, 1024, big, 1024, sms, quiet);
     /* the direct prefix (at most SCAN_DIRECT_PER_THREAD items per thread before the group) and the
      * look-back in one level: groups 1..4096 of one item sum their prefix, the later ones look back
      * and find their inclusive totals; with groups of 3 items, the direct ones up to item 4096 */
