@@ -9,7 +9,8 @@
 #   small  the small levels: single runs' device timelines (trace=) of bench2d and bench3d, both engines,
 #          and Nsight Compute on their host-launched refineStep, flagTiles and initLevelScans grids, with
 #          the source page of bench3d's first hostlaunch step: $OUT/small.tgz
-#   launch tools/exp/launch_cost.cu and graph_launch_cost.cu built and run: $OUT/launch_cost.txt (about 30 s with the two builds)
+#   launch tools/exp/launch_cost.cu and graph_launch_cost.cu built and run: $OUT/launch_cost.txt (about 30 s with the two builds;
+#          session 37 added the early-launched graph chain, f&f and sibling: does it close the gap?)
 #   resid  tools/cdp_residency.cu built and run: blocks per SM of host-launched, device-launched and
 #          device-graph-launched grids: $OUT/residency.txt (about 20 s; session 37: a device graph
 #          launch gets 4 blocks of 256 per SM, as a host launch)
