@@ -9,7 +9,8 @@
 // once the grid before it has ended (a counter of its finished blocks), launches the next as a
 // device graph launch into cudaStreamGraphFireAndForget (MODE 2: a child) or
 // cudaStreamGraphFireAndForgetAsSibling (MODE 3), whose blocks wait on that counter before their work:
-// three one-node graphs in turn, since a graph may not be launched while it runs. "gap" is then from
+// three one-node graphs in turn, since a graph may not be launched while it runs (a fire-and-forget
+// child may keep its parent running: then only one graph per depth works, the second row of each). "gap" is then from
 // a grid's last block end to the next grid's first block passing its wait. Build and run:
 //   nvcc -arch=sm_90 -rdc=true -O2 tools/exp/graph_launch_cost.cu -o graph_launch_cost -lcudadevrt && ./graph_launch_cost
 #include <cstdio>
@@ -21,11 +22,12 @@
         if (e_ != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e_)); return 1; }                \
     } while (0)
 
-enum { DEPTHS = 4, EXECS = 3 };
+enum { DEPTHS = 4, EXECS = DEPTHS };
 // out: [d] launch time of depth d's launch (ns), [4 + d] its error, [8] blocks started (the depth),
 // [9 + e] blocks of graph e started (MODES 2, 3), [16 + d] depth d's first block start (past the wait
 // in MODES 2, 3), [24 + d] depth d's last block end, [32 + d] depth d's blocks finished
-__device__ cudaGraphExec_t g_exec[EXECS]; // MODES 2, 3: the graphs in turn, depth d in graph d % EXECS
+__device__ cudaGraphExec_t g_exec[EXECS]; // MODES 2, 3: the graphs in turn, depth d in graph d % g_nex
+__device__ int g_nex;
 __device__ __forceinline__ unsigned long long gt()
 {
     unsigned long long t;
@@ -44,7 +46,7 @@ __global__ void __launch_bounds__(1024, 1) step(int busy, const float4 *src, flo
     if (threadIdx.x == 0) { // a graph's parameters are fixed: the depth from a ticket per block
         if constexpr (MODE >= 2) {
             const unsigned long long t = atomicAdd(&out[9 + ex], 1ull);
-            const int dd = ex + EXECS * (int)(t / gridDim.x);
+            const int dd = ex + g_nex * (int)(t / gridDim.x);
             last = t % gridDim.x == gridDim.x - 1; // every block of this grid has started
             const unsigned long long t0 = gt();
             if (dd > 0) // the grid before: every block finished (a hang guard of 200 ms: out[44])
@@ -65,7 +67,7 @@ __global__ void __launch_bounds__(1024, 1) step(int busy, const float4 *src, flo
     if constexpr (MODE >= 2) if (last && threadIdx.x == 0 && d + 1 < DEPTHS) {
         // the next grid once every block of this one is resident (its blocks wait for this one's end)
         const unsigned long long t0 = gt();
-        out[4 + d] = cudaGraphLaunch(g_exec[(d + 1) % EXECS],
+        out[4 + d] = cudaGraphLaunch(g_exec[(d + 1) % g_nex],
                                      MODE == 2 ? cudaStreamGraphFireAndForget : cudaStreamGraphFireAndForgetAsSibling);
         out[d] = gt() - t0;
     }
@@ -110,10 +112,13 @@ int main()
     printf("a chain of %d grids of %d blocks of 1024 (one per SM), each launching the next from its last block\n",
            DEPTHS, sms);
     static const char *names[4] = { "kernel tail launch", "graph tail launch", "graph f&f, early", "graph sibling, early" };
-    for (int mode = 0; mode < 4; ++mode)
+    // (mode, graphs in turn): the tail launches, then the early chains with 3 graphs and with one per depth
+    static const int cfg[6][2] = { { 0, 0 }, { 1, 1 }, { 2, 3 }, { 2, DEPTHS }, { 3, 3 }, { 3, DEPTHS } };
+    for (int c = 0; c < 6; ++c)
         for (int busy = 0; busy < 2; ++busy) {
-            cudaGraphExec_t exec[EXECS] = { NULL, NULL, NULL };
-            for (int e = 0; e < (mode == 0 ? 0 : mode == 1 ? 1 : EXECS); ++e) { // the step as one-node graphs
+            const int mode = cfg[c][0], nex = cfg[c][1];
+            cudaGraphExec_t exec[EXECS] = {};
+            for (int e = 0; e < nex; ++e) { // the step as one-node graphs
                 cudaGraph_t g;
                 CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
                 if (mode == 1) step<1><<<sms, 1024, 0, s>>>(busy, src, dst, n4, d, e);
@@ -124,7 +129,10 @@ int main()
                 CK(cudaGraphUpload(exec[e], s));
                 CK(cudaGraphDestroy(g));
             }
-            if (mode >= 2) CK(cudaMemcpyToSymbolAsync(g_exec, exec, sizeof exec, 0, cudaMemcpyHostToDevice, s));
+            if (mode >= 2) {
+                CK(cudaMemcpyToSymbolAsync(g_exec, exec, sizeof exec, 0, cudaMemcpyHostToDevice, s));
+                CK(cudaMemcpyToSymbolAsync(g_nex, &nex, sizeof nex, 0, cudaMemcpyHostToDevice, s));
+            }
             for (int rep = 0; rep < 5; ++rep) {
                 unsigned long long init[48] = { 0 }, h[48];
                 for (int k = 16; k < 24; ++k) init[k] = ~0ull;
@@ -137,7 +145,7 @@ int main()
                 CK(cudaMemcpyAsync(h, d, sizeof h, cudaMemcpyDeviceToHost, s));
                 CK(cudaStreamSynchronize(s));
                 if (rep == 0) continue; // warm-up
-                printf("%-20s %-4s launch us:", names[mode], busy ? "busy" : "idle");
+                printf("%-20s %d %-4s launch us:", names[mode], nex, busy ? "busy" : "idle");
                 for (int k = 0; k + 1 < DEPTHS; ++k) printf(" %6.2f", h[k] * 1e-3);
                 printf("  grid us:");
                 for (int k = 0; k < DEPTHS; ++k) printf(" %7.2f", ((long long)h[24 + k] - (long long)h[16 + k]) * 1e-3);
