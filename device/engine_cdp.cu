@@ -13,7 +13,7 @@
  *   level  one grid per level: hostlaunch's level step (refineStep, engine_host.cu: groups of
  *          parents, a single-pass scan over the level by CUB's decoupled look-back, so children land
  *          in canonical order with no sort, their cells filled and flagged in shared memory), in
- *          blocks of as many teams as hostlaunch has blocks per SM, one block per SM. The group
+ *          hostlaunch's blocks (256 threads, STEP_MINB per SM, the grid one wave). The group
  *          that finishes a level's scan knows its child count and, when there are children,
  *          launches the next level's grid from the device: the step is a one-node graph relaunched
  *          by a device graph launch (cudaStreamGraphTailLaunch: it runs once every block of this

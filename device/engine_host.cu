@@ -97,7 +97,7 @@ struct step_smem {
     unsigned smask[FILL_MAX_TILES];
 };
 
-/* refineStep's blocks per SM in hostlaunch's grids, which its registers allow: 64 for prolong, 80 for
+/* refineStep's blocks per SM (both engines' grids), which its registers allow: 64 for prolong, 80 for
  * model (a block of HOST_THREADS). */
 #define STEP_MINB(FILL) ((FILL) == DP_FILL_PROLONG ? 4 : 3)
 

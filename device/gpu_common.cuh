@@ -4,7 +4,6 @@
 #ifndef DPAMR_GPU_COMMON_CUH
 #define DPAMR_GPU_COMMON_CUH
 
-#include <cuda/std/type_traits>
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <string.h>
@@ -89,7 +88,6 @@ static __device__ __forceinline__ void stamp_end(unsigned long long *stamps, int
  * several teams of 256 in one block of 1024 with named barriers, sub_team: a kernel launched from the
  * device got one block per SM; a device graph launch gets as many as a host launch.) */
 struct cta_team {
-    static constexpr int id = 0;
     __device__ __forceinline__ int rank() const { return threadIdx.x; }
     __device__ __forceinline__ int size() const { return blockDim.x; }
     __device__ __forceinline__ void sync() const { __syncthreads(); }

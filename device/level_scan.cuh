@@ -81,7 +81,8 @@ template <int NW> struct team_scan_smem {
 /* The exclusive prefix of group v > 0, whose own total is `total`, by the decoupled look-back over
  * st's tile states, for one whole warp (lane: its lane; every lane returns the prefix). It is CUB's
  * TilePrefixCallbackOp::operator() with the lane in place of threadIdx.x, which that operator takes
- * for the lane and so serves only a block's first warp, not a team's: publish the partial total;
+ * for the lane and so serves only a block's first warp (test_teams calls this one from another):
+ * publish the partial total;
  * read a window of 32 predecessors (v - 1 - lane; CUB's padding makes those before group 0 out of
  * bounds), waiting while any is invalid; add the window up to its nearest inclusive prefix; slide
  * back while none is inclusive; publish the inclusive total. */

@@ -232,8 +232,9 @@ __global__ void __launch_bounds__(RG_THREADS, RG_MINB) regridStep(const __grid_c
     const dp_params *p = &c_params;
     const int tid = tm.rank(), ns = 1 << p->dim;
     const int lc = p->dim * dp_log2(p->B), cells = 1 << lc, tp = R.tp;
-    /* cdp's instance chains; hostlaunch's must hold no device graph launch, not even one never reached: the host's launch of such a kernel fails with
-       cudaErrorNotSupported (session 36, H100), so `if constexpr`, which keeps it out even unoptimised */
+    /* cdp's instance chains; hostlaunch's must hold no device graph launch, not even one never
+       reached: the host's launch of such a kernel fails with cudaErrorNotSupported (session 36,
+       H100), so `if constexpr`, which keeps it out even unoptimised */
     if constexpr (CHAIN) if (R.cdp) {
         /* the grid's level from a ticket per block (every chained grid has gridDim.x blocks) */
         __shared__ int lv;

@@ -7,7 +7,7 @@
 # step's need; `dpamr bench` on a moving deck timing every variant.
 # Exit 77 (CTest: skipped) when no CUDA device is usable. GPU_STEPS_PARTS (default: all) runs some of
 # its parts: compare (the moving decks; restart and overflow need it), balance, tile32 (tile_size 32 in
-# 3D, past 48 KB of shared memory per team), restart, overflow, bench.
+# 3D, past 48 KB of shared memory per block), restart, overflow, bench.
 set -uo pipefail
 dpamr=$1 src=$2 work=$3
 source "$(dirname "$0")/lib.sh"
@@ -83,8 +83,8 @@ want balance && for deck in "$d2" "$d3"; do
 done
 
 if want tile32; then
-    # tile_size 32 in 3D: a team's pass needs more than 48 KB of dynamic shared memory, which cdp's
-    # device-side launches of the next level (device graph launches) and hostlaunch's opt-in must give
+    # tile_size 32 in 3D: a block's pass needs more than 48 KB of dynamic shared memory, an opt-in
+    # that hostlaunch's launches and cdp's device graph launches of the next level must both carry
     echo "== tile_size 32 in 3D, the puff moving: every variant against cpu at every step"
     t32=$src/tests/decks/tile32_3d.inp
     mkdir -p "$work"

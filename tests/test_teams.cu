@@ -52,8 +52,10 @@ struct int_counts {
     __device__ __forceinline__ long long operator()(long long i) const { return c[i]; }
 };
 
+/* (the bound makes the tests' grids, 4 x SMs blocks of 256 and SMs blocks of 1024, at most one wave:
+   a first-round group's look-back waits on blocks that run) */
 template <int T>
-__global__ void __launch_bounds__(T) teamScan(char *region, unsigned long long *ticket, const int *cnt, long long n,
+__global__ void __launch_bounds__(T, 1024 / T) teamScan(char *region, unsigned long long *ticket, const int *cnt, long long n,
                                               int P, long long *off, long long *span, unsigned long long *bad)
 {
     __shared__ team_scan_smem<T / 32> S;
@@ -216,6 +218,7 @@ static int run(const char *name, kernel_t k, int T, long long n, int P, int bloc
         printf("%s %-34s T %4d, %8lld items in groups of %4d, %4d blocks: total %lld, %lld wrong "
                "offsets or spans%s, %llu neighbour mismatches\n", ok ? "ok  " : "FAIL", name, T, n, P, blocks, acc,
                wrong, first >= 0 ? " (item)" : first < -1 ? " (group span)" : "", h_bad);
+    fflush(stdout); /* a run cut by a time limit (under compute-sanitizer) shows where it was */
     cudaFree(region);
     cudaFree(cnt);
     cudaFree(off);
@@ -252,9 +255,10 @@ int main(int argc, char **argv)
     ok &= run_lookback(100, 0, quiet);  /* slides back over four windows to group 0 */
     ok &= run_lookback(100, 60, quiet); /* stops at group 60 in the second window */
     ok &= run_lookback(5, 0, quiet);    /* group 0 in the first window, padding beyond it */
-    /* small: a grid of one block, one item per group (many groups per block; the first 4096 groups
-     * sum their prefix directly, the later ones look back within the block); large: a wave of
-     * blocks, groups of a block's threads (look-back across blocks) */
+    /* small: a grid of one block, one item per group (many groups per block; in blocks of 256 the
+     * first 4096 groups sum their prefix directly, the later ones look back within the block; in
+     * blocks of 1024 all 6000 sum it directly); large: a wave of blocks, groups of a block's threads
+     * (look-back across blocks) */
     ok &= run("blocks of 256", teamScan<256>, 256, 6000, 1, 1, quiet);
     ok &= run("blocks of 256", teamScan<256>, 256, 777, 7, 2, quiet);
     ok &= run("blocks of 256", teamScan<256>, 256, big, 256, 4 * sms, quiet);
