@@ -8,7 +8,8 @@
 // 1 us for hostlaunch's PDL chain. Session 37 adds the chain launched early, as PDL would: each grid,
 // once the grid before it has ended (a counter of its finished blocks), launches the next as a
 // device graph launch into cudaStreamGraphFireAndForget (MODE 2: a child) or
-// cudaStreamGraphFireAndForgetAsSibling (MODE 3), whose blocks wait on that counter before their work:
+// cudaStreamGraphFireAndForgetAsSibling (MODE 3), whose blocks wait on that counter before their work
+// ("full": blocks of 120 KB of shared memory, one per SM, so that the waiting blocks cannot sit beside):
 // three one-node graphs in turn, since a graph may not be launched while it runs (a fire-and-forget
 // child may keep its parent running: then only one graph per depth works, the second row of each). "gap" is then from
 // a grid's last block end to the next grid's first block passing its wait. Build and run:
@@ -40,7 +41,7 @@ __device__ __forceinline__ unsigned long long gt()
 // Two instances: a kernel node of a device graph may not use dynamic parallelism's <<<>>>.
 template <int MODE>
 __global__ void __launch_bounds__(1024, 1) step(int busy, const float4 *src, float4 *dst, long long n4,
-                                                unsigned long long *out, int ex)
+                                                unsigned long long *out, int ex, unsigned smem)
 {
     __shared__ int depth, last;
     if (threadIdx.x == 0) { // a graph's parameters are fixed: the depth from a ticket per block
@@ -75,7 +76,7 @@ __global__ void __launch_bounds__(1024, 1) step(int busy, const float4 *src, flo
         const unsigned long long t0 = gt();
         cudaError_t e = cudaSuccess;
         if constexpr (MODE == 0) {
-            step<0><<<gridDim.x, 1024, 0, cudaStreamTailLaunch>>>(busy, src, dst, n4, out, 0);
+            step<0><<<gridDim.x, 1024, smem, cudaStreamTailLaunch>>>(busy, src, dst, n4, out, 0, smem);
             e = cudaGetLastError();
         } else if constexpr (MODE == 1) {
             e = cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch);
@@ -114,16 +115,24 @@ int main()
     static const char *names[4] = { "kernel tail launch", "graph tail launch", "graph f&f, early", "graph sibling, early" };
     // (mode, graphs in turn): the tail launches, then the early chains with 3 graphs and with one per depth
     static const int cfg[6][2] = { { 0, 0 }, { 1, 1 }, { 2, 3 }, { 2, DEPTHS }, { 3, 3 }, { 3, DEPTHS } };
+    // full: 120 KB of dynamic shared memory per block, so that a block fills its SM (as dpamr's waves
+    // of 256 x 4 at their register bound do) and the early chain's waiting blocks cannot sit beside it
+    const unsigned full_smem = 120u << 10;
+    CK(cudaFuncSetAttribute(step<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)full_smem));
+    CK(cudaFuncSetAttribute(step<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)full_smem));
+    CK(cudaFuncSetAttribute(step<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)full_smem));
+    CK(cudaFuncSetAttribute(step<3>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)full_smem));
     for (int c = 0; c < 6; ++c)
-        for (int busy = 0; busy < 2; ++busy) {
-            const int mode = cfg[c][0], nex = cfg[c][1];
+        for (int fb = 0; fb < 4; ++fb) {
+            const int mode = cfg[c][0], nex = cfg[c][1], busy = fb & 1, full = fb >> 1;
+            const unsigned smem = full ? full_smem : 0u;
             cudaGraphExec_t exec[EXECS] = {};
             for (int e = 0; e < nex; ++e) { // the step as one-node graphs
                 cudaGraph_t g;
                 CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-                if (mode == 1) step<1><<<sms, 1024, 0, s>>>(busy, src, dst, n4, d, e);
-                else if (mode == 2) step<2><<<sms, 1024, 0, s>>>(busy, src, dst, n4, d, e);
-                else step<3><<<sms, 1024, 0, s>>>(busy, src, dst, n4, d, e);
+                if (mode == 1) step<1><<<sms, 1024, smem, s>>>(busy, src, dst, n4, d, e, smem);
+                else if (mode == 2) step<2><<<sms, 1024, smem, s>>>(busy, src, dst, n4, d, e, smem);
+                else step<3><<<sms, 1024, smem, s>>>(busy, src, dst, n4, d, e, smem);
                 CK(cudaStreamEndCapture(s, &g));
                 CK(cudaGraphInstantiate(&exec[e], g, cudaGraphInstantiateFlagDeviceLaunch));
                 CK(cudaGraphUpload(exec[e], s));
@@ -137,7 +146,7 @@ int main()
                 unsigned long long init[48] = { 0 }, h[48];
                 for (int k = 16; k < 24; ++k) init[k] = ~0ull;
                 CK(cudaMemcpyAsync(d, init, sizeof init, cudaMemcpyHostToDevice, s));
-                if (mode == 0) step<0><<<sms, 1024, 0, s>>>(busy, src, dst, n4, d, 0);
+                if (mode == 0) step<0><<<sms, 1024, smem, s>>>(busy, src, dst, n4, d, 0, smem);
                 else CK(cudaGraphLaunch(exec[0], s));
                 CK(cudaGetLastError());
                 CK(cudaStreamSynchronize(s));
@@ -145,7 +154,7 @@ int main()
                 CK(cudaMemcpyAsync(h, d, sizeof h, cudaMemcpyDeviceToHost, s));
                 CK(cudaStreamSynchronize(s));
                 if (rep == 0) continue; // warm-up
-                printf("%-20s %d %-4s launch us:", names[mode], nex, busy ? "busy" : "idle");
+                printf("%-20s %d %-4s %-4s launch us:", names[mode], nex, busy ? "busy" : "idle", full ? "full" : "");
                 for (int k = 0; k + 1 < DEPTHS; ++k) printf(" %6.2f", h[k] * 1e-3);
                 printf("  grid us:");
                 for (int k = 0; k < DEPTHS; ++k) printf(" %7.2f", ((long long)h[24 + k] - (long long)h[16 + k]) * 1e-3);
