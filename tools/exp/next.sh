@@ -18,6 +18,10 @@
 #          SM, session 37) against it with one block of 768-1024 threads per SM (A_DIFF
 #          tools/exp/base/cdp-wide-blocks.diff: f59f4e8's device code): $OUT/shape (quick.txt,
 #          table.txt, logs.tgz; about 150-200 s)
+#   early  quick_ab.sh with tools/exp/23-refine-early-chain.patch (cdp level's steps launched early,
+#          each its own graph, a fire-and-forget child whose blocks wait for the step before):
+#          $OUT/early (quick.txt, table.txt, logs.tgz; about 150-200 s). Run `launch` first: if the
+#          early chain's rows there show errors or no smaller gap, this is not worth the call
 #   deep   dpamr bench on deep2d and deep3d (bench_cpu=off, 5 repeats, two rounds): $OUT/deep.txt, the
 #          small levels' cost per variant (tests/decks: their level-0 meshes made first)
 #   mem    the DRAM and L2 traffic of every hostlaunch level step of bench2d and bench3d (gpu_profile.sh
@@ -25,7 +29,7 @@
 #          bytes a level moves against the new cells and metadata the floor counts)
 #   prof   Nsight Compute on bench3d's finest hostlaunch refineStep with the SASS source page
 #          (gpu_profile.sh SOURCE=1), with whatever patches PROF_PATCHES names applied
-# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, shape 3, deep 1, mem 1, prof 1 (tarballs).
+# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, shape 3, early 3, deep 1, mem 1, prof 1 (tarballs).
 # The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh launch
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -103,6 +107,11 @@ for step in "$@"; do
         OUT=$out/shape DPAMR_COMMIT=$c A_DIFF=tools/exp/base/cdp-wide-blocks.diff timeout "${SHAPE_LIMIT:-280}" \
             bash tools/exp/quick_ab.sh none
         ;;
+    early)
+        mkdir -p "$out/early"
+        OUT=$out/early DPAMR_COMMIT=$c timeout "${EARLY_LIMIT:-280}" bash tools/exp/quick_ab.sh tools/exp/23-refine-early-chain.patch
+        git apply -R tools/exp/23-refine-early-chain.patch # (quick_ab applied it to the tree)
+        ;;
     deep)
         build build-next || exit 1
         for r in 1 2; do
@@ -143,6 +152,6 @@ for step in "$@"; do
         tar czf "$out/prof.tgz" -C "$out" prof && rm -rf "$out/prof"
         for p in ${PROF_PATCHES:-}; do git apply -R "$p"; done
         ;;
-    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, shape, deep, mem, prof)"; exit 2 ;;
+    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, shape, early, deep, mem, prof)"; exit 2 ;;
     esac
 done
