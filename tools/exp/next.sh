@@ -22,6 +22,9 @@
 #          each its own graph, a fire-and-forget child whose blocks wait for the step before):
 #          $OUT/early (quick.txt, table.txt, logs.tgz; about 150-200 s). Run `launch` first: if the
 #          early chain's rows there show errors or no smaller gap, this is not worth the call
+#   race   test_teams -s under compute-sanitizer racecheck, synccheck and memcheck, each under its own
+#          limit (RACE_LIMIT, default 150 s), a line per configuration as it ends and the time each tool
+#          took: $OUT/race.txt (session 37: gpu_racecheck did not finish; slow, or a hang under the tool?)
 #   deep   dpamr bench on deep2d and deep3d (bench_cpu=off, 5 repeats, two rounds): $OUT/deep.txt, the
 #          small levels' cost per variant (tests/decks: their level-0 meshes made first)
 #   mem    the DRAM and L2 traffic of every hostlaunch level step of bench2d and bench3d (gpu_profile.sh
@@ -29,7 +32,7 @@
 #          bytes a level moves against the new cells and metadata the floor counts)
 #   prof   Nsight Compute on bench3d's finest hostlaunch refineStep with the SASS source page
 #          (gpu_profile.sh SOURCE=1), with whatever patches PROF_PATCHES names applied
-# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, shape 3, early 3, deep 1, mem 1, prof 1 (tarballs).
+# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, shape 3, early 3, race 1, deep 1, mem 1, prof 1 (tarballs).
 # The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh launch
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -112,6 +115,16 @@ for step in "$@"; do
         OUT=$out/early DPAMR_COMMIT=$c timeout "${EARLY_LIMIT:-280}" bash tools/exp/quick_ab.sh tools/exp/23-refine-early-chain.patch
         git apply -R tools/exp/23-refine-early-chain.patch # (quick_ab applied it to the tree)
         ;;
+    race)
+        san=/usr/local/cuda/bin/compute-sanitizer
+        nvcc -std=c++17 -arch=sm_90 -I. -lineinfo -diag-suppress=20044 tests/test_teams.cu -o /tmp/test_teams >"$out/race.txt" 2>&1 || exit 1
+        for tool in "racecheck --racecheck-report all" synccheck memcheck; do
+            t0=$(date +%s)
+            echo "== ${tool%% *}" >>"$out/race.txt"
+            timeout "${RACE_LIMIT:-150}" $san --tool $tool --error-exitcode 99 --print-limit 20 /tmp/test_teams -s >>"$out/race.txt" 2>&1
+            echo "== ${tool%% *} exit $? after $(($(date +%s) - t0)) s" >>"$out/race.txt"
+        done
+        ;;
     deep)
         build build-next || exit 1
         for r in 1 2; do
@@ -152,6 +165,6 @@ for step in "$@"; do
         tar czf "$out/prof.tgz" -C "$out" prof && rm -rf "$out/prof"
         for p in ${PROF_PATCHES:-}; do git apply -R "$p"; done
         ;;
-    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, shape, early, deep, mem, prof)"; exit 2 ;;
+    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, shape, early, race, deep, mem, prof)"; exit 2 ;;
     esac
 done
