@@ -108,8 +108,8 @@ struct step_smem {
  * grids get as many blocks per SM as host-launched ones, where a kernel launched from the device got
  * one: tools/cdp_residency.cu, docs/gpu.md). A graph's parameters are fixed, so every chained grid
  * is a wave with step 0's parameters, and finds its own step by a ticket per block (S.started,
- * reset by initLevelScans); nlev: the steps of the chain. Dynamic shared memory: smem bytes, the
- * model tables (fill = model, tp of them), then tp tiles of criterion cells. */
+ * reset by initLevelScans); nlev: the steps of the chain. Dynamic shared memory: the model tables
+ * (fill = model, tp of them), then tp tiles of criterion cells. */
 template <int MINB, int CHAIN, int FILL>
 __global__ void __launch_bounds__(HOST_THREADS, MINB) refineStep(dmesh_t M, level_scans_t S, long long *ls, int level, int k,
                                                                  int flag, int tp, int slot, int early, int nlev)
