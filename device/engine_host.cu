@@ -22,14 +22,16 @@
  * and fillCells per level, and a small level cost about 20 us in them (docs/results.md).
  *
  * cdp, cdp_grain=level (refine_cdp_level): the same kernels, grids and groups, the host launching
- * initLevelScans, flagTiles and the first step, and each step's last group launching the next from
- * the device (refineStep, CHAIN). The chain's
- * step is a one-node graph instantiated for device launch (cudaGraphInstantiateFlagDeviceLaunch),
- * which the host launches once and each step relaunches as a device graph launch
- * (cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch)): about 1.1 us a launch
- * against a kernel tail launch's 5.5-6.7 (tools/exp/graph_launch_cost.cu, H100, session 36), and its
+ * initLevelScans, flagTiles and the first step, and each step launching the next from the device
+ * (refineStep, CHAIN; step_chain, level_scan.cuh). Each step is a one-node graph of its own,
+ * instantiated for device launch (cudaGraphInstantiateFlagDeviceLaunch): the host launches step 0's,
+ * and the last block of each step to start launches the next step's at once, fire and forget, as PDL
+ * would; its blocks wait for this step's to finish. A device graph launch costs its thread about
+ * 1.1 us against a kernel launch's 5.5-6.7 (tools/exp/graph_launch_cost.cu, H100, session 36), its
  * grids hold as many blocks per SM as host-launched ones, where a kernel launched from the device got
- * one (tools/cdp_residency.cu, session 37): hostlaunch's block shape.
+ * one (tools/cdp_residency.cu, session 37): hostlaunch's block shape; and launched early the next
+ * step starts 0.9-1.6 us after the step before ends, against 3.3-4.5 us for a tail launch (session
+ * 38).
  *
  * PDL: flagTiles and every host-launched refineStep go through launch_pdl (cdp level's first step is
  * a host launch of the chain's graph, without a PDL edge to flagTiles; device launches have none). Each does its independent setup
@@ -103,13 +105,16 @@ struct step_smem {
 
 /* Level step k: the children of level L's tiles (see the top of the file), by blocks of HOST_THREADS,
  * STEP_MINB per SM, the grid one wave. hostlaunch (CHAIN 0): every step launched from the host. cdp's
- * level grain (CHAIN 1): the step's last group launches the next step from the device, once it has
- * counted the level's children: the chain's graph again (a device graph launch, after this grid; its
- * grids get as many blocks per SM as host-launched ones, where a kernel launched from the device got
- * one: tools/cdp_residency.cu, docs/gpu.md). A graph's parameters are fixed, so every chained grid
- * is a wave with step 0's parameters, and finds its own step by a ticket per block (S.started,
- * reset by initLevelScans); nlev: the steps of the chain. Dynamic shared memory: the model tables
- * (fill = model, tp of them), then tp tiles of criterion cells. */
+ * level grain (CHAIN 1): a chain of steps launched from the device (step_chain, level_scan.cuh): the
+ * last block of a step to start launches the next step's graph at once (a device graph launch, fire
+ * and forget; its grids get as many blocks per SM as host-launched ones, where a kernel launched from
+ * the device got one: tools/cdp_residency.cu, docs/gpu.md), whose blocks wait for this step's to
+ * finish. A graph's parameters are fixed, so every chained grid is a wave with step 0's parameters,
+ * and finds its own step by a ticket per block; nlev: the steps of the chain. The next step is
+ * launched whenever this level has tiles and a next step exists, before the level's children are
+ * counted: a step whose level turns out empty ends the chain (as hostlaunch's empty steps exit).
+ * Dynamic shared memory: the model tables (fill = model, tp of them), then tp tiles of criterion
+ * cells. */
 template <int MINB, int CHAIN, int FILL>
 __global__ void __launch_bounds__(HOST_THREADS, MINB) refineStep(dmesh_t M, level_scans_t S, long long *ls, int level, int k,
                                                                  int flag, int tp, int slot, int early, int nlev)
@@ -117,13 +122,12 @@ __global__ void __launch_bounds__(HOST_THREADS, MINB) refineStep(dmesh_t M, leve
     __shared__ step_smem Sh;
     extern __shared__ __align__(16) double tab[]; /* 16: block_fill_tiles' float4 stores into crit */
     const cta_team tm;
+    int last = 0; /* (CHAIN) this block is its step's last to start */
     if constexpr (CHAIN) {
-        /* the grid's step from a ticket per block (every chained grid has gridDim.x blocks); level,
-           slot and k are step 0's */
-        __shared__ int kk;
-        if (threadIdx.x == 0) kk = (int)(atomicAdd(S.started, 1ull) / gridDim.x);
-        __syncthreads();
-        k += kk, level += kk, slot += kk;
+        /* the grid's step from a ticket per block; level, slot and k are step 0's */
+        const step_chain ch(S);
+        k += ch.k, level += ch.k, slot += ch.k;
+        last = ch.last;
         flag = k + 1 < nlev;
     }
     stamp_start(M.stamps, slot);
@@ -135,8 +139,10 @@ __global__ void __launch_bounds__(HOST_THREADS, MINB) refineStep(dmesh_t M, leve
     st.Init(S.nb[k], S.scan + S.off[k], 0);
     const double h = dp_spacing(p, level + 1);
     cudaGridDependencySynchronize(); /* level L's tiles, their cells and childmask, and d_ls are ready */
+    if constexpr (CHAIN) step_chain_wait(S, k); /* the same, for a step launched early from the device */
     if (early) cudaTriggerProgrammaticLaunchCompletion();
     const long long s = ls[level], e = ls[level + 1], n = e - s;
+    if constexpr (CHAIN) if (last && threadIdx.x == 0 && n > 0 && flag) step_chain_launch(S, k, M.stats);
     const int P = step_group(n, (long long)gridDim.x);
     const long long ng = (n + P - 1) / P; /* groups of the level */
     if (n == 0 && blockIdx.x == 0 && threadIdx.x == 0) ls[level + 2] = e;
@@ -155,12 +161,7 @@ __global__ void __launch_bounds__(HOST_THREADS, MINB) refineStep(dmesh_t M, leve
         const long long c0 = Sh.c0, c1 = Sh.c1;
         const int fits = e + c1 <= M.cap;
         if (!fits && tid == 0) atomicMax(&M.stats[ST_OVERFLOW], (unsigned long long)(e + c1));
-        if (v == ng - 1 && tid == 0) {
-            ls[level + 2] = fits ? e + c1 : e; /* an overflow leaves later levels empty */
-            if constexpr (CHAIN) if (fits && c1 > 0 && flag)
-                /* the next step after this grid: this graph again (a device graph launch) */
-                dp_count_launch(M.stats, cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch));
-        }
+        if (v == ng - 1 && tid == 0) ls[level + 2] = fits ? e + c1 : e; /* an overflow leaves later levels empty */
         if (fits && c1 > c0) {
             /* 2. their metadata, octant by octant */
             for (int o = 0; o < ns; ++o)
@@ -182,6 +183,7 @@ __global__ void __launch_bounds__(HOST_THREADS, MINB) refineStep(dmesh_t M, leve
     }
     if (!early) cudaTriggerProgrammaticLaunchCompletion();
     stamp_end(M.stamps, slot);
+    if constexpr (CHAIN) step_chain_finish(S, k);
 }
 
 /* Timeline slots: 0 flagTiles (level Lp), 1 + k refineStep k (level Lp + k to Lp + k + 1). */
@@ -248,8 +250,8 @@ template <int FILL> static const void *step_kernel_of(int chain)
 }
 
 /* The level steps of hostlaunch (chain 0: every step launched from the host, chained by PDL) and of
- * cdp's level grain (chain 1: the host launches the first step, each step's last group launches the
- * next from the device). The same kernel and the same groups; see the top of the file. */
+ * cdp's level grain (chain 1: the host launches the first step, each step launches the next from the
+ * device). The same kernel and the same groups; see the top of the file. */
 static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chain, char *err, size_t errlen)
 {
     const dp_params *p = &d->p;
@@ -260,8 +262,8 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
     memset(&M, 0, sizeof M);
     level_scans_t S;
     memset(&S, 0, sizeof S);
-    cudaGraph_t graph = NULL;
-    cudaGraphExec_t graph_exec = NULL;
+    chain_graphs_t cg; /* cdp: the chain's graphs, one per step */
+    memset(&cg, 0, sizeof cg);
     long long *d_ls = NULL;
     const double t_start = timer_ms();
     const int Lp = m->nlevels - 1, nlev = p->max_level - Lp > 0 ? p->max_level - Lp : 0;
@@ -325,10 +327,10 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
      * (tools/cdp_residency.cu), so both engines run the same grid */
     grid = (unsigned)(sms * occ);
     need.nblocks = grid;
-    /* the chain's pending launches: one per step after the first, one at a time (each a launch of
-     * the chain's graph, issued by the step before it in its last group); the pool is granted at
-     * this bound as for kernel launches (whether device graph launches draw on it the guide does
-     * not say) */
+    /* the chain's pending launches: one per step after the first (each a launch of the step's
+     * graph, issued by the step before it once all its blocks run), at most two at a time; the pool
+     * is granted at this bound as for kernel launches (whether device graph launches draw on it the
+     * guide does not say) */
     if (chain) {
         bound = nlev > 1 ? nlev - 1 : 0;
         pool = d->pool > 0 ? d->pool : (bound > 0 ? bound : 1);
@@ -356,12 +358,16 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
             goto fail;
         }
         CK(cudaMalloc((void **)&S.tickets, (size_t)nlev * sizeof(unsigned long long)));
-        if (chain) CK(cudaMalloc((void **)&S.started, sizeof(unsigned long long)));
+        if (chain) {
+            CK(cudaMalloc((void **)&S.started, sizeof(unsigned long long)));
+            CK(cudaMalloc((void **)&S.done, (size_t)nlev * sizeof(unsigned long long)));
+            CK(cudaMalloc((void **)&S.execs, (size_t)nlev * sizeof(cudaGraphExec_t)));
+        }
         CK(cudaMalloc((void **)&S.scan, (size_t)scan_bytes));
     }
-    /* cdp: the chain's step as a one-node graph that device code may launch, a wave of blocks with
-       step 0's parameters (each grid finds its own step by ticket: refineStep); uploaded here, so
-       its first launch is not timed with the upload */
+    /* cdp: the chain's step as a one-node graph that device code may launch, one per step, a wave of
+       blocks with step 0's parameters (each grid finds its own step by ticket: refineStep); uploaded
+       here, so that no launch is timed with an upload */
     if (chain && nlev > 0) {
         int L0 = Lp, k0 = 0, flag0 = nlev > 1, slot0 = 1;
         void *ga[] = { &M, &S, &d_ls, &L0, &k0, &flag0, &tp, &slot0, &early, (void *)&nlev };
@@ -372,11 +378,7 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
         kp.blockDim = dim3(HOST_THREADS);
         kp.sharedMemBytes = (unsigned)step_smem;
         kp.kernelParams = ga;
-        cudaGraphNode_t node;
-        CK(cudaGraphCreate(&graph, 0));
-        CK(cudaGraphAddKernelNode(&node, graph, NULL, 0, &kp));
-        CK(cudaGraphInstantiate(&graph_exec, graph, cudaGraphInstantiateFlagDeviceLaunch));
-        CK(cudaGraphUpload(graph_exec, s));
+        CK(chain_graphs_create(&cg, &kp, nlev, S.execs, s));
     }
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
@@ -393,7 +395,7 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
         void *fa[] = { &M, (void *)&Lp, &d_ls, &slot, &early };
         CK(launch_pdl((const void *)flagTiles, dim3(grid), dim3(HOST_THREADS), s, d->pdl, fa));
     }
-    if (chain && nlev > 0) CK(cudaGraphLaunch(graph_exec, s)); /* step 0, which launches the rest */
+    if (chain && nlev > 0) CK(cudaGraphLaunch(cg.exec[0], s)); /* step 0, which launches the rest */
     for (int k = 0; k < (chain ? 0 : nlev); ++k) {
         int L = Lp + k, slot = 1 + k, flag = k + 1 < nlev, nl = nlev;
         char name[64];
@@ -423,14 +425,15 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
         cap_overflow_message(&capinfo, (long long)st[ST_OVERFLOW], "deeper levels not counted", err, errlen);
         goto fail;
     }
-    /* the chain's steps never launched left their level ends at the input's end: the ends of the
-       levels they did not make are the last real end */
+    /* the chain's steps never launched (the level before was empty) left their level ends at the
+       input's end: the ends of the levels they did not make are the last real end */
     for (int L = Lp + 2; L <= Lp + nlev + 1; ++L) ls[L] = ls[L] > ls[L - 1] ? ls[L] : ls[L - 1];
     ntot = ls[Lp + nlev + 1];
 
     /* per-level times and PDL gaps from the device timeline: step k runs from the end of the kernel
      * before it (flagTiles for step 0) to its own end; the gaps are between consecutive kernels (the
-     * chain's: a device graph launch). A step the chain did not launch (its level had no children) has no
+     * chain's: a device graph launch, issued early, so its blocks may start before the step before
+     * ends: a negative gap). A step the chain did not launch (the level before was empty) has no
      * stamps. */
     if (nlev > 0) {
         const int nslot = nlev + 1;
@@ -468,9 +471,10 @@ fail: /* success falls through: one cleanup path (an NVTX range may stay open on
     cudaFree(d_ls);
     cudaFree(S.tickets);
     cudaFree(S.started);
+    cudaFree(S.done);
+    cudaFree(S.execs);
     cudaFree(S.scan);
-    if (graph_exec) cudaGraphExecDestroy(graph_exec);
-    if (graph) cudaGraphDestroy(graph);
+    chain_graphs_destroy(&cg);
     dmesh_destroy(&M);
     dstage_destroy(&stage);
     if (pool_set) pool_release(pool_before);

@@ -469,6 +469,26 @@ cudaError_t launch_pdl(const void *kernel, dim3 grid, dim3 block, cudaStream_t s
 cudaError_t launch_pdl_smem(const void *kernel, dim3 grid, dim3 block, size_t smem, cudaStream_t s, int pdl,
                             void **args);
 
+/** cdp's chains (step_chain, level_scan.cuh), host side: one kernel node's graph instantiated for
+ *  device launch once per step (a graph that launched a fire-and-forget child runs until the child
+ *  has, so no graph serves two steps of a chain). */
+typedef struct {
+    cudaGraph_t graph;
+    cudaGraphNode_t node;
+    int n;                                /* steps */
+    cudaGraphExec_t exec[DP_MAX_LEVELS];  /* step k's graph */
+    cudaGraphExec_t *d_exec;              /* device memory: the same handles (level_scans_t.execs) */
+} chain_graphs_t;
+/** n graphs of the kernel node kp (whose parameters hold d_exec, device memory for n handles of the
+ *  caller's), each uploaded on stream s, and their handles copied to d_exec on s. */
+cudaError_t chain_graphs_create(chain_graphs_t *c, const cudaKernelNodeParams *kp, int n, cudaGraphExec_t *d_exec,
+                                cudaStream_t s);
+/** Every step's graph with the node's new parameters kp, uploaded again on s (a device launch sees
+ *  an update only once it is uploaded); none of them may be running. */
+cudaError_t chain_graphs_set(chain_graphs_t *c, const cudaKernelNodeParams *kp, cudaStream_t s);
+/** Frees the graphs (not d_exec, the caller's); harmless on a zeroed struct. */
+void chain_graphs_destroy(chain_graphs_t *c);
+
 /** Copy the deck's parameters to constant memory. */
 cudaError_t upload_params(const dp_params *p, cudaStream_t s);
 

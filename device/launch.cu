@@ -153,12 +153,50 @@ fail:
     return -1;
 }
 
+cudaError_t chain_graphs_create(chain_graphs_t *c, const cudaKernelNodeParams *kp, int n, cudaGraphExec_t *d_exec,
+                                cudaStream_t s)
+{
+    cudaError_t e;
+    memset(c, 0, sizeof *c);
+    if (n < 1 || n > DP_MAX_LEVELS) return cudaErrorInvalidValue;
+    if ((e = cudaGraphCreate(&c->graph, 0)) != cudaSuccess) return e;
+    if ((e = cudaGraphAddKernelNode(&c->node, c->graph, NULL, 0, kp)) != cudaSuccess) return e;
+    for (int k = 0; k < n; ++k) {
+        if ((e = cudaGraphInstantiate(&c->exec[k], c->graph, cudaGraphInstantiateFlagDeviceLaunch)) != cudaSuccess)
+            return e;
+        c->n = k + 1;
+        if ((e = cudaGraphUpload(c->exec[k], s)) != cudaSuccess) return e;
+    }
+    c->d_exec = d_exec;
+    /* c->exec stays (the caller's struct) while the copy reads it */
+    return cudaMemcpyAsync(d_exec, c->exec, (size_t)n * sizeof *d_exec, cudaMemcpyHostToDevice, s);
+}
+
+cudaError_t chain_graphs_set(chain_graphs_t *c, const cudaKernelNodeParams *kp, cudaStream_t s)
+{
+    cudaError_t e;
+    for (int k = 0; k < c->n; ++k) {
+        if ((e = cudaGraphExecKernelNodeSetParams(c->exec[k], c->node, kp)) != cudaSuccess) return e;
+        if ((e = cudaGraphUpload(c->exec[k], s)) != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
+
+void chain_graphs_destroy(chain_graphs_t *c)
+{
+    for (int k = 0; k < c->n; ++k)
+        if (c->exec[k]) cudaGraphExecDestroy(c->exec[k]);
+    if (c->graph) cudaGraphDestroy(c->graph);
+    memset(c, 0, sizeof *c);
+}
+
 __global__ void initLevelScans(level_scans_t S)
 {
     const int k = blockIdx.y;
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         S.tickets[k] = 0;
         if (S.started && k == 0) *S.started = 0;
+        if (S.done) S.done[k] = 0;
     }
     scan_state_t st;
     st.Init(S.nb[k], S.scan + S.off[k], 0);

@@ -21,6 +21,8 @@ typedef cub::ScanTileState<long long> scan_state_t;
 typedef struct {
     unsigned long long *tickets;  /* [DP_MAX_LEVELS]: groups taken per level step k */
     unsigned long long *started;  /* cdp's chains: blocks started (each grid's step by ticket), or NULL */
+    unsigned long long *done;     /* cdp's chains: [DP_MAX_LEVELS] blocks finished per step, or NULL */
+    cudaGraphExec_t *execs;       /* cdp's chains: step k's graph (device memory), or NULL (step_chain) */
     char *scan;                   /* the regions */
     long long off[DP_MAX_LEVELS]; /* byte offset of step k's region */
     int nb[DP_MAX_LEVELS];        /* groups step k's region holds */
@@ -201,7 +203,66 @@ struct group_order {
     }
 };
 
-/* Reset step k's ticket and scan tile states (blockIdx.y = k; blockIdx.x * blockDim.x + threadIdx.x
+/* A step of cdp's chains (cdp level's refineStep, cdp's regridStep), launched early as PDL would
+ * launch it. Every step is a one-node graph of its own, instantiated for device launch (S.execs[k]:
+ * a fire-and-forget child keeps the graph that launched it running, so one graph cannot serve two
+ * steps of a chain), a wave of blocks with the parameters of step 0, that finds its step by a ticket
+ * per block (S.started). The last block of step k to start, once it has waited for step k - 1,
+ * launches step k + 1 at once, fire and forget: step k + 1's blocks become resident as step k's
+ * blocks end (every block of step k is resident by then, so none can wait on a block that cannot
+ * run) and wait, where a host-launched step calls cudaGridDependencySynchronize, until every block
+ * of step k has finished (S.done[k], reset by initLevelScans). A tail launch, which starts once its
+ * parent grid has ended, left 3.3-4.5 us between two steps, against 0.9-1.6 us for this
+ * (tools/exp/graph_launch_cost.cu, H100, session 38). The host launches step 0's graph; its stream
+ * work completes once the whole chain has. Only cdp's instances hold this code: a host-launched
+ * kernel may hold no device graph launch (cudaErrorNotSupported, session 36). */
+struct step_chain {
+    int k;    /* the block's step */
+    int last; /* the block is its step's last to start */
+    /* The ticket: every thread of the block, at the kernel's start (a block barrier). */
+    __device__ __forceinline__ explicit step_chain(const level_scans_t &S)
+    {
+        __shared__ int sk, sl;
+        if (threadIdx.x == 0) {
+            const unsigned long long t = atomicAdd(S.started, 1ull);
+            sk = (int)(t / gridDim.x);
+            sl = t % gridDim.x == gridDim.x - 1;
+        }
+        __syncthreads();
+        k = sk;
+        last = sl;
+    }
+};
+
+/* Wait until every block of step k - 1 has finished and its writes are visible (every thread of the
+ * block; a block barrier unless k = 0). */
+static __device__ __forceinline__ void step_chain_wait(const level_scans_t &S, int k)
+{
+    if (k == 0) return;
+    if (threadIdx.x == 0) {
+        while (*(volatile unsigned long long *)&S.done[k - 1] < gridDim.x) __nanosleep(32);
+        __threadfence();
+    }
+    __syncthreads();
+}
+
+/* Launch step k + 1, counted in st: one thread of step k's last block to start, after its wait. */
+static __device__ __forceinline__ void step_chain_launch(const level_scans_t &S, int k, unsigned long long *st)
+{
+    dp_count_launch(st, cudaGraphLaunch(S.execs[k + 1], cudaStreamGraphFireAndForget));
+}
+
+/* The block has finished step k (every thread, at its end; a block barrier). */
+static __device__ __forceinline__ void step_chain_finish(const level_scans_t &S, int k)
+{
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        atomicAdd(&S.done[k], 1ull);
+    }
+}
+
+/* Reset step k's ticket, its count of finished blocks (cdp's chains) and its scan tile states (blockIdx.y = k; blockIdx.x * blockDim.x + threadIdx.x
  * = scan tile, as CUB's InitializeStatus): a grid of (ceil(maxnb / 256), nlev) blocks of 256. */
 __global__ void initLevelScans(level_scans_t S);
 

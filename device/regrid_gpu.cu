@@ -30,16 +30,16 @@
  *
  * hostlaunch: every level's regridStep is launched from the host up front over one wave of resident
  * blocks (a level's size lives in device memory), chained with PDL; one host round trip per regrid, at
- * its end (the level sizes, the counters). cdp: regridStep is a one-node graph instantiated for device
- * launch once (gpu_regrid_open), its parameters set before each rebuild; the host launches it for
- * level 0, and the block that takes a level's last group, which knows the level's total, launches it
- * again from the device for the next level (a device graph launch into cudaStreamGraphTailLaunch: it
- * runs once every block of this grid has finished), only when the level has children: the rebuild
- * chains its levels on the device. A graph's parameters are fixed, so every cdp grid is a wave of
- * blocks and finds its level by a ticket per block (S.started). Both variants run the same blocks,
- * RG_MINB per SM. Device-side launch
- * failures are counted and reported; the pending-launch pool is checked against the bound (one
- * pending launch per level).
+ * its end (the level sizes, the counters). cdp: regridStep's chain of levels runs on the device
+ * (step_chain, level_scan.cuh): each level a one-node graph of its own, instantiated for device
+ * launch once (gpu_regrid_open) in two sets, one per order of the two stores (a set's parameters are
+ * set only when a rebuild needs parameters it does not hold); the host launches level 0's graph, and
+ * the last block of each level to start launches the next level's at once (a device graph launch,
+ * fire and forget, as PDL would), whose blocks wait for this level's to finish; a level that turns
+ * out empty ends the chain. A graph's parameters are fixed, so every cdp grid is a wave of blocks and
+ * finds its level by a ticket per block (S.started). Both variants run the same blocks, RG_MINB per
+ * SM. Device-side launch failures are counted and reported; the pending-launch pool is checked
+ * against the bound (one launch per level).
  *
  * Every host launch names the engine's stream; regrid_ms is CUDA event time on it. */
 #include <nvtx3/nvToolsExt.h>
@@ -235,12 +235,12 @@ __global__ void __launch_bounds__(RG_THREADS, RG_MINB) regridStep(const __grid_c
     /* cdp's instance chains; hostlaunch's must hold no device graph launch, not even one never
        reached: the host's launch of such a kernel fails with cudaErrorNotSupported (session 36,
        H100), so `if constexpr`, which keeps it out even unoptimised */
+    int last = 0; /* (CHAIN) this block is its level's last to start */
     if constexpr (CHAIN) if (R.cdp) {
-        /* the grid's level from a ticket per block (every chained grid has gridDim.x blocks) */
-        __shared__ int lv;
-        if (threadIdx.x == 0) lv = (int)(atomicAdd(R.S.started, 1ull) / gridDim.x);
-        __syncthreads();
-        level = lv;
+        /* the grid's level from a ticket per block (step_chain, level_scan.cuh) */
+        const step_chain ch(R.S);
+        level = ch.k;
+        last = ch.last;
     }
     const int flag = level + 1 < p->max_level; /* the children are flagged; at max_level they get none */
     float *crit = (float *)(tab + (FILL == DP_FILL_PROLONG ? 0 : tp * dp_model_table_size(p)));
@@ -249,9 +249,11 @@ __global__ void __launch_bounds__(RG_THREADS, RG_MINB) regridStep(const __grid_c
     st.Init(R.S.nb[level], R.S.scan + R.S.off[level], 0);
     const double h = dp_spacing(p, level + 1);
     cudaGridDependencySynchronize(); /* the level's tiles, their flags and d_ls, the scans' reset */
+    if constexpr (CHAIN) if (R.cdp) step_chain_wait(R.S, level); /* the same, for a level launched early */
     if (R.early) cudaTriggerProgrammaticLaunchCompletion();
     if (threadIdx.x == 0) rg_stamp(R.st, level, 0);
     const long long s = R.ls[level], e = R.ls[level + 1], n = e - s;
+    if constexpr (CHAIN) if (R.cdp && last && threadIdx.x == 0 && n > 0 && flag) step_chain_launch(R.S, level, R.st);
     const int P = rg_group(n, (long long)gridDim.x);
     const long long ng = (n + P - 1) / P; /* groups of the level */
     if (n == 0 && blockIdx.x == 0 && threadIdx.x == 0) R.ls[level + 2] = e;
@@ -275,9 +277,6 @@ __global__ void __launch_bounds__(RG_THREADS, RG_MINB) regridStep(const __grid_c
         }
         if (v == ng - 1 && tid == 0) {
             rg_level_end(R.ls + level + 2, fits ? e + c1 : e); /* an overflow leaves the later levels empty */
-            if constexpr (CHAIN) if (R.cdp && fits && c1 > 0 && flag)
-                /* the next level after this grid: this graph again (flag: it can have children) */
-                dp_count_launch(R.st, cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch));
         }
         if (fits && c1 > c0) {
             /* 2. their metadata, octant by octant: kept (from the old store) or new */
@@ -352,6 +351,7 @@ __global__ void __launch_bounds__(RG_THREADS, RG_MINB) regridStep(const __grid_c
     }
     if (threadIdx.x == 0) rg_stamp(R.st, level, 1);
     if (!R.early) cudaTriggerProgrammaticLaunchCompletion();
+    if constexpr (CHAIN) if (R.cdp) step_chain_finish(R.S, level);
 }
 
 /* ---- the host side ------------------------------------------------------------------------------- */
@@ -381,12 +381,14 @@ struct gpu_regrid {
     int tp, tps, sms;
     size_t smem, smem_sample; /* regridStep's and sampleLevel's dynamic shared memory */
     size_t pool;            /* cdp: the pending-launch pool */
-    cudaGraph_t graph;      /* cdp: regridStep as a one-node graph that device code relaunches */
-    cudaGraphExec_t graph_exec;
-    cudaGraphNode_t node;
+    /* cdp: regridStep as one-node graphs, one per level (step_chain), in two sets: the rebuilds
+     * alternate the stores, so each set keeps the parameters of one order (cg_R, once cg_set) */
+    chain_graphs_t cg[2];
+    rg_t cg_R[2];
+    int cg_set[2], cg_last;
 };
 
-/* cdp: the kernel node of the chain's graph, regridStep over a wave of blocks with args ({ &R, &level }:
+/* cdp: the kernel node of the chain's graphs, regridStep over a wave of blocks with args ({ &R, &level }:
  * level 0; each grid takes its own level by ticket) */
 static cudaKernelNodeParams rg_chain_node(const gpu_regrid *g, void **args)
 {
@@ -468,9 +470,10 @@ extern "C" void gpu_regrid_close(gpu_regrid_t *g)
     cudaFree(g->st);
     cudaFree(g->S.tickets);
     cudaFree(g->S.started);
+    cudaFree(g->S.done);
+    cudaFree(g->S.execs);
     cudaFree(g->S.scan);
-    if (g->graph_exec) cudaGraphExecDestroy(g->graph_exec);
-    if (g->graph) cudaGraphDestroy(g->graph);
+    for (int c = 0; c < 2; ++c) chain_graphs_destroy(&g->cg[c]);
     for (int i = 0; i < 6; ++i)
         if (g->ev[i]) cudaEventDestroy(g->ev[i]);
     if (g->s) cudaStreamDestroy(g->s);
@@ -642,17 +645,17 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
         CK(cudaMalloc((void **)&g->S.tickets, (size_t)g->nlev * sizeof(unsigned long long)));
         CK(cudaMalloc((void **)&g->S.scan, (size_t)scan_bytes));
         if (variant == DP_VARIANT_CDP) {
-            /* the chain's step as a one-node graph that device code may launch, a wave of blocks;
-               its parameters are set before every rebuild (gpu_regrid_step) */
+            /* the chain's steps as one-node graphs that device code may launch, a wave of blocks,
+               two sets; their parameters are set before a rebuild that needs them (gpu_regrid_step) */
             CK(cudaMalloc((void **)&g->S.started, sizeof(unsigned long long)));
+            CK(cudaMalloc((void **)&g->S.done, (size_t)g->nlev * sizeof(unsigned long long)));
+            CK(cudaMalloc((void **)&g->S.execs, 2 * (size_t)g->nlev * sizeof(cudaGraphExec_t)));
             rg_t R0;
             memset(&R0, 0, sizeof R0);
             int L0 = 0;
             void *ga[] = { &R0, &L0 };
             const cudaKernelNodeParams kp = rg_chain_node(g, ga);
-            CK(cudaGraphCreate(&g->graph, 0));
-            CK(cudaGraphAddKernelNode(&g->node, g->graph, NULL, 0, &kp));
-            CK(cudaGraphInstantiate(&g->graph_exec, g->graph, cudaGraphInstantiateFlagDeviceLaunch));
+            for (int c = 0; c < 2; ++c) CK(chain_graphs_create(&g->cg[c], &kp, g->nlev, g->S.execs + c * g->nlev, g->s));
         }
     }
     CK(cudaStreamSynchronize(g->s));
@@ -785,14 +788,27 @@ extern "C" int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, ch
         CK(launch_pdl((const void *)flagRoots, dim3(rg_grid(g, nroots * 32)), dim3(RG_THREADS), g->s, pdl, ra));
         if (R.cdp) {
             if (g->nlev > 0) {
-                /* level 0's grid: the graph with this rebuild's parameters (later launches of the
-                   graph see them; one already running does not), a wave of blocks; each level's last
-                   group relaunches it. The launch uploads the changed graph (inside regrid_ms) */
-                int L0 = 0;
-                void *sa[] = { &R, &L0 };
-                const cudaKernelNodeParams kp = rg_chain_node(g, sa);
-                CK(cudaGraphExecKernelNodeSetParams(g->graph_exec, g->node, &kp));
-                CK(cudaGraphLaunch(g->graph_exec, g->s));
+                /* the set of graphs that holds this rebuild's parameters (the set whose parameters
+                   were set for them, R.S.execs naming the set), else the other set, updated and
+                   uploaded (inside regrid_ms; the stream has finished the rebuild that last used it).
+                   The host launches level 0's graph; each level launches the next (step_chain) */
+                int c = -1;
+                for (int i = 0; i < 2 && c < 0; ++i) {
+                    R.S.execs = g->S.execs + i * g->nlev;
+                    if (g->cg_set[i] && memcmp(&R, &g->cg_R[i], sizeof R) == 0) c = i;
+                }
+                if (c < 0) {
+                    c = 1 - g->cg_last;
+                    R.S.execs = g->S.execs + c * g->nlev;
+                    int L0 = 0;
+                    void *sa[] = { &R, &L0 };
+                    const cudaKernelNodeParams kp = rg_chain_node(g, sa);
+                    CK(chain_graphs_set(&g->cg[c], &kp, g->s));
+                    g->cg_R[c] = R;
+                    g->cg_set[c] = 1;
+                }
+                g->cg_last = c;
+                CK(cudaGraphLaunch(g->cg[c].exec[0], g->s));
             }
         } else {
             for (int L = 0; L < g->nlev; ++L) {
@@ -813,7 +829,7 @@ extern "C" int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, ch
     }
     /* the rebuild's timeline: level k + 1 from the end of level k - 1's kernel (k = 0: from its own
      * first block) to the end of level k's, for the levels built (hostlaunch's kernels of empty levels
-     * exit at once; cdp launches none) */
+     * exit at once, as do cdp's launched for an empty level) */
     for (int k = 0; k < g->nlev && k + 2 < DP_MAX_LEVELS + 2; ++k) {
         const unsigned long long *tk = st + RS_STAMPS + 2 * k;
         if (ls[k + 1] < 0 || ls[k + 2] <= ls[k + 1] || tk[1] == 0) continue;

@@ -10,18 +10,14 @@
 #          and Nsight Compute on their host-launched refineStep, flagTiles and initLevelScans grids, with
 #          the source page of bench3d's first hostlaunch step: $OUT/small.tgz
 #   launch tools/exp/launch_cost.cu and graph_launch_cost.cu built and run: $OUT/launch_cost.txt (about 30 s with the two builds;
-#          session 37 added the early-launched graph chain, f&f and sibling: does it close the gap?)
+#          session 38: the early-launched graph chain, f&f or sibling, closes the gap: 0.9-1.6 us against 3.3-4.5)
 #   resid  tools/cdp_residency.cu built and run: blocks per SM of host-launched, device-launched and
 #          device-graph-launched grids: $OUT/residency.txt (about 20 s; session 37: a device graph
 #          launch gets 4 blocks of 256 per SM, as a host launch)
-#   shape  quick_ab.sh: this tree (cdp's chains in hostlaunch's blocks, 256 x STEP_MINB / RG_MINB per
-#          SM, session 37) against it with one block of 768-1024 threads per SM (A_DIFF
-#          tools/exp/base/cdp-wide-blocks.diff: f59f4e8's device code): $OUT/shape (quick.txt,
-#          table.txt, logs.tgz; about 150-200 s)
-#   early  quick_ab.sh with tools/exp/23-refine-early-chain.patch (cdp level's steps launched early,
-#          each its own graph, a fire-and-forget child whose blocks wait for the step before):
-#          $OUT/early (quick.txt, table.txt, logs.tgz; about 150-200 s). Run `launch` first: if the
-#          early chain's rows there show errors or no smaller gap, this is not worth the call
+#   early  quick_ab.sh: this tree (cdp's chains launch each step early, fire and forget, its blocks
+#          waiting for the step before: step_chain, session 38) against it with the chains of 1f6c029
+#          (each step a tail launch of the running graph; A_DIFF tools/exp/base/graph-tail-chain.diff):
+#          $OUT/early (quick.txt, table.txt, logs.tgz; about 130-200 s)
 #   race   test_teams -s under compute-sanitizer racecheck, synccheck and memcheck, each under its own
 #          limit (RACE_LIMIT, default 150 s), a line per configuration as it ends and the time each tool
 #          took: $OUT/race.txt (session 37: gpu_racecheck did not finish; slow, or a hang under the tool?)
@@ -32,7 +28,7 @@
 #          bytes a level moves against the new cells and metadata the floor counts)
 #   prof   Nsight Compute on bench3d's finest hostlaunch refineStep with the SASS source page
 #          (gpu_profile.sh SOURCE=1), with whatever patches PROF_PATCHES names applied
-# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, shape 3, early 3, race 1, deep 1, mem 1, prof 1 (tarballs).
+# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, race 1, deep 1, mem 1, prof 1 (tarballs).
 # The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh launch
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -103,17 +99,12 @@ for step in "$@"; do
             ./build-next/cdp_residency >"$out/residency.txt" 2>&1
         nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$out/residency.txt"
         ;;
-    shape)
-        # A = this tree with cdp's one wide block per SM back (tools/exp/base/cdp-wide-blocks.diff: f59f4e8),
-        # B = this tree; no patches, so the tree stays as it is for later steps
-        mkdir -p "$out/shape"
-        OUT=$out/shape DPAMR_COMMIT=$c A_DIFF=tools/exp/base/cdp-wide-blocks.diff timeout "${SHAPE_LIMIT:-280}" \
-            bash tools/exp/quick_ab.sh none
-        ;;
     early)
+        # A = this tree with the tail-launched chains back (tools/exp/base/graph-tail-chain.diff: 1f6c029),
+        # B = this tree; no patches, so the tree stays as it is for later steps
         mkdir -p "$out/early"
-        OUT=$out/early DPAMR_COMMIT=$c timeout "${EARLY_LIMIT:-280}" bash tools/exp/quick_ab.sh tools/exp/23-refine-early-chain.patch
-        git apply -R tools/exp/23-refine-early-chain.patch # (quick_ab applied it to the tree)
+        OUT=$out/early DPAMR_COMMIT=$c A_DIFF=tools/exp/base/graph-tail-chain.diff timeout "${EARLY_LIMIT:-280}" \
+            bash tools/exp/quick_ab.sh none
         ;;
     race)
         san=/usr/local/cuda/bin/compute-sanitizer
@@ -165,6 +156,6 @@ for step in "$@"; do
         tar czf "$out/prof.tgz" -C "$out" prof && rm -rf "$out/prof"
         for p in ${PROF_PATCHES:-}; do git apply -R "$p"; done
         ;;
-    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, shape, early, race, deep, mem, prof)"; exit 2 ;;
+    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, race, deep, mem, prof)"; exit 2 ;;
     esac
 done
