@@ -402,6 +402,55 @@ static cudaKernelNodeParams rg_chain_node(const gpu_regrid *g, void **args)
     return kp;
 }
 
+/* fill = model without balance: the rebuild samples every child it writes, kept or new (the same
+ * values as sampling the old store and copying); only the roots are sampled before it. */
+static int rg_resample(const dp_params *p)
+{
+    return p->fill != DP_FILL_PROLONG && p->balance != DP_BALANCE_2TO1;
+}
+
+/* What the rebuild's kernels read, A the store rebuilt from and N the one built (the same in every
+ * rebuild but for the order of the two stores). */
+static rg_t rg_args(const gpu_regrid *g, const dmesh_t *A, const dmesh_t *N)
+{
+    rg_t R;
+    memset(&R, 0, sizeof R); /* (padding too: the chain's sets are found by memcmp) */
+    R.A = *A;
+    R.N = *N;
+    R.S = g->S;
+    R.ls = g->d_ls;
+    R.old = g->old;
+    R.first = g->first;
+    R.st = g->st;
+    R.tp = g->tp;
+    R.cdp = g->variant == DP_VARIANT_CDP;
+    R.early = g->early;
+    R.resample = rg_resample(&g->p);
+    return R;
+}
+
+/* cdp: the set of the chain's graphs that holds the parameters R (R.S.execs then names it), else the
+ * set not used last, its parameters set to R and its graphs uploaded again on the stream (nothing
+ * may run them: the stream has finished the rebuild that last used it). Returns the set, or -1 with
+ * *e. gpu_regrid_open sets both orders of the stores, so a rebuild finds its set. */
+static int rg_chain_set(gpu_regrid *g, rg_t *R, cudaError_t *e)
+{
+    for (int c = 0; c < 2; ++c) {
+        R->S.execs = g->S.execs + c * g->nlev;
+        if (g->cg_set[c] && memcmp(R, &g->cg_R[c], sizeof *R) == 0) return g->cg_last = c;
+    }
+    const int c = 1 - g->cg_last;
+    R->S.execs = g->S.execs + c * g->nlev;
+    int L0 = 0;
+    void *sa[] = { R, &L0 };
+    const cudaKernelNodeParams kp = rg_chain_node(g, sa);
+    g->cg_set[c] = 0;
+    if ((*e = chain_graphs_set(&g->cg[c], &kp, g->s)) != cudaSuccess) return -1;
+    g->cg_R[c] = *R;
+    g->cg_set[c] = 1;
+    return g->cg_last = c;
+}
+
 /* regridStep's dynamic shared memory at tp tiles per pass (16-byte multiples). */
 static size_t rg_step_smem(const dp_params *p, int tp)
 {
@@ -646,7 +695,7 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
         CK(cudaMalloc((void **)&g->S.scan, (size_t)scan_bytes));
         if (variant == DP_VARIANT_CDP) {
             /* the chain's steps as one-node graphs that device code may launch, a wave of blocks,
-               two sets; their parameters are set before a rebuild that needs them (gpu_regrid_step) */
+               two sets, one per order of the stores (set here, before the timed rebuilds) */
             CK(cudaMalloc((void **)&g->S.started, sizeof(unsigned long long)));
             CK(cudaMalloc((void **)&g->S.done, (size_t)g->nlev * sizeof(unsigned long long)));
             CK(cudaMalloc((void **)&g->S.execs, 2 * (size_t)g->nlev * sizeof(cudaGraphExec_t)));
@@ -656,6 +705,12 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
             void *ga[] = { &R0, &L0 };
             const cudaKernelNodeParams kp = rg_chain_node(g, ga);
             for (int c = 0; c < 2; ++c) CK(chain_graphs_create(&g->cg[c], &kp, g->nlev, g->S.execs + c * g->nlev, g->s));
+            cudaError_t e = cudaSuccess;
+            for (int c = 0; c < 2; ++c) {
+                rg_t Rc = c == 0 ? rg_args(g, &g->A, &g->N) : rg_args(g, &g->N, &g->A);
+                g->cg_last = 1 - c; /* (a fresh set: the first set is 0, the second 1) */
+                CK(rg_chain_set(g, &Rc, &e) < 0 ? e : cudaSuccess);
+            }
         }
     }
     CK(cudaStreamSynchronize(g->s));
@@ -712,9 +767,7 @@ extern "C" int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, ch
     dp_params pt;
     dp_params_at(&g->p, t, &pt);
     const int prolong = pt.fill == DP_FILL_PROLONG, pdl = g->pdl, early = g->early;
-    /* fill = model without balance: the rebuild samples every child it writes, kept or new (the same
-     * values as sampling the old store and copying); only the roots are sampled before it */
-    const int resample = !prolong && pt.balance != DP_BALANCE_2TO1;
+    const int resample = rg_resample(&pt);
     const size_t cells = (size_t)dp_cells(pt.dim, pt.B);
     const long long nA = g->ntiles, nroots = g->nroots;
     long long ls[DP_MAX_LEVELS + 2];
@@ -761,17 +814,7 @@ extern "C" int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, ch
         for (int L = 0; L < DP_MAX_LEVELS + 2; ++L) ls[L] = -1;
         ls[0] = 0;
         ls[1] = nroots;
-        R.A = g->A;
-        R.N = g->N;
-        R.S = g->S;
-        R.ls = g->d_ls;
-        R.old = g->old;
-        R.first = g->first;
-        R.st = g->st;
-        R.tp = g->tp;
-        R.cdp = g->variant == DP_VARIANT_CDP;
-        R.early = early;
-        R.resample = resample;
+        R = rg_args(g, &g->A, &g->N);
         /* ls lives on this frame: the stream is synchronized before it returns */
         CK(cudaMemcpyAsync(g->d_ls, ls, sizeof ls, cudaMemcpyHostToDevice, g->s));
         CK(cudaMemsetAsync(g->st, 0, RS_TOTAL * sizeof(unsigned long long), g->s));
@@ -788,26 +831,12 @@ extern "C" int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, ch
         CK(launch_pdl((const void *)flagRoots, dim3(rg_grid(g, nroots * 32)), dim3(RG_THREADS), g->s, pdl, ra));
         if (R.cdp) {
             if (g->nlev > 0) {
-                /* the set of graphs that holds this rebuild's parameters (the set whose parameters
-                   were set for them, R.S.execs naming the set), else the other set, updated and
-                   uploaded (inside regrid_ms; the stream has finished the rebuild that last used it).
-                   The host launches level 0's graph; each level launches the next (step_chain) */
-                int c = -1;
-                for (int i = 0; i < 2 && c < 0; ++i) {
-                    R.S.execs = g->S.execs + i * g->nlev;
-                    if (g->cg_set[i] && memcmp(&R, &g->cg_R[i], sizeof R) == 0) c = i;
-                }
-                if (c < 0) {
-                    c = 1 - g->cg_last;
-                    R.S.execs = g->S.execs + c * g->nlev;
-                    int L0 = 0;
-                    void *sa[] = { &R, &L0 };
-                    const cudaKernelNodeParams kp = rg_chain_node(g, sa);
-                    CK(chain_graphs_set(&g->cg[c], &kp, g->s));
-                    g->cg_R[c] = R;
-                    g->cg_set[c] = 1;
-                }
-                g->cg_last = c;
+                /* the set of graphs that holds this rebuild's parameters (an update, if ever one is
+                   needed, is inside regrid_ms); the host launches level 0's graph, each level the
+                   next (step_chain) */
+                cudaError_t e = cudaSuccess;
+                const int c = rg_chain_set(g, &R, &e);
+                CK(c < 0 ? e : cudaSuccess);
                 CK(cudaGraphLaunch(g->cg[c].exec[0], g->s));
             }
         } else {
