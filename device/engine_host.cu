@@ -107,9 +107,10 @@ struct step_smem {
  * STEP_MINB per SM, the grid one wave. hostlaunch (CHAIN 0): every step launched from the host. cdp's
  * level grain (CHAIN 1): a chain of steps launched from the device (step_chain, level_scan.cuh): the
  * last block of a step to start launches the next step's graph at once (a device graph launch, fire
- * and forget; its grids get as many blocks per SM as host-launched ones, where a kernel launched from
- * the device got one: tools/cdp_residency.cu, docs/gpu.md), whose blocks wait for this step's to
- * finish. A graph's parameters are fixed, so every chained grid is a wave with step 0's parameters,
+ * and forget; device graph launches got as many blocks per SM as host launches, where a kernel
+ * launched from the device got one: tools/cdp_residency.cu, docs/gpu.md, measured for tail launches;
+ * its fire-and-forget rows are not yet run, and every chained wave so far has run to its end), whose
+ * blocks wait for this step's to finish. A graph's parameters are fixed, so every chained grid is a wave with step 0's parameters,
  * and finds its own step by a ticket per block; nlev: the steps of the chain. The next step is
  * launched whenever this level has tiles and a next step exists, before the level's children are
  * counted: a step whose level turns out empty ends the chain (as hostlaunch's empty steps exit).
@@ -324,11 +325,12 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
     }
     /* every block resident at once: a group's look-back waits only on groups of running blocks. A
      * chained grid, launched from the device as a graph, gets as many blocks per SM as a host launch
-     * (tools/cdp_residency.cu), so both engines run the same grid */
+     * (tools/cdp_residency.cu: graph tail launches; measured fire and forget in dpamr's own runs, whose
+     * waves would hang if a block were not resident), so both engines run the same grid */
     grid = (unsigned)(sms * occ);
     need.nblocks = grid;
-    /* the chain's pending launches: one per step after the first (each a launch of the step's
-     * graph, issued by the step before it once all its blocks run), at most two at a time; the pool
+    /* the chain's launches: one per step after the first (each a launch of the step's graph, issued
+     * by the step before it once all its blocks run), so at most this many pending at once; the pool
      * is granted at this bound as for kernel launches (whether device graph launches draw on it the
      * guide does not say) */
     if (chain) {

@@ -21,7 +21,7 @@ typedef cub::ScanTileState<long long> scan_state_t;
 typedef struct {
     unsigned long long *tickets;  /* [DP_MAX_LEVELS]: groups taken per level step k */
     unsigned long long *started;  /* cdp's chains: blocks started (each grid's step by ticket), or NULL */
-    unsigned long long *done;     /* cdp's chains: [DP_MAX_LEVELS] blocks finished per step, or NULL */
+    unsigned long long *done;     /* cdp's chains: blocks finished per step (one per step), or NULL */
     cudaGraphExec_t *execs;       /* cdp's chains: step k's graph (device memory), or NULL (step_chain) */
     char *scan;                   /* the regions */
     long long off[DP_MAX_LEVELS]; /* byte offset of step k's region */
@@ -215,7 +215,9 @@ struct group_order {
  * parent grid has ended, left 3.3-4.5 us between two steps, against 0.9-1.6 us for this
  * (tools/exp/graph_launch_cost.cu, H100, session 38). The host launches step 0's graph; its stream
  * work completes once the whole chain has. Only cdp's instances hold this code: a host-launched
- * kernel may hold no device graph launch (cudaErrorNotSupported, session 36). */
+ * kernel may hold no device graph launch (cudaErrorNotSupported, session 36). A chained kernel's
+ * blocks must all reach step_chain_finish: a block that returned early would leave the next step
+ * waiting for ever (and the host in its synchronisation, with no error). */
 struct step_chain {
     int k;    /* the block's step */
     int last; /* the block is its step's last to start */

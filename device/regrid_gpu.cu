@@ -209,8 +209,9 @@ struct rg_smem {
 /* The next level's start, written once per grid by the thread that takes the level's last group. Out
  * of line on purpose: with this call on the cold path ptxas spills less in regridStep's loops
  * (ptxas -v, sm_90: hostlaunch's model instance 56/44 bytes of spill stores/loads against 176/176
- * with the store inline, its prolong instance 88/136 against 100/152; cdp's no more). The kernel
- * tail launch that stood here until session 36 had the same effect (72/76 with it): removing it made
+ * with the store inline, its prolong instance 88/136 against 100/152). The kernel tail launch that
+ * stood here until session 36 (cdp's chain launches at the kernel's head since session 38) had the
+ * same effect (72/76 with it): removing it made
  * hostlaunch's movingbench2d regrid 2-3% slower (H100, session 36). */
 static __device__ __noinline__ void rg_level_end(long long *p, long long v)
 {

@@ -78,17 +78,19 @@ __global__ void __launch_bounds__(256, 4) kMaxDyn(counters *c, int spin) { probe
 /* plain, cache config prefer shared */
 __global__ void __launch_bounds__(256, 4) kPrefer(counters *c, int spin) { probe(c, spin); }
 
-/* a one-node device-launchable graph of this kernel: generation 0 (host-launched) relaunches its own
- * graph from its last block; each block's generation by ticket (the graph's parameters are fixed),
- * generation g counting into c[g] */
-__global__ void __launch_bounds__(256, 4) kGraph(counters *c, unsigned *gen, int spin)
+/* a one-node device-launchable graph of this kernel: generation 0 (host-launched) launches the next
+ * generation from its last block, its own graph again as a tail launch (next NULL) or another
+ * instance of it fire and forget (*next: as dpamr's step_chain since session 38); each block's
+ * generation by ticket (the graph's parameters are fixed), generation g counting into c[g] */
+__global__ void __launch_bounds__(256, 4) kGraph(counters *c, unsigned *gen, int spin, cudaGraphExec_t *next)
 {
     __shared__ unsigned g;
     if (threadIdx.x == 0) g = atomicAdd(gen, 1u) / gridDim.x;
     __syncthreads();
     probe(c + (g ? 1 : 0), spin);
     if (g == 0 && blockIdx.x == gridDim.x - 1 && threadIdx.x == 0 &&
-        cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch) != cudaSuccess)
+        (next ? cudaGraphLaunch(*next, cudaStreamGraphFireAndForget)
+              : cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch)) != cudaSuccess)
         printf("device graph launch failed\n");
 }
 
@@ -206,16 +208,21 @@ int main()
                 printf("%-22s %6u %-28s %6u %9d %9.2f %5d\n", names[which], smem, hn, grid, mx, sum / sms, occ);
             }
         }
-    /* the device graph launch: generation 0 from the host (c[0]), generation 1 from the device (c[1]) */
+    /* the device graph launch: generation 0 from the host (c[0]), generation 1 from the device (c[1]),
+     * as a tail launch of the same graph (ff 0) or fire and forget of a second instance (ff 1) */
     unsigned *gen;
+    cudaGraphExec_t *d_next;
     CK(cudaMalloc(&gen, sizeof *gen));
+    CK(cudaMalloc(&d_next, sizeof *d_next));
+    for (int ff = 0; ff < 2; ++ff)
     for (int si = 0; si < 6; ++si) {
         unsigned smem = smems[si];
         int occ = 0;
         CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, (const void *)kGraph, 256, smem));
         const unsigned grid = (unsigned)(sms * 4);
         int spin_ = spin;
-        void *args[] = { &c, &gen, &spin_ };
+        cudaGraphExec_t *next = ff ? d_next : NULL;
+        void *args[] = { &c, &gen, &spin_, &next };
         cudaKernelNodeParams kp = {};
         kp.func = (void *)kGraph;
         kp.gridDim = dim3(grid);
@@ -224,11 +231,16 @@ int main()
         kp.kernelParams = args;
         cudaGraph_t gr;
         cudaGraphNode_t node;
-        cudaGraphExec_t ex;
+        cudaGraphExec_t ex, ex1 = NULL;
         CK(cudaGraphCreate(&gr, 0));
         CK(cudaGraphAddKernelNode(&node, gr, NULL, 0, &kp));
         CK(cudaGraphInstantiate(&ex, gr, cudaGraphInstantiateFlagDeviceLaunch));
         CK(cudaGraphUpload(ex, st));
+        if (ff) { /* generation 1: a second instance (a running graph's fire-and-forget child) */
+            CK(cudaGraphInstantiate(&ex1, gr, cudaGraphInstantiateFlagDeviceLaunch));
+            CK(cudaGraphUpload(ex1, st));
+            CK(cudaMemcpyAsync(d_next, &ex1, sizeof ex1, cudaMemcpyHostToDevice, st));
+        }
         CK(cudaMemsetAsync(c, 0, 2 * sizeof(counters), st));
         CK(cudaMemsetAsync(gen, 0, sizeof *gen, st));
         CK(cudaGraphLaunch(ex, st));
@@ -243,11 +255,14 @@ int main()
                 sum += h[k].peak[i];
             }
             printf("%-22s %6u %-28s %6u %9d %9.2f %5d\n", "graph 256x4", smem,
-                   k ? "device graph launch" : "graph, host launch", grid, mx, sum / sms, occ);
+                   k ? (ff ? "device graph fire and forget" : "device graph launch") : "graph, host launch", grid, mx,
+                   sum / sms, occ);
         }
         CK(cudaGraphExecDestroy(ex));
+        if (ex1) CK(cudaGraphExecDestroy(ex1));
         CK(cudaGraphDestroy(gr));
     }
     CK(cudaFree(gen));
+    CK(cudaFree(d_next));
     return 0;
 }

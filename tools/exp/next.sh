@@ -13,7 +13,8 @@
 #          session 38: the early-launched graph chain, f&f or sibling, closes the gap: 0.9-1.6 us against 3.3-4.5)
 #   resid  tools/cdp_residency.cu built and run: blocks per SM of host-launched, device-launched and
 #          device-graph-launched grids: $OUT/residency.txt (about 20 s; session 37: a device graph
-#          launch gets 4 blocks of 256 per SM, as a host launch)
+#          tail launch gets 4 blocks of 256 per SM, as a host launch; session 38 added the fire-and-
+#          forget graph launch of cdp's step_chain: does it too?)
 #   early  quick_ab.sh: this tree (cdp's chains launch each step early, fire and forget, its blocks
 #          waiting for the step before: step_chain, session 38) against it with the chains of 1f6c029
 #          (each step a tail launch of the running graph; A_DIFF tools/exp/base/graph-tail-chain.diff):
