@@ -2,7 +2,7 @@
 # next.sh [STEPS] - the next device session's calls (tools/exp/README.md, "Next"), one step or several
 # per call, each under its own time limit so that a call cut at its limit still brings back what ran.
 # Steps (default: launch):
-#   steps  test_teams, then gpu_steps on this tree alone (a non-MPI Release build), its output streamed to
+#   steps  test_teams and test_chain, then gpu_steps on this tree alone (a non-MPI Release build), its output streamed to
 #          $OUT/gpu_steps.txt, so a cut run still shows which parts passed (STEPS_LIMIT, default 420 s)
 #   label  the rest of the gpu label (gpu_session.sh without benches, gpu_steps and gpu_validate_bench
 #          left out; LABEL_LIMIT, default 400 s): $OUT/label: ctest.log, build.log, machine.txt, session.txt
@@ -47,6 +47,9 @@ for step in "$@"; do
         # first test_teams (session 32 added its one-round look-back cases after its last call)
         { nvcc -std=c++17 -arch=sm_90 -I. -diag-suppress=20044 tests/test_teams.cu -o /tmp/test_teams && /tmp/test_teams -q;
             echo "test_teams exit $?"; } >>"$out/gpu_steps.txt" 2>&1
+        # cdp's early step chain on its own (session 38)
+        { nvcc -std=c++17 -arch=sm_90 -rdc=true -I. tests/test_chain.cu -o /tmp/test_chain -lcudadevrt && /tmp/test_chain;
+            echo "test_chain exit $?"; } >>"$out/gpu_steps.txt" 2>&1
         build build-next && timeout "${STEPS_LIMIT:-420}" bash tests/gpu_steps.sh "$PWD/build-next/dpamr" "$PWD" \
             "$PWD/build-next/gs" >>"$out/gpu_steps.txt" 2>&1
         echo "gpu_steps exit $? ($(date))" >>"$out/gpu_steps.txt"
