@@ -388,6 +388,11 @@ static int write_results(const deck_t *d, const row_t *rows, int nrows, int base
 
 /* ---- a moving deck (steps > 0): the regrid per step of every variant ------------------------------ */
 
+/* The regrid's phases in the bench's phase table: its report's sample, restrict and rebuild times,
+ * and of the rebuild the part outside its levels (rebuild_ms less the sum of its level_ms: the
+ * kernels before the first level, the first level's launch, the end of the chain, the sums after). */
+#define NPHASE 4
+
 typedef struct {
     long long tiles, added, removed;
     double changed;
@@ -404,7 +409,14 @@ typedef struct {
     double *lev;                 /* [max_level + 1][nlev_cap]: level_ms of every timed regrid, by level */
     long long nlev_cap, nlev[DP_MAX_LEVELS];
     double lev_med[DP_MAX_LEVELS]; /* -1: no sample */
+    double *ph;                    /* [NPHASE][nlev_cap]: the phases of every timed regrid (phase_names) */
+    long long nph;
+    double ph_med[NPHASE];
 } step_var_t;
+
+static const char *const phase_names[NPHASE] = { "sample", "restrict", "rebuild", "rebuild outside levels" };
+
+
 
 /* One run of every step of variant v from a copy of the input (the first build and the regrids on
  * that variant; a GPU variant keeps the mesh on the device and downloads the last step's); the final
@@ -434,8 +446,17 @@ static int bench_once(const deck_t *d, const mesh_t *in, step_var_t *v, mesh_t *
         w->removed = r.removed;
         w->changed = r.changed_fraction;
         w->ms[j] = r.regrid_ms;
+        double in_levels = 0.0;
         for (int L = 1; L <= d->p.max_level && L < DP_MAX_LEVELS; ++L)
-            if (r.level_ms[L] >= 0 && v->nlev[L] < v->nlev_cap) v->lev[(size_t)L * v->nlev_cap + v->nlev[L]++] = r.level_ms[L];
+            if (r.level_ms[L] >= 0) {
+                in_levels += r.level_ms[L];
+                if (v->nlev[L] < v->nlev_cap) v->lev[(size_t)L * v->nlev_cap + v->nlev[L]++] = r.level_ms[L];
+            }
+        if (v->nph < v->nlev_cap) {
+            const double ph[NPHASE] = { r.sample_ms, r.restrict_ms, r.rebuild_ms, r.rebuild_ms - in_levels };
+            for (int q = 0; q < NPHASE; ++q) v->ph[(size_t)q * v->nlev_cap + v->nph] = ph[q];
+            ++v->nph;
+        }
     }
     if (rc == 0) rc = engine_regrid_sync(&e, out, &down, err, ERRLEN);
     engine_regrid_end(&e);
@@ -508,8 +529,9 @@ static int bench_steps(deck_t *d, const mesh_t *in)
         const long long nregrids = d->steps / d->regrid_every;
         vars[i].nlev_cap = (nregrids > 0 ? nregrids : 1) * nrep;
         vars[i].lev = malloc((size_t)(d->p.max_level + 1) * (size_t)vars[i].nlev_cap * sizeof(double));
-        if (!vars[i].lev) {
-            for (int j = 0; j <= i; ++j) free(vars[j].lev);
+        vars[i].ph = malloc((size_t)NPHASE * (size_t)vars[i].nlev_cap * sizeof(double));
+        if (!vars[i].lev || !vars[i].ph) {
+            for (int j = 0; j <= i; ++j) free(vars[j].lev), free(vars[j].ph);
             free(rows), free(ms);
             return run_die("out of memory for the per-level table");
         }
@@ -650,6 +672,21 @@ static int bench_steps(deck_t *d, const mesh_t *in)
             printf("\n");
         }
     }
+    /* the phases: where a variant's regrid goes outside the levels (cdp's first launch and the end of
+     * its chain, for one) */
+    for (int i = 0; i < nv; ++i)
+        for (int q = 0; q < NPHASE; ++q)
+            vars[i].ph_med[q] = vars[i].nph > 0 ? median(vars[i].ph + (size_t)q * vars[i].nlev_cap, (int)vars[i].nph) : -1.0;
+    printf("\nregrid per step by phase, ms (median over the timed regrids, each phase's own median; rebuild outside\n"
+           "levels = the rebuild less its levels above: its kernels before the first level, the first level's\n"
+           "launch, the end of the chain, the per-tile sums after):\n\n%24s", "phase");
+    for (int i = 0; i < nv; ++i) printf(" %18s", vars[i].label);
+    printf("\n");
+    for (int q = 0; q < NPHASE; ++q) {
+        printf("%24s", phase_names[q]);
+        for (int i = 0; i < nv; ++i) printf(" %18.3f", vars[i].ph_med[q]);
+        printf("\n");
+    }
     /* CSV and JSON, each to a temporary name renamed */
     char path[2][8300], tmp[2][8400];
     for (int k = 0; k < 2 && rc == 0; ++k) {
@@ -713,6 +750,14 @@ static int bench_steps(deck_t *d, const mesh_t *in)
                 }
                 fprintf(fp, "]}");
             }
+            fprintf(fp, "\n],\"phase_ms\":[");
+            for (int i = 0; i < nv; ++i) {
+                fprintf(fp, "%s\n{\"variant\":\"%s\",\"pdl\":\"%s\"", i ? "," : "", deck_variant_name(vars[i].variant),
+                        vars[i].variant == DP_VARIANT_CPU ? "-" : (vars[i].pdl ? "on" : "off"));
+                static const char *const keys[NPHASE] = { "sample", "restrict", "rebuild", "rebuild_outside_levels" };
+                for (int q = 0; q < NPHASE; ++q) fprintf(fp, ",\"%s\":%.6f", keys[q], vars[i].ph_med[q]);
+                fprintf(fp, "}");
+            }
             fprintf(fp, "\n]}\n");
         }
         if (close_tmp(fp, tmp[k], path[k], err) != 0) {
@@ -726,7 +771,7 @@ static int bench_steps(deck_t *d, const mesh_t *in)
     if (rc == 0 && rename_pair(tmp, path, err) != 0) rc = run_die(err);
     if (rc == 0) printf("wrote %s.csv and %s.json\n", d->bench_out, d->bench_out);
 done:
-    for (int i = 0; i < nv; ++i) free(vars[i].lev);
+    for (int i = 0; i < nv; ++i) free(vars[i].lev), free(vars[i].ph);
     free(rows);
     free(ms);
     return rc;

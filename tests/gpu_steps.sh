@@ -150,6 +150,7 @@ if want bench; then
         [ "$(tail -n +2 "$work/bench/sb.csv" | wc -l)" -eq 30 ] || fail "bench CSV: not 6 rows x 5 variants"
         check_level_ms "$work/bench/sb.json" || fail "bench JSON: level_ms"
         grep -q "^rebuild per level, ms" "$work/bench/bench.log" || fail "bench: no per-level table"
+        grep -q "^regrid per step by phase, ms" "$work/bench/bench.log" || fail "bench: no phase table"
         sed -n '/^  step/,$p' "$work/bench/bench.log"
     else
         fail "bench"; cat "$work/bench/bench.log"

@@ -5,7 +5,7 @@
 #   pick_python [MODULE]   py = Debian's /usr/bin/python3 when it imports MODULE (default h5py),
 #                          else python3 from PATH (the GPU machine)
 #   h5cmp A B [ARGS...]    tests/h5compare.py A B ARGS: byte-identical datasets, or a diff and exit 1
-#   check_level_ms JSON    a time-step bench's per-level times (levels 1.. of every variant, sane)
+#   check_level_ms JSON    a time-step bench's per-level and per-phase times (every variant, sane)
 #   fresh_dir DIR [SUB...] DIR emptied and made again, with the subfolders SUB
 #   tmp_dir                tmp = a new temporary folder, removed when the script exits
 #   skip_without_gpu DPAMR [WHY]  exit 77 (CTest: skipped) unless `DPAMR gpu` finds a usable device
@@ -45,6 +45,16 @@ for v in d["level_ms"]:
     assert all(0 <= x < worst for x in built), (v, worst)
     assert all(x is None for x in m[1 + len(built):]), (v, "levels 1.. without a gap")
 print("ok   level_ms:", ", ".join("%s %s: %d levels" % (v["variant"], v["pdl"], sum(x is not None for x in v["median_ms"])) for v in d["level_ms"]))
+# the phases: one entry per variant; each phase's median within its slowest regrid, the rebuild's part
+# outside the levels at most the rebuild (a small negative where the level stamps and the events differ
+# by a timer tick)
+ph = {(v["variant"], v["pdl"]): v for v in d["phase_ms"]}
+assert set(ph) == {(v["variant"], v["pdl"]) for v in d["level_ms"]}, "phase_ms: not one per variant"
+for key, v in ph.items():
+    worst = max(x["regrid_max_ms"] for x in d["rows"] if (x["variant"], x["pdl"]) == key)
+    assert all(0 <= v[k] <= worst for k in ("sample", "restrict", "rebuild")), (v, worst)
+    assert -0.01 <= v["rebuild_outside_levels"] <= v["rebuild"], v
+print("ok   phase_ms:", ", ".join("%s %s: rebuild %.3f, outside its levels %.3f" % (k[0], k[1], v["rebuild"], v["rebuild_outside_levels"]) for k, v in ph.items()))
 PY
 }
 

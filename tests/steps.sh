@@ -133,6 +133,7 @@ if (cd "$work/z" && "$dpamr" bench "$d2" steps=6 bench_repeats=2 bench_warmup=1 
         "$work/z/sb.json" || fail "bench JSON"
     check_level_ms "$work/z/sb.json" || fail "bench JSON: level_ms"
     grep -q "^rebuild per level, ms" "$work/z/bench.log" || fail "bench: no per-level table"
+    grep -q "^regrid per step by phase, ms" "$work/z/bench.log" || fail "bench: no phase table"
     sed -n '/^  step/,$p' "$work/z/bench.log" | head -12
 else
     fail "bench"; cat "$work/z/bench.log"
