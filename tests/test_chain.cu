@@ -15,7 +15,7 @@
  *
  * test_chain [-q]: a line per configuration (-q: only failures); exit 0 when all pass, 1 on a
  * failure, 77 (skip) without a CUDA device. Built with relocatable device code (the device graph
- * launch needs the device runtime). */
+ * launch needs the device runtime) and linked with dpamr's device library (chain_graphs_create). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,7 +75,7 @@ static int run(int nsteps, size_t smem, int sms, int quiet)
     TCK(cudaMalloc((void **)&data, (size_t)n * sizeof(unsigned)));
     TCK(cudaMalloc((void **)&st, ST_COUNT * sizeof(unsigned long long)));
     TCK(cudaMalloc((void **)&bad, sizeof(unsigned long long)));
-    /* the steps' graphs, as chain_graphs_create makes them (device/launch.cu) */
+    /* the steps' graphs, by dpamr's chain_graphs_create (device/launch.cu) */
     void *args[] = { &S, &nsteps, &data, (void *)&n, &st, &bad };
     cudaKernelNodeParams kp;
     memset(&kp, 0, sizeof kp);
@@ -84,16 +84,8 @@ static int run(int nsteps, size_t smem, int sms, int quiet)
     kp.blockDim = dim3(CHAIN_THREADS);
     kp.sharedMemBytes = (unsigned)smem;
     kp.kernelParams = args;
-    cudaGraph_t graph;
-    cudaGraphNode_t node;
-    cudaGraphExec_t exec[DP_MAX_LEVELS];
-    TCK(cudaGraphCreate(&graph, 0));
-    TCK(cudaGraphAddKernelNode(&node, graph, NULL, 0, &kp));
-    for (int k = 0; k < nsteps; ++k) {
-        TCK(cudaGraphInstantiate(&exec[k], graph, cudaGraphInstantiateFlagDeviceLaunch));
-        TCK(cudaGraphUpload(exec[k], s));
-    }
-    TCK(cudaMemcpyAsync(S.execs, exec, (size_t)nsteps * sizeof *exec, cudaMemcpyHostToDevice, s));
+    chain_graphs_t cg;
+    TCK(chain_graphs_create(&cg, &kp, nsteps, S.execs, s));
     int ok = 1;
     for (int round = 0; round < 2; ++round) {
         TCK(cudaMemsetAsync(S.started, 0, sizeof(unsigned long long), s));
@@ -105,7 +97,7 @@ static int run(int nsteps, size_t smem, int sms, int quiet)
         TCK(cudaEventCreate(&e0));
         TCK(cudaEventCreate(&e1));
         TCK(cudaEventRecord(e0, s));
-        TCK(cudaGraphLaunch(exec[0], s));
+        TCK(cudaGraphLaunch(cg.exec[0], s));
         TCK(cudaEventRecord(e1, s));
         TCK(cudaStreamSynchronize(s)); /* the stream's work ends with the whole chain */
         float ms = 0;
@@ -136,8 +128,7 @@ static int run(int nsteps, size_t smem, int sms, int quiet)
         fflush(stdout);
         ok &= good;
     }
-    for (int k = 0; k < nsteps; ++k) TCK(cudaGraphExecDestroy(exec[k]));
-    TCK(cudaGraphDestroy(graph));
+    chain_graphs_destroy(&cg);
     TCK(cudaFree(S.started));
     TCK(cudaFree(S.done));
     TCK(cudaFree(S.execs));

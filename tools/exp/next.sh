@@ -47,9 +47,9 @@ for step in "$@"; do
         # first test_teams (session 32 added its one-round look-back cases after its last call)
         { nvcc -std=c++17 -arch=sm_90 -I. -diag-suppress=20044 tests/test_teams.cu -o /tmp/test_teams && /tmp/test_teams -q;
             echo "test_teams exit $?"; } >>"$out/gpu_steps.txt" 2>&1
-        # cdp's early step chain on its own (session 38)
-        { nvcc -std=c++17 -arch=sm_90 -rdc=true -I. tests/test_chain.cu -o /tmp/test_chain -lcudadevrt && /tmp/test_chain;
-            echo "test_chain exit $?"; } >>"$out/gpu_steps.txt" 2>&1
+        # cdp's early step chain on its own (session 38; linked with dpamr's device library)
+        build build-next && { cmake --build build-next -j16 --target test_chain >>build-next.log 2>&1 &&
+            build-next/tests/test_chain; echo "test_chain exit $?"; } >>"$out/gpu_steps.txt" 2>&1
         build build-next && timeout "${STEPS_LIMIT:-420}" bash tests/gpu_steps.sh "$PWD/build-next/dpamr" "$PWD" \
             "$PWD/build-next/gs" >>"$out/gpu_steps.txt" 2>&1
         echo "gpu_steps exit $? ($(date))" >>"$out/gpu_steps.txt"
