@@ -373,13 +373,7 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
     if (chain && nlev > 0) {
         int L0 = Lp, k0 = 0, flag0 = nlev > 1, slot0 = 1;
         void *ga[] = { &M, &S, &d_ls, &L0, &k0, &flag0, &tp, &slot0, &early, (void *)&nlev };
-        cudaKernelNodeParams kp;
-        memset(&kp, 0, sizeof kp);
-        kp.func = (void *)step_kernel;
-        kp.gridDim = dim3(grid);
-        kp.blockDim = dim3(HOST_THREADS);
-        kp.sharedMemBytes = (unsigned)step_smem;
-        kp.kernelParams = ga;
+        const cudaKernelNodeParams kp = chain_node(step_kernel, grid, HOST_THREADS, step_smem, ga);
         CK(chain_graphs_create(&cg, &kp, nlev, S.execs, s));
     }
     CK(cudaEventCreate(&e0));

@@ -479,6 +479,20 @@ typedef struct {
     cudaGraphExec_t exec[DP_MAX_LEVELS];  /* step k's graph */
     cudaGraphExec_t *d_exec;              /* device memory: the same handles (level_scans_t.execs) */
 } chain_graphs_t;
+/** The chain's kernel node: func over a grid of `grid` blocks of `threads`, smem bytes of dynamic
+ *  shared memory, the kernel's arguments args (read when the node is added or set). */
+static inline cudaKernelNodeParams chain_node(const void *func, unsigned grid, unsigned threads, size_t smem,
+                                              void **args)
+{
+    cudaKernelNodeParams kp;
+    memset(&kp, 0, sizeof kp);
+    kp.func = (void *)func;
+    kp.gridDim = dim3(grid);
+    kp.blockDim = dim3(threads);
+    kp.sharedMemBytes = (unsigned)smem;
+    kp.kernelParams = args;
+    return kp;
+}
 /** n graphs of the kernel node kp (whose parameters hold d_exec, device memory for n handles of the
  *  caller's), each uploaded on stream s, and their handles copied to d_exec on s. */
 cudaError_t chain_graphs_create(chain_graphs_t *c, const cudaKernelNodeParams *kp, int n, cudaGraphExec_t *d_exec,

@@ -393,14 +393,7 @@ struct gpu_regrid {
  * level 0; each grid takes its own level by ticket) */
 static cudaKernelNodeParams rg_chain_node(const gpu_regrid *g, void **args)
 {
-    cudaKernelNodeParams kp;
-    memset(&kp, 0, sizeof kp);
-    kp.func = (void *)g->step;
-    kp.gridDim = dim3((unsigned)g->wave);
-    kp.blockDim = dim3(RG_THREADS);
-    kp.sharedMemBytes = (unsigned)g->smem;
-    kp.kernelParams = args;
-    return kp;
+    return chain_node(g->step, (unsigned)g->wave, RG_THREADS, g->smem, args);
 }
 
 /* fill = model without balance: the rebuild samples every child it writes, kept or new (the same

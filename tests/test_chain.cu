@@ -77,13 +77,7 @@ static int run(int nsteps, size_t smem, int sms, int quiet)
     TCK(cudaMalloc((void **)&bad, sizeof(unsigned long long)));
     /* the steps' graphs, by dpamr's chain_graphs_create (device/launch.cu) */
     void *args[] = { &S, &nsteps, &data, (void *)&n, &st, &bad };
-    cudaKernelNodeParams kp;
-    memset(&kp, 0, sizeof kp);
-    kp.func = (void *)chainStep;
-    kp.gridDim = dim3(grid);
-    kp.blockDim = dim3(CHAIN_THREADS);
-    kp.sharedMemBytes = (unsigned)smem;
-    kp.kernelParams = args;
+    const cudaKernelNodeParams kp = chain_node((const void *)chainStep, grid, CHAIN_THREADS, smem, args);
     chain_graphs_t cg;
     TCK(chain_graphs_create(&cg, &kp, nsteps, S.execs, s));
     int ok = 1;
