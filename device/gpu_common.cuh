@@ -476,8 +476,7 @@ typedef struct {
     cudaGraph_t graph;
     cudaGraphNode_t node;
     int n;                                /* steps */
-    cudaGraphExec_t exec[DP_MAX_LEVELS];  /* step k's graph */
-    cudaGraphExec_t *d_exec;              /* device memory: the same handles (level_scans_t.execs) */
+    cudaGraphExec_t exec[DP_MAX_LEVELS];  /* step k's graph (its copy in device memory: level_scans_t.execs) */
 } chain_graphs_t;
 /** The chain's kernel node: func over a grid of `grid` blocks of `threads`, smem bytes of dynamic
  *  shared memory, the kernel's arguments args (read when the node is added or set). */

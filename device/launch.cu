@@ -167,7 +167,6 @@ cudaError_t chain_graphs_create(chain_graphs_t *c, const cudaKernelNodeParams *k
         c->n = k + 1;
         if ((e = cudaGraphUpload(c->exec[k], s)) != cudaSuccess) return e;
     }
-    c->d_exec = d_exec;
     /* c->exec stays (the caller's struct) while the copy reads it */
     return cudaMemcpyAsync(d_exec, c->exec, (size_t)n * sizeof *d_exec, cudaMemcpyHostToDevice, s);
 }
