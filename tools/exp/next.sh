@@ -27,6 +27,10 @@
 #   mem    the DRAM and L2 traffic of every hostlaunch level step of bench2d and bench3d (gpu_profile.sh
 #          METRICS=...), with the tile counts per level from a plain run: $OUT/mem.tgz (issue 12: how many
 #          bytes a level moves against the new cells and metadata the floor counts)
+#   outside the regrid's rebuild outside its levels, per variant (issue 15: cdp's 19 us more than hostlaunch's
+#          PDL, H200, session 39): movingbench2d with 25-diag-rebuild-outside.patch (device stamps at the
+#          probes and kernels before the first level and after the last), the median of every interval
+#          per variant: $OUT/outside.txt (about 90 s)
 #   prof   Nsight Compute on bench3d's finest hostlaunch refineStep with the SASS source page
 #          (gpu_profile.sh SOURCE=1), with whatever patches PROF_PATCHES names applied
 # At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, race 1, deep 1, mem 1, prof 1 (tarballs).
@@ -152,6 +156,29 @@ for step in "$@"; do
                 >"$out/mem/levels_$dk.txt" 2>&1
         done
         tar czf "$out/mem.tgz" -C "$out" mem && rm -rf "$out/mem"
+        ;;
+    outside)
+        rm -rf diag_ref && mkdir diag_ref && tar --exclude='./diag_ref' --exclude='./build*' --exclude='./ab_ref' \
+            --exclude='./.git' -cf - . | tar -x -C diag_ref &&
+            patch -d diag_ref -p1 --forward -s <tools/exp/25-diag-rebuild-outside.patch || exit 1
+        (cmake -S diag_ref -B build-diag $cfg && cmake --build build-diag -j16 --target dpamr) >build-diag.log 2>&1 ||
+            { tail -20 build-diag.log; exit 1; }
+        DPAMR_DIAG=1 ./build-diag/dpamr bench inputs/movingbench2d.inp steps=8 bench_repeats=1 bench_cpu=off \
+            bench_out=build-diag/ob >"$out/outside.txt" 2>build-diag/diag.txt
+        python3 - build-diag/diag.txt >>"$out/outside.txt" <<'PY'
+import sys, statistics as st, collections
+rows = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    if not line.startswith("diag "): continue
+    head, rest = line[5:].split(":", 1)
+    t = rest.split()
+    rows[head].append({t[i]: float(t[i + 1]) for i in range(0, len(t), 2)})
+print("\nrebuild outside its levels, us (median over every rebuild of the bench; device stamps):")
+keys = list(next(iter(rows.values()))[0].keys()) if rows else []
+print("%-18s %5s " % ("variant", "n") + " ".join("%9s" % k for k in keys))
+for h, r in rows.items():
+    print("%-18s %5d " % (h, len(r)) + " ".join("%9.2f" % st.median(x[k] for x in r) for k in keys))
+PY
         ;;
     prof)
         for p in ${PROF_PATCHES:-}; do git apply "$p" || exit 1; done
