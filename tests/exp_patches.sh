@@ -1,6 +1,6 @@
 #!/bin/bash
 # exp_patches.sh LINT CC CORE_LIB - the device experiments of tools/exp/ still apply to this tree, in
-# order; the patched tree passes the launch lint (rule CU-LAUN0002), and its test_core (the shared
+# order (the diagnostic ones, *diag*.patch, each to this tree alone, as next.sh applies them); the patched tree passes the launch lint (rule CU-LAUN0002), and its test_core (the shared
 # host/device functions, which a patch may add to and test) builds with CC against CORE_LIB and
 # passes. A patch that no longer applies is an experiment the next device session cannot run
 # (tools/exp/README.md). Needs git (git apply works outside a repository); exit 77 (skipped)
@@ -10,13 +10,16 @@ lint=${1:?usage: exp_patches.sh LINT CC CORE_LIB} cc=${2:?} core_lib=${3:?}
 root=$(cd "$tests/.." && pwd)
 command -v git >/dev/null || { echo "exp_patches: no git: skipped"; exit 77; }
 shopt -s nullglob
-patches=("$root"/tools/exp/*.patch)
-bases=("$root"/tools/exp/base/*.diff)
+patches=() diags=()
+for p in "$root"/tools/exp/*.patch; do
+    case $(basename "$p") in *diag*) diags+=("$p") ;; *) patches+=("$p") ;; esac
+done
+bases=("$root"/tools/exp/base/*.diff "${diags[@]}")
 [ ${#patches[@]} -gt 0 ] || [ ${#bases[@]} -gt 0 ] || { echo "exp_patches: no patches or base diffs in tools/exp: skipped"; exit 77; }
 tmp_dir
 cp -r "$root/src" "$root/device" "$root/tests" "$root/io" "$tmp/"
 # the diffs that give an earlier state of the tree for an A/B of landed changes (quick_ab.sh's
-# A_DIFF): each applies to this tree alone
+# A_DIFF) and the diagnostic patches: each applies to this tree alone
 for p in "${bases[@]}"; do
     if (cd "$tmp" && git apply --check "$p") 2>"$tmp/apply.log"; then
         echo "applies alone: ${p#$root/}"
