@@ -30,7 +30,9 @@
 #   outside the regrid's rebuild outside its levels, per variant (issue 15: cdp's 19 us more than hostlaunch's
 #          PDL, H200, session 39): movingbench2d with 25-diag-rebuild-outside.patch (device stamps at the
 #          probes and kernels before the first level and after the last), the median of every interval
-#          per variant: $OUT/outside.txt (about 90 s)
+#          per variant: $OUT/outside.txt (about 60 s; session 39, H100: cdp's chain ends 11 us after its
+#          last level against hostlaunch's 2.6, level 0 starts 4 us later; OUTSIDE_PATCHES: patches
+#          applied after the diagnostic one, e.g. tools/exp/28-chain-sibling-tail.patch)
 #   prof   Nsight Compute on bench3d's finest hostlaunch refineStep with the SASS source page
 #          (gpu_profile.sh SOURCE=1), with whatever patches PROF_PATCHES names applied
 # At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, race 1, deep 1, mem 1, prof 1 (tarballs).
@@ -161,6 +163,7 @@ for step in "$@"; do
         rm -rf diag_ref && mkdir diag_ref && tar --exclude='./diag_ref' --exclude='./build*' --exclude='./ab_ref' \
             --exclude='./.git' -cf - . | tar -x -C diag_ref &&
             patch -d diag_ref -p1 --forward -s <tools/exp/25-diag-rebuild-outside.patch || exit 1
+        for p in ${OUTSIDE_PATCHES:-}; do patch -d diag_ref -p1 --forward -s <"$p" || exit 1; done
         (cmake -S diag_ref -B build-diag $cfg && cmake --build build-diag -j16 --target dpamr) >build-diag.log 2>&1 ||
             { tail -20 build-diag.log; exit 1; }
         DPAMR_DIAG=1 ./build-diag/dpamr bench inputs/movingbench2d.inp steps=8 bench_repeats=1 bench_cpu=off \
