@@ -2,9 +2,10 @@
 # exp_patches.sh LINT CC CORE_LIB - the device experiments of tools/exp/ still apply to this tree, in
 # order (the diagnostic ones, *diag*.patch, each to this tree alone, as next.sh applies them); the
 # patched tree passes the launch lint (rule CU-LAUN0002), and its test_core (the shared host/device
-# functions, which a patch may add to and test) builds with CC against CORE_LIB and passes. A patch that no longer applies is an experiment the next device session cannot run
-# (tools/exp/README.md). Needs git (git apply works outside a repository); exit 77 (skipped)
-# without it or without patches and base diffs.
+# functions, which a patch may add to and test) builds with CC against CORE_LIB and passes. A patch
+# that no longer applies is an experiment the next device session cannot run (tools/exp/README.md).
+# Needs git (git apply works outside a repository); exit 77 (skipped) without it or without patches
+# and base diffs.
 source "$(dirname "$0")/lib.sh"
 lint=${1:?usage: exp_patches.sh LINT CC CORE_LIB} cc=${2:?} core_lib=${3:?}
 root=$(cd "$tests/.." && pwd)
