@@ -251,7 +251,7 @@ static __device__ __forceinline__ void step_chain_wait(const level_scans_t &S, i
 /* Launch step k + 1, counted in st: one thread of step k's last block to start, after its wait. */
 static __device__ __forceinline__ void step_chain_launch(const level_scans_t &S, int k, unsigned long long *st)
 {
-    dp_count_launch(st, cudaGraphLaunch(S.execs[k + 1], cudaStreamGraphFireAndForget));
+    dp_count_launch(st, cudaGraphLaunch(S.execs[k + 1], cudaStreamGraphFireAndForgetAsSibling));
 }
 
 /* The block has finished step k (every thread, at its end; a block barrier). */

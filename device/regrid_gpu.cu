@@ -179,19 +179,27 @@ __global__ void __launch_bounds__(RG_THREADS) firstChild(dmesh_t A, long long nr
     if (!early) cudaTriggerProgrammaticLaunchCompletion();
 }
 
-/* The new store's roots (copied from the old one before this kernel): old[i] = i and their flags,
- * one warp per root (0 at max_level 0). */
+/* The new store's roots, one warp per root: copied from the old store (every tile array, its cells:
+ * one kernel instead of a copy per array, session 39), old[i] = i and their flags (0 at max_level
+ * 0), computed from the old store's cells, which are the copied ones. */
 __global__ void __launch_bounds__(RG_THREADS) flagRoots(const __grid_constant__ rg_t R, long long nroots)
 {
     cudaGridDependencySynchronize();
     if (R.early) cudaTriggerProgrammaticLaunchCompletion();
-    const int lane = threadIdx.x & 31;
+    const dp_params *p = &c_params;
+    const int lane = threadIdx.x & 31, cells = dp_cells(p->dim, p->B);
     const long long warp = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5;
     const long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
-    const int flag = 0 < c_params.max_level;
+    const int flag = 0 < p->max_level;
     for (long long i = warp; i < nroots; i += nwarps) {
-        const unsigned mask = flag ? warp_octant_flags(R.N, i, 0, lane) : 0u;
+        DP_FOR_FIELDS(f, p->nf)
+        for (int c = lane; c < cells; c += 32) R.N.field[f][(size_t)i * cells + c] = R.A.field[f][(size_t)i * cells + c];
+        const unsigned mask = flag ? warp_octant_flags(R.A, i, 0, lane) : 0u;
         if (lane == 0) {
+#define RG_COPY_ROOT(name, type, per) \
+    for (int a = 0; a < (per); ++a) R.N.name[i * (per) + a] = R.A.name[i * (per) + a];
+            DP_TILE_ARRAYS(RG_COPY_ROOT)
+#undef RG_COPY_ROOT
             R.N.childmask[i] = (uint8_t)mask;
             R.old[i] = i;
         }
@@ -812,7 +820,6 @@ extern "C" int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, ch
         /* ls lives on this frame: the stream is synchronized before it returns */
         CK(cudaMemcpyAsync(g->d_ls, ls, sizeof ls, cudaMemcpyHostToDevice, g->s));
         CK(cudaMemsetAsync(g->st, 0, RS_TOTAL * sizeof(unsigned long long), g->s));
-        CK(copy_tile_arrays(g->N, g->A, 0, (size_t)nroots, pt.nf, cells, cudaMemcpyDeviceToDevice, g->s));
         long long nroots_ = nroots, n = nA;
         void *fa[] = { &g->A, &nroots_, &n, &g->first, (void *)&early };
         CK(launch_pdl((const void *)firstChild, dim3(rg_grid(g, n)), dim3(RG_THREADS), g->s, pdl, fa));

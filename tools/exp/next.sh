@@ -32,14 +32,11 @@
 #          probes and kernels before the first level and after the last), the median of every interval
 #          per variant: $OUT/outside.txt (about 60 s; session 39, H100: cdp's chain ends 11 us after its
 #          last level against hostlaunch's 2.6, level 0 starts 4 us later; OUTSIDE_PATCHES: patches
-#          applied after the diagnostic one, e.g. tools/exp/28-chain-sibling-tail.patch)
-#   tail   session 39's next call: `outside` with patch 28 (the chain's steps as siblings: does cdp's 11 us
-#          at the chain's end go?), then quick_ab.sh with patches 27 and 28 against the tree: $OUT/outside.txt,
-#          $OUT/ab (about 200 s)
+#          applied after the diagnostic one)
 #   prof   Nsight Compute on bench3d's finest hostlaunch refineStep with the SASS source page
 #          (gpu_profile.sh SOURCE=1), with whatever patches PROF_PATCHES names applied
 # At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, race 1, deep 1, mem 1, prof 1,
-# outside 1, tail 4 (tarballs).
+# outside 1 (tarballs).
 # The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh launch
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -186,12 +183,6 @@ print("%-18s %5s " % ("variant", "n") + " ".join("%9s" % k for k in keys))
 for h, r in rows.items():
     print("%-18s %5d " % (h, len(r)) + " ".join("%9.2f" % st.median(x[k] for x in r) for k in keys))
 PY
-        ;;
-    tail)
-        OUTSIDE_PATCHES=tools/exp/28-chain-sibling-tail.patch timeout "${TAIL_LIMIT:-150}" bash "$0" outside
-        mkdir -p "$out/ab"
-        OUT=$out/ab DPAMR_COMMIT=$c timeout "${AB_LIMIT:-280}" bash tools/exp/quick_ab.sh \
-            tools/exp/27-rebuild-roots-in-flagroots.patch tools/exp/28-chain-sibling-tail.patch
         ;;
     prof)
         for p in ${PROF_PATCHES:-}; do git apply "$p" || exit 1; done
