@@ -33,13 +33,10 @@
 #          per variant: $OUT/outside.txt (about 60 s; session 39, H100: cdp's chain ends 11 us after its
 #          last level against hostlaunch's 2.6, level 0 starts 4 us later; OUTSIDE_PATCHES: patches
 #          applied after the diagnostic one)
-#   head   session 40's next call: `outside` with patch 29 (flagRoots and cdp's level 0 in one host-launched
-#          graph, a programmatic edge with PDL: does level 0 start 4 us earlier?), then quick_ab.sh with
-#          29 against the tree: $OUT/outside.txt, $OUT/ab (about 200 s)
 #   prof   Nsight Compute on bench3d's finest hostlaunch refineStep with the SASS source page
 #          (gpu_profile.sh SOURCE=1), with whatever patches PROF_PATCHES names applied
 # At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, race 1, deep 1, mem 1, prof 1,
-# outside 1, head 4 (tarballs).
+# outside 1 (tarballs).
 # The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh launch
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -186,11 +183,6 @@ print("%-18s %5s " % ("variant", "n") + " ".join("%9s" % k for k in keys))
 for h, r in rows.items():
     print("%-18s %5d " % (h, len(r)) + " ".join("%9.2f" % st.median(x[k] for x in r) for k in keys))
 PY
-        ;;
-    head)
-        OUTSIDE_PATCHES=tools/exp/29-regrid-head-graph.patch timeout "${HEAD_LIMIT:-150}" bash "$0" outside
-        mkdir -p "$out/ab"
-        OUT=$out/ab DPAMR_COMMIT=$c timeout "${AB_LIMIT:-280}" bash tools/exp/quick_ab.sh tools/exp/29-regrid-head-graph.patch
         ;;
     prof)
         for p in ${PROF_PATCHES:-}; do git apply "$p" || exit 1; done
