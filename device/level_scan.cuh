@@ -205,19 +205,21 @@ struct group_order {
 
 /* A step of cdp's chains (cdp level's refineStep, cdp's regridStep), launched early as PDL would
  * launch it. Every step is a one-node graph of its own, instantiated for device launch (S.execs[k]:
- * a fire-and-forget child keeps the graph that launched it running, so one graph cannot serve two
- * steps of a chain), a wave of blocks with the parameters of step 0, that finds its step by a ticket
- * per block (S.started). The last block of step k to start, once it has waited for step k - 1,
- * launches step k + 1 at once, fire and forget: step k + 1's blocks become resident as step k's
- * blocks end (every block of step k is resident by then, so none can wait on a block that cannot
- * run) and wait, where a host-launched step calls cudaGridDependencySynchronize, until every block
- * of step k has finished (S.done[k], reset by initLevelScans). A tail launch, which starts once its
- * parent grid has ended, left 3.3-4.5 us between two steps, against 0.9-1.6 us for this
- * (tools/exp/graph_launch_cost.cu, H100, session 38). The host launches step 0's graph; its stream
- * work completes once the whole chain has. Only cdp's instances hold this code: a host-launched
- * kernel may hold no device graph launch (cudaErrorNotSupported, session 36). A chained kernel's
- * blocks must all reach step_chain_finish: a block that returned early would leave the next step
- * waiting for ever (and the host in its synchronisation, with no error). */
+ * a running graph cannot be launched again, and step k's graph still runs when it launches step k +
+ * 1; one graph per step, built before the timed part), a wave of blocks with the parameters of step
+ * 0, that finds its step by a ticket per block (S.started). The last block of step k to start, once
+ * it has waited for step k - 1, launches step k + 1 at once, fire and forget as a sibling (a nested
+ * child would keep every graph before it running, and the host's step 0 completed 13.8 us after the
+ * chain's last level, against about 7 as siblings: H100, session 40): step k + 1's blocks become
+ * resident as step k's blocks end (every block of step k is resident by then, so none can wait on a
+ * block that cannot run) and wait, where a host-launched step calls cudaGridDependencySynchronize,
+ * until every block of step k has finished (S.done[k], reset by initLevelScans). A tail launch,
+ * which starts once its parent grid has ended, left 3.3-4.5 us between two steps, against 0.9-1.6
+ * us for this (tools/exp/graph_launch_cost.cu, H100, session 38). The host launches step 0's graph;
+ * its stream work completes once the whole chain has. Only cdp's instances hold this code: a
+ * host-launched kernel may hold no device graph launch (cudaErrorNotSupported, session 36). A
+ * chained kernel's blocks must all reach step_chain_finish: a block that returned early would leave
+ * the next step waiting for ever (and the host in its synchronisation, with no error). */
 struct step_chain {
     int k;    /* the block's step */
     int last; /* the block is its step's last to start */
