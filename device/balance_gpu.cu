@@ -118,10 +118,7 @@ __global__ void __launch_bounds__(BAL_THREADS) balMergeOld(dmesh_t S, dmesh_t D,
         if (threadIdx.x == 0) {
             const int L = S.level[i];
             const long long t = dp_bal_old_to(&B, S.key, L, i);
-#define BAL_COPY_ARRAY(name, type, per) \
-    for (int c = 0; c < (per); ++c) D.name[(per) * t + c] = S.name[(per) * i + c];
-            DP_TILE_ARRAYS(BAL_COPY_ARRAY)
-#undef BAL_COPY_ARRAY
+            copy_tile_meta(D, t, S, i);
             const long long par = S.parent[i];
             D.parent[t] = L > 0 && par >= 0 ? dp_bal_old_to(&B, S.key, L - 1, par) : par;
             D.childmask[t] = (uint8_t)dp_bal_children(&B, c_params.dim, S.key, L, S.key[i]);

@@ -106,6 +106,17 @@ static __device__ __forceinline__ dp_tiles dmesh_tiles(const dmesh_t &M)
     return T;
 }
 
+/* Tile s of store S copied to tile d of store D: every array of DP_TILE_ARRAYS, as it is (parent
+ * too; callers that move tiles remap it after). One thread. The sort's gather, the balance's merge
+ * and the regrid's roots copy tiles through this. */
+static __device__ __forceinline__ void copy_tile_meta(const dmesh_t &D, long long d, const dmesh_t &S, long long s)
+{
+#define COPY_TILE_ARRAY(name, type, per) \
+    for (int c = 0; c < (per); ++c) D.name[(per) * d + c] = S.name[(per) * s + c];
+    DP_TILE_ARRAYS(COPY_TILE_ARRAY)
+#undef COPY_TILE_ARRAY
+}
+
 /* The metadata of new tile t at `level`, the child in octant o of tile par: dp_write_child, as
  * the CPU engine writes it. Both GPU engines create tiles through this; the cells are filled
  * separately (fill_cell). */

@@ -196,10 +196,7 @@ __global__ void __launch_bounds__(RG_THREADS) flagRoots(const __grid_constant__ 
         for (int c = lane; c < cells; c += 32) R.N.field[f][(size_t)i * cells + c] = R.A.field[f][(size_t)i * cells + c];
         const unsigned mask = flag ? warp_octant_flags(R.A, i, 0, lane) : 0u;
         if (lane == 0) {
-#define RG_COPY_ROOT(name, type, per) \
-    for (int a = 0; a < (per); ++a) R.N.name[i * (per) + a] = R.A.name[i * (per) + a];
-            DP_TILE_ARRAYS(RG_COPY_ROOT)
-#undef RG_COPY_ROOT
+            copy_tile_meta(R.N, i, R.A, i);
             R.N.childmask[i] = (uint8_t)mask;
             R.old[i] = i;
         }

@@ -52,10 +52,7 @@ __global__ void gatherTiles(dmesh_t M, dmesh_t Out, long long first, long long n
     for (long long i = blockIdx.x; i < n; i += gridDim.x) {
         const long long src = sorted_idx[i], dst = first + i;
         if (threadIdx.x == 0) {
-#define GATHER_ARRAY(name, type, per) \
-    for (int c = 0; c < (per); ++c) Out.name[(per) * dst + c] = M.name[(per) * src + c];
-            DP_TILE_ARRAYS(GATHER_ARRAY) /* parent too; remapped next */
-#undef GATHER_ARRAY
+            copy_tile_meta(Out, dst, M, src); /* parent too; remapped next */
             const long long par = M.parent[src];
             Out.parent[dst] = par >= first ? newpos[par - first] : par;
         }
