@@ -33,8 +33,9 @@
 #          per variant: $OUT/outside.txt (about 60 s; session 39, H100: cdp's chain ends 11 us after its
 #          last level against hostlaunch's 2.6, level 0 starts 4 us later; OUTSIDE_PATCHES: patches
 #          applied after the diagnostic one)
-#   prof   Nsight Compute on bench3d's finest hostlaunch refineStep with the SASS source page
-#          (gpu_profile.sh SOURCE=1), with whatever patches PROF_PATCHES names applied
+#   prof   Nsight Compute on hostlaunch refineSteps with the SASS source page (gpu_profile.sh SOURCE=1):
+#          PROF_DECK (default bench3d), one launch per entry of PROF_SKIPS (default 5: bench3d's finest;
+#          refineStep k makes level k + 1), with whatever patches PROF_PATCHES names applied
 # At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, race 1, deep 1, mem 1, prof 1,
 # outside 1 (tarballs).
 # The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh launch
@@ -186,8 +187,12 @@ PY
         ;;
     prof)
         for p in ${PROF_PATCHES:-}; do git apply "$p" || exit 1; done
-        rm -rf build-prof && build build-prof && mkdir -p "$out/prof" &&
-            SOURCE=1 LAUNCH_SKIP=5 timeout 120 bash tools/gpu_profile.sh build-prof/dpamr inputs/bench3d.inp "$out/prof" hostlaunch
+        rm -rf build-prof && build build-prof && mkdir -p "$out/prof" || exit 1
+        for skip in ${PROF_SKIPS:-5}; do
+            mkdir -p "$out/prof/skip$skip"
+            SOURCE=1 LAUNCH_SKIP=$skip timeout 120 bash tools/gpu_profile.sh build-prof/dpamr inputs/${PROF_DECK:-bench3d}.inp \
+                "$out/prof/skip$skip" hostlaunch
+        done
         tar czf "$out/prof.tgz" -C "$out" prof && rm -rf "$out/prof"
         for p in ${PROF_PATCHES:-}; do git apply -R "$p"; done
         ;;
