@@ -54,8 +54,9 @@ for g in tests/decks/deep3d.inp tests/decks/objects16.inp inputs/moving3d.inp:st
     stamp "gate $name: exit $?"
     grep '^gate' "$work/gate_$name.log" >>"$log"
 done
-decks=(inputs/movingbench2d.inp:steps=4,bench_repeats=1,bench_cpu=off inputs/bench3d.inp:bench_repeats=3,bench_cpu=off
-    inputs/bench2d.inp:bench_repeats=3,bench_cpu=off)
+# QA_DECKS (deck:key=value,... separated by blanks) replaces the timed decks or their order
+decks=(${QA_DECKS:-inputs/movingbench2d.inp:steps=4,bench_repeats=1,bench_cpu=off inputs/bench3d.inp:bench_repeats=3,bench_cpu=off
+    inputs/bench2d.inp:bench_repeats=3,bench_cpu=off})
 for round in 1 2; do
     for g in "${decks[@]}"; do
         d=${g%%:*} over=${g#*:}
