@@ -44,10 +44,11 @@ meshof() { # the deck's level-0 mesh: shipped, or made once
     [ -e "$m" ] || ./build-qb/dpamr mesh "$d" mesh_file="$m" >/dev/null 2>&1
     echo "mesh_file=$m"
 }
-for g in tests/decks/deep3d.inp tests/decks/objects16.inp inputs/moving3d.inp:steps=4 inputs/default.inp \
-    inputs/moving2d.inp:steps=4; do
+# QA_GATES (deck:key=value,... separated by blanks) replaces the gate decks
+for g in ${QA_GATES:-tests/decks/deep3d.inp tests/decks/objects16.inp inputs/moving3d.inp:steps=4 inputs/default.inp \
+    inputs/moving2d.inp:steps=4}; do
     d=${g%%:*} over=""
-    [ "$g" != "$d" ] && over=${g#*:}
+    [ "$g" != "$d" ] && over=${g#*:} && over=${over//,/ }
     name=$(basename "$d" .inp)
     ./build-qb/dpamr bench "$d" $(meshof "$d") $over bench_cpu=on bench_repeats=1 bench_warmup=0 \
         bench_out="$work/gate_$name" >"$work/gate_$name.log" 2>&1
