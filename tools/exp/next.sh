@@ -131,7 +131,7 @@ for step in "$@"; do
         # quick_ab leaves its patches applied to this tree: take them back (not git checkout: the device
         # copy's .git need not be this tree's commit)
         git apply -R tools/exp/30-prolong-neighbour-offsets.patch || exit 1
-        OUT=$out/t31 DPAMR_COMMIT=$c QA_GATES="inputs/default.inp tests/decks/deep3d.inp tests/decks/objects16.inp" \
+        OUT=$out/t31 DPAMR_COMMIT=$c QA_KEEP_A=1 QA_GATES="inputs/default.inp tests/decks/deep3d.inp tests/decks/objects16.inp" \
             QA_DECKS="inputs/bench2d.inp:bench_repeats=3,bench_cpu=off inputs/bench3d.inp:bench_repeats=3,bench_cpu=off" \
             timeout "${TILES_LIMIT:-240}" bash tools/exp/quick_ab.sh tools/exp/30-prolong-neighbour-offsets.patch \
             tools/exp/31-step-children-by-thread.patch

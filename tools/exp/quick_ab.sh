@@ -22,7 +22,12 @@ commit=${DPAMR_COMMIT:-tree}
 t0=$(date +%s)
 stamp() { echo "[$(($(date +%s) - t0)) s] $*" >>"$log"; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$log" 2>&1
-rm -rf ab_ref build-qa build-qb && mkdir ab_ref &&
+# QA_KEEP_A=1: keep build-qa from the quick_ab before in this tree (the same A: no A_DIFF, the tree as
+# it was then) and build only B
+keep_a=0
+[ "${QA_KEEP_A:-0}" = 1 ] && [ -z "${A_DIFF:-}" ] && [ -x build-qa/dpamr ] && keep_a=1
+[ $keep_a = 1 ] || rm -rf build-qa
+rm -rf ab_ref build-qb && mkdir ab_ref &&
     tar --exclude='./ab_ref' --exclude='./build*' --exclude='./.git' -cf - . | tar -x -C ab_ref || exit 1
 if [ -n "${A_DIFF:-}" ]; then
     git apply --directory=ab_ref "$A_DIFF" 2>>"$log" || patch -d ab_ref -p1 --forward -s <"$A_DIFF" >>"$log" 2>&1 ||
@@ -31,8 +36,13 @@ fi
 for p in "$@"; do git apply "$p" 2>>"$log" || patch -p1 --forward -s <"$p" >>"$log" 2>&1 || { stamp "$p does not apply"; exit 1; }; done
 stamp "A: $commit${A_DIFF:+ + $A_DIFF}, B: $commit${*:+ + $*}"
 cfg="-DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DDPAMR_MPI=OFF"
-(cmake -S ab_ref -B build-qa $cfg -DDPAMR_COMMIT="$commit" && cmake --build build-qa -j8 --target dpamr) >"$work/build_a.log" 2>&1 &
-(cmake -S . -B build-qb $cfg -DDPAMR_COMMIT="$commit+exp" && cmake --build build-qb -j8 --target dpamr) >"$work/build_b.log" 2>&1 &
+if [ $keep_a = 1 ]; then
+    stamp "A: build-qa kept from the quick_ab before"
+else
+    (cmake -S ab_ref -B build-qa $cfg -DDPAMR_COMMIT="$commit" && cmake --build build-qa -j8 --target dpamr) >"$work/build_a.log" 2>&1 &
+fi
+jb=$((keep_a ? 16 : 8))
+(cmake -S . -B build-qb $cfg -DDPAMR_COMMIT="$commit+exp" && cmake --build build-qb -j$jb --target dpamr) >"$work/build_b.log" 2>&1 &
 wait
 [ -x build-qa/dpamr ] && [ -x build-qb/dpamr ] || { stamp "build failed"; tail -20 "$work"/build_*.log >>"$log"; tar czf "$out/logs.tgz" -C "$work" .; exit 1; }
 stamp built
