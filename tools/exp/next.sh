@@ -21,6 +21,9 @@
 #          $OUT/early (quick.txt, table.txt, logs.tgz; about 130-200 s)
 #   tiles  issue 12's waiting patches (session 41): quick_ab of 30 on bench2d, then of 30 + 31 on bench2d and
 #          bench3d: $OUT/t30, $OUT/t31 (quick.txt, table.txt, logs.tgz each; at most TILES_LIMIT, default 240 s, each)
+#          TILES_ONLY=31: only the quick_ab of 30 + 31
+#   record the figures of record (README "Now"): this tree against base/roots-copies-nested-chain.diff, quick_ab's
+#          default gates and decks: $OUT/rec (quick.txt, table.txt, logs.tgz; at most RECORD_LIMIT, default 260 s)
 #   race   test_teams -s under compute-sanitizer racecheck, synccheck and memcheck, each under its own
 #          limit (RACE_LIMIT, default 150 s), a line per configuration as it ends and the time each tool
 #          took: $OUT/race.txt (session 37: gpu_racecheck did not finish; slow, or a hang under the tool?)
@@ -38,7 +41,7 @@
 #   prof   Nsight Compute on hostlaunch refineSteps with the SASS source page (gpu_profile.sh SOURCE=1):
 #          PROF_DECK (default bench3d), one launch per entry of PROF_SKIPS (default 5: bench3d's finest;
 #          refineStep k makes level k + 1), with whatever patches PROF_PATCHES names applied
-# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, tiles 6, race 1, deep 1, mem 1, prof 1,
+# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, tiles 6, record 3, race 1, deep 1, mem 1, prof 1,
 # outside 1 (tarballs).
 # The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh launch
 set -uo pipefail
@@ -124,18 +127,29 @@ for step in "$@"; do
         # issue 12's patches of session 41 (tools/exp/README.md): 30 alone on bench2d (its prolong
         # fill), then 30 + 31 on bench2d and bench3d (31's model instance spills 16 bytes), each a
         # quick_ab of its own under TILES_LIMIT (default 240 s)
-        mkdir -p "$out/t30" "$out/t31"
+        mkdir -p "$out/t31"
+        if [ "${TILES_ONLY:-}" != 31 ]; then
+        mkdir -p "$out/t30"
         OUT=$out/t30 DPAMR_COMMIT=$c QA_GATES="inputs/default.inp tests/decks/deep2d.inp" \
             QA_DECKS="inputs/bench2d.inp:bench_repeats=3,bench_cpu=off" timeout "${TILES_LIMIT:-240}" \
             bash tools/exp/quick_ab.sh tools/exp/30-prolong-neighbour-offsets.patch
         # quick_ab leaves its patches applied to this tree: take them back (not git checkout: the device
         # copy's .git need not be this tree's commit)
         git apply -R tools/exp/30-prolong-neighbour-offsets.patch || exit 1
-        OUT=$out/t31 DPAMR_COMMIT=$c QA_KEEP_A=1 QA_GATES="inputs/default.inp tests/decks/deep3d.inp tests/decks/objects16.inp" \
+        fi
+        # TILES_ONLY=31: no build-qa of this tree to keep (a quick_ab before may have built another A)
+        OUT=$out/t31 DPAMR_COMMIT=$c QA_KEEP_A=$([ "${TILES_ONLY:-}" = 31 ] && echo 0 || echo 1) QA_GATES="inputs/default.inp tests/decks/deep3d.inp tests/decks/objects16.inp" \
             QA_DECKS="inputs/bench2d.inp:bench_repeats=3,bench_cpu=off inputs/bench3d.inp:bench_repeats=3,bench_cpu=off" \
             timeout "${TILES_LIMIT:-240}" bash tools/exp/quick_ab.sh tools/exp/30-prolong-neighbour-offsets.patch \
             tools/exp/31-step-children-by-thread.patch
         git apply -R tools/exp/31-step-children-by-thread.patch && git apply -R tools/exp/30-prolong-neighbour-offsets.patch
+        ;;
+    record)
+        # the figures of record: this tree (B) against the device code of 4ec5aee (A), every gate
+        # compared with cpu, movingbench2d, bench3d and bench2d timed A, B, A, B (RECORD_LIMIT, default 260 s)
+        mkdir -p "$out/rec"
+        OUT=$out/rec DPAMR_COMMIT=$c A_DIFF=tools/exp/base/roots-copies-nested-chain.diff timeout "${RECORD_LIMIT:-260}" \
+            bash tools/exp/quick_ab.sh none
         ;;
     race)
         san=/usr/local/cuda/bin/compute-sanitizer
@@ -215,6 +229,6 @@ PY
         tar czf "$out/prof.tgz" -C "$out" prof && rm -rf "$out/prof"
         for p in ${PROF_PATCHES:-}; do git apply -R "$p"; done
         ;;
-    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, tiles, race, deep, mem, prof)"; exit 2 ;;
+    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, tiles, record, race, deep, mem, prof)"; exit 2 ;;
     esac
 done
