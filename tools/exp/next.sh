@@ -21,7 +21,7 @@
 #          $OUT/early (quick.txt, table.txt, logs.tgz; about 130-200 s)
 #   tiles  issue 12's waiting patches (session 41): quick_ab of 30 on bench2d, then of 30 + 31 on bench2d and
 #          bench3d: $OUT/t30, $OUT/t31 (quick.txt, table.txt, logs.tgz each; at most TILES_LIMIT, default 240 s, each)
-#          TILES_ONLY=31: only the quick_ab of 30 + 31
+#          TILES_ONLY=31: only the second quick_ab; TILES_PATCHES: its patches (default 30 and 31, in order)
 #   record the figures of record (README "Now"): this tree against base/roots-copies-nested-chain.diff, quick_ab's
 #          default gates and decks: $OUT/rec (quick.txt, table.txt, logs.tgz; at most RECORD_LIMIT, default 260 s)
 #   race   test_teams -s under compute-sanitizer racecheck, synccheck and memcheck, each under its own
@@ -137,12 +137,14 @@ for step in "$@"; do
         # copy's .git need not be this tree's commit)
         git apply -R tools/exp/30-prolong-neighbour-offsets.patch || exit 1
         fi
+        # the second quick_ab's patches: TILES_PATCHES, default 30 and 31
+        tp=${TILES_PATCHES:-tools/exp/30-prolong-neighbour-offsets.patch tools/exp/31-step-children-by-thread.patch}
+        tpa=($tp)
         # TILES_ONLY=31: no build-qa of this tree to keep (a quick_ab before may have built another A)
         OUT=$out/t31 DPAMR_COMMIT=$c QA_KEEP_A=$([ "${TILES_ONLY:-}" = 31 ] && echo 0 || echo 1) QA_GATES="inputs/default.inp tests/decks/deep3d.inp tests/decks/objects16.inp" \
             QA_DECKS="inputs/bench2d.inp:bench_repeats=3,bench_cpu=off inputs/bench3d.inp:bench_repeats=3,bench_cpu=off" \
-            timeout "${TILES_LIMIT:-240}" bash tools/exp/quick_ab.sh tools/exp/30-prolong-neighbour-offsets.patch \
-            tools/exp/31-step-children-by-thread.patch
-        git apply -R tools/exp/31-step-children-by-thread.patch && git apply -R tools/exp/30-prolong-neighbour-offsets.patch
+            timeout "${TILES_LIMIT:-240}" bash tools/exp/quick_ab.sh $tp
+        for ((i = ${#tpa[@]} - 1; i >= 0; --i)); do git apply -R "${tpa[i]}" || exit 1; done
         ;;
     record)
         # the figures of record: this tree (B) against the device code of 4ec5aee (A), every gate
