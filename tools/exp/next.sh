@@ -21,7 +21,8 @@
 #          $OUT/early (quick.txt, table.txt, logs.tgz; about 130-200 s)
 #   tiles  issue 12's waiting patches (session 41): quick_ab of 30 on bench2d, then of 30 + 31 on bench2d and
 #          bench3d: $OUT/t30, $OUT/t31 (quick.txt, table.txt, logs.tgz each; at most TILES_LIMIT, default 240 s, each)
-#          TILES_ONLY=31: only the second quick_ab; TILES_PATCHES: its patches (default 30 and 31, in order)
+#          TILES_ONLY=31: only the second quick_ab; TILES_PATCHES: its patches (default 30 and 31, in order);
+#          TILES_GATES: its gate decks
 #   record the figures of record (README "Now"): this tree against base/roots-copies-nested-chain.diff, quick_ab's
 #          default gates and decks: $OUT/rec (quick.txt, table.txt, logs.tgz; at most RECORD_LIMIT, default 260 s)
 #   race   test_teams -s under compute-sanitizer racecheck, synccheck and memcheck, each under its own
@@ -141,7 +142,7 @@ for step in "$@"; do
         tp=${TILES_PATCHES:-tools/exp/30-prolong-neighbour-offsets.patch tools/exp/31-step-children-by-thread.patch}
         tpa=($tp)
         # TILES_ONLY=31: no build-qa of this tree to keep (a quick_ab before may have built another A)
-        OUT=$out/t31 DPAMR_COMMIT=$c QA_KEEP_A=$([ "${TILES_ONLY:-}" = 31 ] && echo 0 || echo 1) QA_GATES="inputs/default.inp tests/decks/deep3d.inp tests/decks/objects16.inp" \
+        OUT=$out/t31 DPAMR_COMMIT=$c QA_KEEP_A=$([ "${TILES_ONLY:-}" = 31 ] && echo 0 || echo 1) QA_GATES="${TILES_GATES:-inputs/default.inp tests/decks/deep3d.inp tests/decks/objects16.inp}" \
             QA_DECKS="inputs/bench2d.inp:bench_repeats=3,bench_cpu=off inputs/bench3d.inp:bench_repeats=3,bench_cpu=off" \
             timeout "${TILES_LIMIT:-240}" bash tools/exp/quick_ab.sh $tp
         for ((i = ${#tpa[@]} - 1; i >= 0; --i)); do git apply -R "${tpa[i]}" || exit 1; done
