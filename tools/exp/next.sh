@@ -23,6 +23,9 @@
 #          bench3d: $OUT/t30, $OUT/t31 (quick.txt, table.txt, logs.tgz each; at most TILES_LIMIT, default 240 s, each)
 #          TILES_ONLY=31: only the second quick_ab; TILES_PATCHES: its patches (default 30 and 31, in order);
 #          TILES_GATES: its gate decks
+#   fill   issue 12's fill patches (session 42): quick_ab of 30 + 31 + 33 (bench2d, bench3d), of 30 + 31 + 33 + 34
+#          (bench2d, the same A), Nsight Compute on bench2d's finest level with 30 + 31 + 33: $OUT/f33, $OUT/f34, $OUT/prof.tgz
+#          (about 330 s on a started machine; FILL_LIMIT, default 150 s, for each quick_ab)
 #   record the figures of record (README "Now"): this tree against base/roots-copies-nested-chain.diff, quick_ab's
 #          default gates and decks: $OUT/rec (quick.txt, table.txt, logs.tgz; at most RECORD_LIMIT, default 260 s)
 #   race   test_teams -s under compute-sanitizer racecheck, synccheck and memcheck, each under its own
@@ -42,7 +45,7 @@
 #   prof   Nsight Compute on hostlaunch refineSteps with the SASS source page (gpu_profile.sh SOURCE=1):
 #          PROF_DECK (default bench3d), one launch per entry of PROF_SKIPS (default 5: bench3d's finest;
 #          refineStep k makes level k + 1), with whatever patches PROF_PATCHES names applied
-# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, tiles 6, record 3, race 1, deep 1, mem 1, prof 1,
+# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, tiles 6, fill 7, record 3, race 1, deep 1, mem 1, prof 1,
 # outside 1 (tarballs).
 # The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh launch
 set -uo pipefail
@@ -147,6 +150,25 @@ for step in "$@"; do
             timeout "${TILES_LIMIT:-240}" bash tools/exp/quick_ab.sh $tp
         for ((i = ${#tpa[@]} - 1; i >= 0; --i)); do git apply -R "${tpa[i]}" || exit 1; done
         ;;
+    fill)
+        # issue 12's fill patches (session 42): quick_ab of 30 + 31 + 33 on bench2d and bench3d (the
+        # gates with a 3D prolong deck), then of 30 + 31 + 33 + 34 on bench2d against the same A, then
+        # Nsight Compute on bench2d's finest level with 30 + 31 + 33: $OUT/f33, $OUT/f34 (quick.txt,
+        # table.txt, logs.tgz each), $OUT/prof.tgz; FILL_LIMIT (default 150 s) for each quick_ab
+        f3="tools/exp/30-prolong-neighbour-offsets.patch tools/exp/31-step-children-by-thread.patch tools/exp/33-fill-parents-from-kids.patch"
+        mkdir -p "$out/f33" "$out/f34"
+        OUT=$out/f33 DPAMR_COMMIT=$c QA_GATES="inputs/default.inp inputs/blob3d.inp tests/decks/deep3d.inp tests/decks/objects16.inp" \
+            QA_DECKS="inputs/bench2d.inp:bench_repeats=3,bench_cpu=off inputs/bench3d.inp:bench_repeats=3,bench_cpu=off" \
+            timeout "${FILL_LIMIT:-150}" bash tools/exp/quick_ab.sh $f3
+        for p in tools/exp/33-fill-parents-from-kids.patch tools/exp/31-step-children-by-thread.patch \
+            tools/exp/30-prolong-neighbour-offsets.patch; do git apply -R "$p" || exit 1; done
+        OUT=$out/f34 DPAMR_COMMIT=$c QA_KEEP_A=1 QA_GATES="inputs/default.inp inputs/blob3d.inp" \
+            QA_DECKS="inputs/bench2d.inp:bench_repeats=3,bench_cpu=off" timeout "${FILL_LIMIT:-150}" \
+            bash tools/exp/quick_ab.sh $f3 tools/exp/34-step-smaller-groups.patch
+        for p in tools/exp/34-step-smaller-groups.patch tools/exp/33-fill-parents-from-kids.patch \
+            tools/exp/31-step-children-by-thread.patch tools/exp/30-prolong-neighbour-offsets.patch; do git apply -R "$p" || exit 1; done
+        PROF_DECK=bench2d PROF_SKIPS=6 PROF_PATCHES="$f3" timeout 120 bash "$0" prof
+        ;;
     record)
         # the figures of record: this tree (B) against the device code of 4ec5aee (A), every gate
         # compared with cpu, movingbench2d, bench3d and bench2d timed A, B, A, B (RECORD_LIMIT, default 260 s)
@@ -232,6 +254,6 @@ PY
         tar czf "$out/prof.tgz" -C "$out" prof && rm -rf "$out/prof"
         for p in ${PROF_PATCHES:-}; do git apply -R "$p"; done
         ;;
-    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, tiles, record, race, deep, mem, prof)"; exit 2 ;;
+    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, tiles, fill, record, race, deep, mem, prof)"; exit 2 ;;
     esac
 done
