@@ -23,9 +23,9 @@
 #          bench3d: $OUT/t30, $OUT/t31 (quick.txt, table.txt, logs.tgz each; at most TILES_LIMIT, default 240 s, each)
 #          TILES_ONLY=31: only the second quick_ab; TILES_PATCHES: its patches (default 30 and 31, in order);
 #          TILES_GATES: its gate decks
-#   fill   issue 12's fill patches (session 42): quick_ab of 30 + 31 + 33 (bench2d, bench3d), of 30 + 31 + 33 + 34
-#          (bench2d, the same A), Nsight Compute on bench2d's finest level with 30 + 31 + 33: $OUT/f33, $OUT/f34, $OUT/prof.tgz
-#          (about 330 s on a started machine; FILL_LIMIT, default 150 s, for each quick_ab)
+#   fill   issue 12's fill patches (session 42): quick_ab of 30 + 31 + 33 (bench2d, bench3d), of 30 + 31 + 33 + 34 and
+#          of 30 + 31 + 33 + 35 (bench2d, the same A), Nsight Compute on bench2d's finest level with 30 + 31 + 33:
+#          $OUT/f33, $OUT/f34, $OUT/f35, $OUT/prof.tgz (about 400 s on a started machine; FILL_LIMIT, default 150 s, each quick_ab)
 #   record the figures of record (README "Now"): this tree against base/roots-copies-nested-chain.diff, quick_ab's
 #          default gates and decks: $OUT/rec (quick.txt, table.txt, logs.tgz; at most RECORD_LIMIT, default 260 s)
 #   race   test_teams -s under compute-sanitizer racecheck, synccheck and memcheck, each under its own
@@ -45,7 +45,7 @@
 #   prof   Nsight Compute on hostlaunch refineSteps with the SASS source page (gpu_profile.sh SOURCE=1):
 #          PROF_DECK (default bench3d), one launch per entry of PROF_SKIPS (default 5: bench3d's finest;
 #          refineStep k makes level k + 1), with whatever patches PROF_PATCHES names applied
-# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, tiles 6, fill 7, record 3, race 1, deep 1, mem 1, prof 1,
+# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, tiles 6, fill 8, record 3, race 1, deep 1, mem 1, prof 1,
 # outside 1 (tarballs).
 # The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh launch
 set -uo pipefail
@@ -152,9 +152,10 @@ for step in "$@"; do
         ;;
     fill)
         # issue 12's fill patches (session 42): quick_ab of 30 + 31 + 33 on bench2d and bench3d (the
-        # gates with a 3D prolong deck), then of 30 + 31 + 33 + 34 on bench2d against the same A, then
-        # Nsight Compute on bench2d's finest level with 30 + 31 + 33: $OUT/f33, $OUT/f34 (quick.txt,
-        # table.txt, logs.tgz each), $OUT/prof.tgz; FILL_LIMIT (default 150 s) for each quick_ab
+        # gates with a 3D prolong deck), then of 30 + 31 + 33 + 34 and of 30 + 31 + 33 + 35 on bench2d
+        # against the same A, then Nsight Compute on bench2d's finest level with 30 + 31 + 33: $OUT/f33
+        # (quick.txt, table.txt, logs.tgz), $OUT/f34 and $OUT/f35 (quick.txt, table.txt), $OUT/prof.tgz;
+        # FILL_LIMIT (default 150 s) for each quick_ab
         f3="tools/exp/30-prolong-neighbour-offsets.patch tools/exp/31-step-children-by-thread.patch tools/exp/33-fill-parents-from-kids.patch"
         mkdir -p "$out/f33" "$out/f34"
         OUT=$out/f33 DPAMR_COMMIT=$c QA_GATES="inputs/default.inp inputs/blob3d.inp tests/decks/deep3d.inp tests/decks/objects16.inp" \
@@ -167,6 +168,13 @@ for step in "$@"; do
             bash tools/exp/quick_ab.sh $f3 tools/exp/34-step-smaller-groups.patch
         for p in tools/exp/34-step-smaller-groups.patch tools/exp/33-fill-parents-from-kids.patch \
             tools/exp/31-step-children-by-thread.patch tools/exp/30-prolong-neighbour-offsets.patch; do git apply -R "$p" || exit 1; done
+        mkdir -p "$out/f35"
+        OUT=$out/f35 DPAMR_COMMIT=$c QA_KEEP_A=1 QA_GATES="inputs/default.inp inputs/blob3d.inp" \
+            QA_DECKS="inputs/bench2d.inp:bench_repeats=3,bench_cpu=off" timeout "${FILL_LIMIT:-150}" \
+            bash tools/exp/quick_ab.sh $f3 tools/exp/35-prolong-pair-wide-loads.patch
+        for p in tools/exp/35-prolong-pair-wide-loads.patch tools/exp/33-fill-parents-from-kids.patch \
+            tools/exp/31-step-children-by-thread.patch tools/exp/30-prolong-neighbour-offsets.patch; do git apply -R "$p" || exit 1; done
+        rm -f "$out/f34/logs.tgz" "$out/f35/logs.tgz" # at most 8 files come back; their tables hold the figures
         PROF_DECK=bench2d PROF_SKIPS=6 PROF_PATCHES="$f3" timeout 120 bash "$0" prof
         ;;
     record)
