@@ -53,6 +53,11 @@ cd "$(dirname "$0")/../.."
 out=${OUT:?the device tool sets OUT} c=${DPAMR_COMMIT:-tree}
 [ $# -gt 0 ] || set -- launch
 cfg="-DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DDPAMR_MPI=OFF -DDPAMR_COMMIT=$c"
+unapply() { # unapply PATCH...: take back patches quick_ab applied to this tree, last first (not git checkout: the
+    # device copy's .git need not be this tree's commit)
+    local i
+    for ((i = $#; i > 0; --i)); do git apply -R "${!i}" || exit 1; done
+}
 build() { # build DIR: dpamr alone
     [ -x "$1/dpamr" ] || { cmake -S . -B "$1" $cfg >"$1.log" 2>&1 && cmake --build "$1" -j16 --target dpamr >>"$1.log" 2>&1; } ||
         { tail -20 "$1.log"; return 1; }
@@ -137,18 +142,15 @@ for step in "$@"; do
         OUT=$out/t30 DPAMR_COMMIT=$c QA_GATES="inputs/default.inp tests/decks/deep2d.inp" \
             QA_DECKS="inputs/bench2d.inp:bench_repeats=3,bench_cpu=off" timeout "${TILES_LIMIT:-240}" \
             bash tools/exp/quick_ab.sh tools/exp/30-prolong-neighbour-offsets.patch
-        # quick_ab leaves its patches applied to this tree: take them back (not git checkout: the device
-        # copy's .git need not be this tree's commit)
-        git apply -R tools/exp/30-prolong-neighbour-offsets.patch || exit 1
+        unapply tools/exp/30-prolong-neighbour-offsets.patch # quick_ab leaves its patches applied
         fi
         # the second quick_ab's patches: TILES_PATCHES, default 30 and 31
         tp=${TILES_PATCHES:-tools/exp/30-prolong-neighbour-offsets.patch tools/exp/31-step-children-by-thread.patch}
-        tpa=($tp)
         # TILES_ONLY=31: no build-qa of this tree to keep (a quick_ab before may have built another A)
         OUT=$out/t31 DPAMR_COMMIT=$c QA_KEEP_A=$([ "${TILES_ONLY:-}" = 31 ] && echo 0 || echo 1) QA_GATES="${TILES_GATES:-inputs/default.inp tests/decks/deep3d.inp tests/decks/objects16.inp}" \
             QA_DECKS="inputs/bench2d.inp:bench_repeats=3,bench_cpu=off inputs/bench3d.inp:bench_repeats=3,bench_cpu=off" \
             timeout "${TILES_LIMIT:-240}" bash tools/exp/quick_ab.sh $tp
-        for ((i = ${#tpa[@]} - 1; i >= 0; --i)); do git apply -R "${tpa[i]}" || exit 1; done
+        unapply $tp
         ;;
     fill)
         # issue 12's fill patches (session 42): quick_ab of 30 + 31 + 33 on bench2d and bench3d (the
@@ -161,19 +163,16 @@ for step in "$@"; do
         OUT=$out/f33 DPAMR_COMMIT=$c QA_GATES="inputs/default.inp inputs/blob3d.inp tests/decks/deep3d.inp tests/decks/objects16.inp" \
             QA_DECKS="inputs/bench2d.inp:bench_repeats=3,bench_cpu=off inputs/bench3d.inp:bench_repeats=3,bench_cpu=off" \
             timeout "${FILL_LIMIT:-150}" bash tools/exp/quick_ab.sh $f3
-        for p in tools/exp/33-fill-parents-from-kids.patch tools/exp/31-step-children-by-thread.patch \
-            tools/exp/30-prolong-neighbour-offsets.patch; do git apply -R "$p" || exit 1; done
+        unapply $f3
         OUT=$out/f34 DPAMR_COMMIT=$c QA_KEEP_A=1 QA_GATES="inputs/default.inp inputs/blob3d.inp" \
             QA_DECKS="inputs/bench2d.inp:bench_repeats=3,bench_cpu=off" timeout "${FILL_LIMIT:-150}" \
             bash tools/exp/quick_ab.sh $f3 tools/exp/34-step-smaller-groups.patch
-        for p in tools/exp/34-step-smaller-groups.patch tools/exp/33-fill-parents-from-kids.patch \
-            tools/exp/31-step-children-by-thread.patch tools/exp/30-prolong-neighbour-offsets.patch; do git apply -R "$p" || exit 1; done
+        unapply $f3 tools/exp/34-step-smaller-groups.patch
         mkdir -p "$out/f35"
         OUT=$out/f35 DPAMR_COMMIT=$c QA_KEEP_A=1 QA_GATES="inputs/default.inp inputs/blob3d.inp" \
             QA_DECKS="inputs/bench2d.inp:bench_repeats=3,bench_cpu=off" timeout "${FILL_LIMIT:-150}" \
             bash tools/exp/quick_ab.sh $f3 tools/exp/35-prolong-pair-wide-loads.patch
-        for p in tools/exp/35-prolong-pair-wide-loads.patch tools/exp/33-fill-parents-from-kids.patch \
-            tools/exp/31-step-children-by-thread.patch tools/exp/30-prolong-neighbour-offsets.patch; do git apply -R "$p" || exit 1; done
+        unapply $f3 tools/exp/35-prolong-pair-wide-loads.patch
         rm -f "$out/f34/logs.tgz" "$out/f35/logs.tgz" # at most 8 files come back; their tables hold the figures
         PROF_DECK=bench2d PROF_SKIPS=6 PROF_PATCHES="$f3" timeout 120 bash "$0" prof
         ;;
@@ -260,7 +259,7 @@ PY
                 "$out/prof/skip$skip" hostlaunch
         done
         tar czf "$out/prof.tgz" -C "$out" prof && rm -rf "$out/prof"
-        for p in ${PROF_PATCHES:-}; do git apply -R "$p"; done
+        unapply ${PROF_PATCHES:-}
         ;;
     *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, tiles, fill, record, race, deep, mem, prof)"; exit 2 ;;
     esac
