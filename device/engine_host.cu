@@ -97,6 +97,7 @@ struct step_smem {
     team_scan_smem<HOST_THREADS / 32> scan;
     long long v, c0, c1; /* the group's ticket; its children's range [c0, c1) counted from the level's end */
     unsigned smask[FILL_MAX_TILES];
+    uint16_t kids[HOST_THREADS << 3]; /* the group's children in order: their parent's slot << 3 | octant */
 };
 
 /* refineStep's blocks per SM (both engines' grids), which its registers allow: 64 for prolong, 80 for
@@ -164,14 +165,21 @@ __global__ void __launch_bounds__(HOST_THREADS, MINB) refineStep(dmesh_t M, leve
         if (!fits && tid == 0) atomicMax(&M.stats[ST_OVERFLOW], (unsigned long long)(e + c1));
         if (v == ng - 1 && tid == 0) ls[level + 2] = fits ? e + c1 : e; /* an overflow leaves later levels empty */
         if (fits && c1 > c0) {
-            /* 2. their metadata, octant by octant */
-            for (int o = 0; o < ns; ++o)
-                if (mask >> o & 1) write_child(M, e + off + __popc(mask & ((1u << o) - 1)), level + 1, s + i, o);
+            /* 2. their metadata, octant by octant: each parent's thread lists its children in shared
+               memory, then the block writes them, a child per thread (a parent's thread writing its
+               own children one after the other held the block at the barrier behind it) */
+            for (int o = 0, k = (int)(off - c0); o < ns; ++o)
+                if (mask >> o & 1) Sh.kids[k++] = (uint16_t)(tid << 3 | o);
+            tm.sync();
+            for (int k = tid; k < (int)(c1 - c0); k += HOST_THREADS) {
+                const int q = Sh.kids[k];
+                write_child(M, e + c0 + k, level + 1, s + i - tid + (q >> 3), q & 7);
+            }
             tm.sync();
             /* 3. their cells, tp tiles at a time, and their flags */
             for (long long j0 = c0; j0 < c1; j0 += tp) {
                 const int g = (int)(c1 - j0 < tp ? c1 - j0 : tp);
-                if (FILL == DP_FILL_PROLONG) block_fill_prolong(tm, M, e + j0, g, flag ? crit : NULL);
+                if (FILL == DP_FILL_PROLONG) block_fill_prolong(tm, M, e + j0, g, flag ? crit : NULL, Sh.kids + (j0 - c0), s + v * P);
                 else block_fill_model(tm, M, e + j0, g, level + 1, tab, tp, flag ? crit : NULL);
                 if (!flag) continue;
                 tm.sync(); /* the criterion cells are in crit */

@@ -135,6 +135,41 @@ static __device__ __forceinline__ float *dmesh_field(const dmesh_t &M, int f)
     return u;
 }
 
+/* New tile t's parent and its octant there: from the caller's list of the pass's tiles in shared
+ * memory when it has one (kids[k]: the parent's slot from pbase << 3 | octant, k the tile's index
+ * in the pass: refineStep's group), else from the tile's metadata in global memory. The list saves
+ * the fill a round trip to memory before each parent load. */
+static __device__ __forceinline__ void tile_parent_octant(const dmesh_t &M, int dim, long long t, const uint16_t *kids,
+                                                          long long pbase, int k, long long *par, int *o)
+{
+    if (kids) {
+        const int q = kids[k];
+        *par = pbase + (q >> 3);
+        *o = q & 7;
+    } else {
+        const int32_t c[3] = { M.coord[3 * t], M.coord[3 * t + 1], dim == 3 ? M.coord[3 * t + 2] : 0 };
+        *par = M.parent[t];
+        *o = dp_tile_octant(c);
+    }
+}
+
+/* 2D: dp_prolong_brick for parent cells X and X + 1 (X even) of octant o's row Y, into v and w, from
+ * eight values in five loads: the two cells, the two cells below and above them as 8-byte pairs (px
+ * even, B even: 8-byte aligned), and the cells left of the first and right of the second. Each
+ * brick's neighbours are the values dp_prolong_brick reads (the pair's own cells are each other's x
+ * neighbours; past the border the cell itself), and dp_prolong_brick_of computes both: the same bits. */
+static __device__ __forceinline__ void prolong_pair_2d(const float *u, int B, int o, int X, int Y, float *v, float *w)
+{
+    const int hb = B >> 1, px = (o & 1) * hb + X, py = ((o >> 1) & 1) * hb + Y;
+    const float *c = u + px + B * py;
+    const float2 cc = *reinterpret_cast<const float2 *>(c);
+    const float2 ym = *reinterpret_cast<const float2 *>(c + (py > 0 ? -B : 0));
+    const float2 yp = *reinterpret_cast<const float2 *>(c + (py < B - 1 ? B : 0));
+    const float xm = c[px > 0 ? -1 : 0], xp = c[px + 2 < B ? 2 : 1];
+    dp_prolong_brick_of(2, cc.x, xm, cc.y, ym.x, yp.x, 0.0f, 0.0f, v);
+    dp_prolong_brick_of(2, cc.y, cc.x, xp, ym.y, yp.y, 0.0f, 0.0f, w);
+}
+
 /* Filling g consecutive new tiles t0.. of `level` (every field), the whole team (tm) together, with
  * the arithmetic of tile_fill on the CPU (src/tile.c). With crit, the criterion field's new cells
  * also go to crit[(t - t0) * cells + cell] (shared memory: the caller flags the tiles from there).
@@ -149,7 +184,7 @@ static __device__ __forceinline__ float *dmesh_field(const dmesh_t &M, int f)
  * barrier. */
 template <class Team>
 static __device__ __forceinline__ void block_fill_prolong(const Team &tm, const dmesh_t &M, long long t0, int g,
-                                                          float *crit)
+                                                          float *crit, const uint16_t *kids = NULL, long long pbase = 0)
 {
     const dp_params *p = &c_params;
     const int dim = p->dim, B = p->B, lb = dp_log2(B), cshift = dim * lb, cells = 1 << cshift, cf = p->crit_field;
@@ -160,16 +195,15 @@ static __device__ __forceinline__ void block_fill_prolong(const Team &tm, const 
             const long long t = t0 + (j >> bshift);
             const int b = (j & ((1 << bshift) - 1)) << 1; /* the pair's first brick */
             const int X = b & (hb - 1), Y = b >> (lb - 1);
-            const int32_t c[3] = { M.coord[3 * t], M.coord[3 * t + 1], 0 };
-            const long long par = M.parent[t];
-            const int o = dp_tile_octant(c);
+            long long par;
+            int o;
+            tile_parent_octant(M, 2, t, kids, pbase, j >> bshift, &par, &o);
             const int rel = (j >> bshift) * cells + 2 * X + B * 2 * Y;
             DP_FOR_FIELDS(f, p->nf)
             {
                 const float *u = M.field[f] + (size_t)par * cells;
                 float v[8], w[8];
-                dp_prolong_brick(2, B, u, o, X, Y, 0, v);
-                dp_prolong_brick(2, B, u, o, X + 1, Y, 0, w);
+                prolong_pair_2d(u, B, o, X, Y, v, w);
                 /* 2X a multiple of 4 (X even), tiles of a multiple of 16 cells: 16-byte aligned quads,
                    indexed as quads from the pass's first tile (from a float pointer nvcc stored the
                    first quad as four 4-byte stores) */
@@ -191,9 +225,9 @@ static __device__ __forceinline__ void block_fill_prolong(const Team &tm, const 
         const long long t = t0 + (j >> bshift);
         const int b = j & ((1 << bshift) - 1);
         const int X = b & (hb - 1), Y = (b >> (lb - 1)) & (hb - 1), Z = b >> (2 * (lb - 1));
-        const int32_t c[3] = { M.coord[3 * t], M.coord[3 * t + 1], M.coord[3 * t + 2] };
-        const long long par = M.parent[t];
-        const int o = dp_tile_octant(c);
+        long long par;
+        int o;
+        tile_parent_octant(M, 3, t, kids, pbase, j >> bshift, &par, &o);
         const int rel = (j >> bshift) * cells + 2 * X + B * (2 * Y + B * 2 * Z);
         DP_FOR_FIELDS(f, p->nf)
         {

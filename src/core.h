@@ -465,6 +465,22 @@ static inline DP_HD float dp_prolong_child(int dim, float uc, float sx, float sy
     return uc + d;
 }
 
+/* A brick's arithmetic from its values: the 2^dim child cells of a parent cell of value uc whose
+ * face neighbours are xm, xp, ym, yp (zm, zp in 3D; a neighbour past the tile's border is uc
+ * itself), into out[s] as dp_prolong_brick. Callers that load the values their own way (the GPU's
+ * 2D fill loads a pair of bricks with 8-byte loads) compute through this, so the same bits. */
+static inline DP_HD void dp_prolong_brick_of(int dim, float uc, float xm, float xp, float ym, float yp, float zm, float zp,
+                                             float *out)
+{
+    const float sx = dp_slope_of(uc, xm, xp);
+    const float sy = dp_slope_of(uc, ym, yp);
+    const float sz = dim == 3 ? dp_slope_of(uc, zm, zp) : 0.0f;
+    DP_UNROLL for (int s = 0; s < 8; ++s) {
+        if (s >= (1 << dim)) break;
+        out[s] = dp_prolong_child(dim, uc, sx, sy, sz, s);
+    }
+}
+
 /* The 2^dim child cells (2X+sx, 2Y+sy, 2Z+sz) that cover parent cell (X,Y,Z) of octant o, from
  * parent tile data u, into out[s] with s = sx | sy << 1 | sz << 2: dp_prolong's arithmetic for each,
  * with the parent cell and its face neighbours inside the tile read once, first (a neighbour outside
@@ -478,17 +494,14 @@ static inline DP_HD void dp_prolong_brick(int dim, int B, const float *u, int o,
     const int py = ((o >> 1) & 1) * hb + Y;
     const int pz = dim == 3 ? ((o >> 2) & 1) * hb + Z : 0;
     const float *c = u + (px + B * (py + B * pz)); /* the parent cell; its neighbours at offsets from it */
+    /* a neighbour past the border is the cell itself, selected by its offset (0), not its value: no
+       load waits for the centre's, so a GPU thread issues all of them at once (selecting the value
+       made each neighbour's load wait for c[0]: a second round trip to L2 on bench2d's levels) */
     const float uc = c[0];
-    const float xm = px > 0 ? c[-1] : uc, xp = px < B - 1 ? c[1] : uc;
-    const float ym = py > 0 ? c[-B] : uc, yp = py < B - 1 ? c[B] : uc;
-    const float zm = dim == 3 && pz > 0 ? c[-B * B] : uc, zp = dim == 3 && pz < B - 1 ? c[B * B] : uc;
-    const float sx = dp_slope_of(uc, xm, xp);
-    const float sy = dp_slope_of(uc, ym, yp);
-    const float sz = dim == 3 ? dp_slope_of(uc, zm, zp) : 0.0f;
-    DP_UNROLL for (int s = 0; s < 8; ++s) {
-        if (s >= (1 << dim)) break;
-        out[s] = dp_prolong_child(dim, uc, sx, sy, sz, s);
-    }
+    const float xm = c[px > 0 ? -1 : 0], xp = c[px < B - 1 ? 1 : 0];
+    const float ym = c[py > 0 ? -B : 0], yp = c[py < B - 1 ? B : 0];
+    const float zm = c[dim == 3 && pz > 0 ? -B * B : 0], zp = c[dim == 3 && pz < B - 1 ? B * B : 0];
+    dp_prolong_brick_of(dim, uc, xm, xp, ym, yp, zm, zp, out);
 }
 
 /* dp_prolong_brick for a whole row of parent cells: the child cells over parent row (Y, Z) of

@@ -19,13 +19,6 @@
 #          waiting for the step before: step_chain, session 38) against it with the chains of 1f6c029
 #          (each step a tail launch of the running graph; A_DIFF tools/exp/base/graph-tail-chain.diff):
 #          $OUT/early (quick.txt, table.txt, logs.tgz; about 130-200 s)
-#   tiles  issue 12's waiting patches (session 41): quick_ab of 30 on bench2d, then of 30 + 31 on bench2d and
-#          bench3d: $OUT/t30, $OUT/t31 (quick.txt, table.txt, logs.tgz each; at most TILES_LIMIT, default 240 s, each)
-#          TILES_ONLY=31: only the second quick_ab; TILES_PATCHES: its patches (default 30 and 31, in order);
-#          TILES_GATES: its gate decks
-#   fill   issue 12's fill patches (session 42): quick_ab of 30 + 31 + 33 (bench2d, bench3d), of 30 + 31 + 33 + 34 and
-#          of 30 + 31 + 33 + 35 (bench2d, the same A), Nsight Compute on bench2d's finest level with 30 + 31 + 33:
-#          $OUT/f33, $OUT/f34, $OUT/f35, $OUT/prof.tgz (about 400 s on a started machine; FILL_LIMIT, default 150 s, each quick_ab)
 #   record the figures of record (README "Now"): this tree against base/roots-copies-nested-chain.diff, quick_ab's
 #          default gates and decks: $OUT/rec (quick.txt, table.txt, logs.tgz; at most RECORD_LIMIT, default 260 s)
 #   race   test_teams -s under compute-sanitizer racecheck, synccheck and memcheck, each under its own
@@ -45,7 +38,7 @@
 #   prof   Nsight Compute on hostlaunch refineSteps with the SASS source page (gpu_profile.sh SOURCE=1):
 #          PROF_DECK (default bench3d), one launch per entry of PROF_SKIPS (default 5: bench3d's finest;
 #          refineStep k makes level k + 1), with whatever patches PROF_PATCHES names applied
-# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, tiles 6, fill 8, record 3, race 1, deep 1, mem 1, prof 1,
+# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, race 1, deep 1, mem 1, prof 1,
 # outside 1 (tarballs).
 # The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh launch
 set -uo pipefail
@@ -132,50 +125,6 @@ for step in "$@"; do
         OUT=$out/early DPAMR_COMMIT=$c A_DIFF=tools/exp/base/graph-tail-chain.diff timeout "${EARLY_LIMIT:-280}" \
             bash tools/exp/quick_ab.sh none
         ;;
-    tiles)
-        # issue 12's patches of session 41 (tools/exp/README.md): 30 alone on bench2d (its prolong
-        # fill), then 30 + 31 on bench2d and bench3d (31's model instance spills 16 bytes), each a
-        # quick_ab of its own under TILES_LIMIT (default 240 s)
-        mkdir -p "$out/t31"
-        if [ "${TILES_ONLY:-}" != 31 ]; then
-        mkdir -p "$out/t30"
-        OUT=$out/t30 DPAMR_COMMIT=$c QA_GATES="inputs/default.inp tests/decks/deep2d.inp" \
-            QA_DECKS="inputs/bench2d.inp:bench_repeats=3,bench_cpu=off" timeout "${TILES_LIMIT:-240}" \
-            bash tools/exp/quick_ab.sh tools/exp/30-prolong-neighbour-offsets.patch
-        unapply tools/exp/30-prolong-neighbour-offsets.patch # quick_ab leaves its patches applied
-        fi
-        # the second quick_ab's patches: TILES_PATCHES, default 30 and 31
-        tp=${TILES_PATCHES:-tools/exp/30-prolong-neighbour-offsets.patch tools/exp/31-step-children-by-thread.patch}
-        # TILES_ONLY=31: no build-qa of this tree to keep (a quick_ab before may have built another A)
-        OUT=$out/t31 DPAMR_COMMIT=$c QA_KEEP_A=$([ "${TILES_ONLY:-}" = 31 ] && echo 0 || echo 1) QA_GATES="${TILES_GATES:-inputs/default.inp tests/decks/deep3d.inp tests/decks/objects16.inp}" \
-            QA_DECKS="inputs/bench2d.inp:bench_repeats=3,bench_cpu=off inputs/bench3d.inp:bench_repeats=3,bench_cpu=off" \
-            timeout "${TILES_LIMIT:-240}" bash tools/exp/quick_ab.sh $tp
-        unapply $tp
-        ;;
-    fill)
-        # issue 12's fill patches (session 42): quick_ab of 30 + 31 + 33 on bench2d and bench3d (the
-        # gates with a 3D prolong deck), then of 30 + 31 + 33 + 34 and of 30 + 31 + 33 + 35 on bench2d
-        # against the same A, then Nsight Compute on bench2d's finest level with 30 + 31 + 33: $OUT/f33
-        # (quick.txt, table.txt, logs.tgz), $OUT/f34 and $OUT/f35 (quick.txt, table.txt), $OUT/prof.tgz;
-        # FILL_LIMIT (default 150 s) for each quick_ab
-        f3="tools/exp/30-prolong-neighbour-offsets.patch tools/exp/31-step-children-by-thread.patch tools/exp/33-fill-parents-from-kids.patch"
-        mkdir -p "$out/f33" "$out/f34"
-        OUT=$out/f33 DPAMR_COMMIT=$c QA_GATES="inputs/default.inp inputs/blob3d.inp tests/decks/deep3d.inp tests/decks/objects16.inp" \
-            QA_DECKS="inputs/bench2d.inp:bench_repeats=3,bench_cpu=off inputs/bench3d.inp:bench_repeats=3,bench_cpu=off" \
-            timeout "${FILL_LIMIT:-150}" bash tools/exp/quick_ab.sh $f3
-        unapply $f3
-        OUT=$out/f34 DPAMR_COMMIT=$c QA_KEEP_A=1 QA_GATES="inputs/default.inp inputs/blob3d.inp" \
-            QA_DECKS="inputs/bench2d.inp:bench_repeats=3,bench_cpu=off" timeout "${FILL_LIMIT:-150}" \
-            bash tools/exp/quick_ab.sh $f3 tools/exp/34-step-smaller-groups.patch
-        unapply $f3 tools/exp/34-step-smaller-groups.patch
-        mkdir -p "$out/f35"
-        OUT=$out/f35 DPAMR_COMMIT=$c QA_KEEP_A=1 QA_GATES="inputs/default.inp inputs/blob3d.inp" \
-            QA_DECKS="inputs/bench2d.inp:bench_repeats=3,bench_cpu=off" timeout "${FILL_LIMIT:-150}" \
-            bash tools/exp/quick_ab.sh $f3 tools/exp/35-prolong-pair-wide-loads.patch
-        unapply $f3 tools/exp/35-prolong-pair-wide-loads.patch
-        rm -f "$out/f34/logs.tgz" "$out/f35/logs.tgz" # at most 8 files come back; their tables hold the figures
-        PROF_DECK=bench2d PROF_SKIPS=6 PROF_PATCHES="$f3" timeout 120 bash "$0" prof
-        ;;
     record)
         # the figures of record: this tree (B) against the device code of 4ec5aee (A), every gate
         # compared with cpu, movingbench2d, bench3d and bench2d timed A, B, A, B (RECORD_LIMIT, default 260 s)
@@ -261,6 +210,6 @@ PY
         tar czf "$out/prof.tgz" -C "$out" prof && rm -rf "$out/prof"
         unapply ${PROF_PATCHES:-}
         ;;
-    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, tiles, fill, record, race, deep, mem, prof)"; exit 2 ;;
+    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, record, race, deep, mem, prof)"; exit 2 ;;
     esac
 done
