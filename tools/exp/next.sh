@@ -35,10 +35,12 @@
 #          per variant: $OUT/outside.txt (about 60 s; session 39, H100: cdp's chain ends 11 us after its
 #          last level against hostlaunch's 2.6, level 0 starts 4 us later; OUTSIDE_PATCHES: patches
 #          applied after the diagnostic one)
+#   refout the refine's start and end against its events (issue 12: the time outside the levels): bench2d and bench3d
+#          with 36-diag-refine-outside.patch on a copy: $OUT/refout.txt (about 90 s)
 #   prof   Nsight Compute on hostlaunch refineSteps with the SASS source page (gpu_profile.sh SOURCE=1):
 #          PROF_DECK (default bench3d), one launch per entry of PROF_SKIPS (default 5: bench3d's finest;
 #          refineStep k makes level k + 1), with whatever patches PROF_PATCHES names applied
-# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, race 1, deep 1, mem 1, prof 1,
+# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, refout 1, race 1, deep 1, mem 1, prof 1,
 # outside 1 (tarballs).
 # The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh launch
 set -uo pipefail
@@ -199,6 +201,37 @@ for h, r in rows.items():
     print("%-18s %5d " % (h, len(r)) + " ".join("%9.2f" % st.median(x[k] for x in r) for k in keys))
 PY
         ;;
+    refout)
+        # the refine's time outside its levels (issue 12: bench2d hostlaunch 46-49 us of 0.555 ms, cdp level 26-32,
+        # session 43's record): 36-diag-refine-outside.patch on a copy (events after initLevelScans and after
+        # flagTiles, initLevelScans' device stamps), dpamr bench on bench2d and bench3d; per variant the median
+        # of each time from e0 (us): $OUT/refout.txt (about 90 s with the build)
+        rm -rf diag_ref && mkdir diag_ref && tar --exclude='./diag_ref' --exclude='./build*' --exclude='./ab_ref' \
+            --exclude='./.git' -cf - . | tar -x -C diag_ref &&
+            patch -d diag_ref -p1 --forward -s <tools/exp/36-diag-refine-outside.patch || exit 1
+        (cmake -S diag_ref -B build-refout $cfg && cmake --build build-refout -j16 --target dpamr) >build-refout.log 2>&1 ||
+            { tail -20 build-refout.log; exit 1; }
+        nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$out/refout.txt"
+        for dk in bench2d bench3d; do
+            echo "== $dk" >>"$out/refout.txt"
+            DPAMR_DIAG=1 ./build-refout/dpamr bench inputs/$dk.inp bench_repeats=7 bench_cpu=off bench_groups=64 \
+                bench_out=build-refout/$dk >>"$out/refout.txt" 2>build-refout/diag_$dk.txt
+            python3 - build-refout/diag_$dk.txt >>"$out/refout.txt" <<'PY'
+import sys, statistics as st, collections
+rows = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    if not line.startswith("diag "): continue
+    head, rest = line[5:].split(":", 1)
+    t = rest.split()
+    rows[head].append({t[i]: float(t[i + 1]) for i in range(0, len(t), 2)})
+print("\nthe refine's start and end, us from e0 (median over the bench's runs, warm-up included; device stamps placed by flagTiles' event):")
+keys = list(next(iter(rows.values()))[0].keys()) if rows else []
+print("%-16s %3s " % ("variant", "n") + " ".join("%11s" % k for k in keys))
+for h, r in rows.items():
+    print("%-16s %3d " % (h, len(r)) + " ".join("%11.2f" % st.median(x[k] for x in r) for k in keys))
+PY
+        done
+        ;;
     prof)
         for p in ${PROF_PATCHES:-}; do git apply "$p" || exit 1; done
         rm -rf build-prof && build build-prof && mkdir -p "$out/prof" || exit 1
@@ -210,6 +243,6 @@ PY
         tar czf "$out/prof.tgz" -C "$out" prof && rm -rf "$out/prof"
         unapply ${PROF_PATCHES:-}
         ;;
-    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, record, race, deep, mem, prof)"; exit 2 ;;
+    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, record, refout, race, deep, mem, prof)"; exit 2 ;;
     esac
 done
