@@ -35,12 +35,14 @@
 #          per variant: $OUT/outside.txt (about 60 s; session 39, H100: cdp's chain ends 11 us after its
 #          last level against hostlaunch's 2.6, level 0 starts 4 us later; OUTSIDE_PATCHES: patches
 #          applied after the diagnostic one)
+#   hgraph patch 37: hostlaunch's kernels as one graph uploaded before the timing, quick_ab on bench2d, bench3d
+#          and deep2d: $OUT/hg (quick.txt, table.txt, logs.tgz; about 250 s)
 #   refout the refine's start and end against its events (issue 12: the time outside the levels): bench2d and bench3d
 #          with 36-diag-refine-outside.patch on a copy: $OUT/refout.txt (about 90 s)
 #   prof   Nsight Compute on hostlaunch refineSteps with the SASS source page (gpu_profile.sh SOURCE=1):
 #          PROF_DECK (default bench3d), one launch per entry of PROF_SKIPS (default 5: bench3d's finest;
 #          refineStep k makes level k + 1), with whatever patches PROF_PATCHES names applied
-# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, refout 1, race 1, deep 1, mem 1, prof 1,
+# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, hgraph 3, refout 1, race 1, deep 1, mem 1, prof 1,
 # outside 1 (tarballs).
 # The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh launch
 set -uo pipefail
@@ -201,6 +203,16 @@ for h, r in rows.items():
     print("%-18s %5d " % (h, len(r)) + " ".join("%9.2f" % st.median(x[k] for x in r) for k in keys))
 PY
         ;;
+    hgraph)
+        # patch 37 (session 43): hostlaunch's kernels captured once into a graph, uploaded before the timing as
+        # cdp's chain is; quick_ab against the tree (bench2d, bench3d and deep2d, whose levels are all small):
+        # $OUT/hg (quick.txt, table.txt, logs.tgz; at most HGRAPH_LIMIT, default 280 s)
+        mkdir -p "$out/hg"
+        OUT=$out/hg DPAMR_COMMIT=$c QA_GATES="inputs/default.inp tests/decks/deep2d.inp tests/decks/deep3d.inp tests/decks/objects16.inp" \
+            QA_DECKS="inputs/bench2d.inp:bench_repeats=5,bench_cpu=off inputs/bench3d.inp:bench_repeats=5,bench_cpu=off tests/decks/deep2d.inp:bench_repeats=5,bench_cpu=off" \
+            timeout "${HGRAPH_LIMIT:-280}" bash tools/exp/quick_ab.sh tools/exp/37-host-steps-graph.patch
+        unapply tools/exp/37-host-steps-graph.patch
+        ;;
     refout)
         # the refine's time outside its levels (issue 12: bench2d hostlaunch 46-49 us of 0.555 ms, cdp level 26-32,
         # session 43's record): 36-diag-refine-outside.patch on a copy (events after initLevelScans and after
@@ -247,6 +259,6 @@ PY
         tar czf "$out/prof.tgz" -C "$out" prof && rm -rf "$out/prof"
         unapply ${PROF_PATCHES:-}
         ;;
-    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, record, refout, race, deep, mem, prof)"; exit 2 ;;
+    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, record, hgraph, refout, race, deep, mem, prof)"; exit 2 ;;
     esac
 done
