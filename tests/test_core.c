@@ -289,6 +289,44 @@ static void test_row_flags(int dim)
     }
 }
 
+/* Every jump on its own: a step across each plane of cells on each axis (the jumps of both rows of a
+ * pair of segments are each taken by one fold only: the step between rows y and y + 1 is seen once),
+ * and a spike at every cell (its jumps to each face neighbour), so no neighbour a flag loop forgets
+ * hides among other flagged cells. */
+static void test_flag_isolated(int dim)
+{
+    dp_params p;
+    memset(&p, 0, sizeof p);
+    p.dim = dim;
+    p.nf = 1;
+    p.crit = DP_CRIT_JUMP;
+    p.threshold = 0.5;
+    p.threshold_f = 0.5f;
+    p.h0 = 1.0;
+    for (int B = 4; B <= (dim == 3 ? 8 : 16); B *= 2) {
+        p.B = B;
+        const int cells = dp_cells(dim, B), lb = dp_log2(B);
+        float *u = malloc(sizeof(float) * (size_t)cells);
+        char what[64];
+        for (int a = 0; a < dim; ++a)
+            for (int k = 0; k + 1 < B; ++k) { /* the step between coordinate k and k + 1 on axis a */
+                for (int c = 0; c < cells; ++c) {
+                    int xyz[3];
+                    dp_cell_xyz(c, B, lb, &xyz[0], &xyz[1], &xyz[2]);
+                    u[c] = xyz[a] > k ? 1.0f : 0.0f;
+                }
+                snprintf(what, sizeof what, "%dD B=%d step on axis %d after %d", dim, B, a, k);
+                check_tile_flags(&p, u, 1.0, what);
+            }
+        for (int c = 0; c < cells; ++c) {
+            for (int i = 0; i < cells; ++i) u[i] = i == c ? 1.0f : 0.0f;
+            snprintf(what, sizeof what, "%dD B=%d spike at cell %d", dim, B, c);
+            check_tile_flags(&p, u, 1.0, what);
+        }
+        free(u);
+    }
+}
+
 static void test_criterion_prolong(int dim)
 {
     dp_params p;
@@ -667,6 +705,8 @@ int main(void)
     test_morton();
     test_exp();
     test_criterion_prolong(2);
+    test_flag_isolated(2);
+    test_flag_isolated(3);
     test_criterion_prolong(3);
     test_row_flags(2);
     test_row_flags(3);
