@@ -37,12 +37,14 @@
 #          applied after the diagnostic one)
 #   hgraph patch 37: hostlaunch's kernels as one graph uploaded before the timing, quick_ab on bench2d, bench3d
 #          and deep2d: $OUT/hg (quick.txt, table.txt, logs.tgz; about 250 s)
+#   flagpair patch 38: the flag loops by pairs of segments, quick_ab on bench2d, bench3d and movingbench2d:
+#          $OUT/fp (quick.txt, table.txt, logs.tgz; about 280 s)
 #   refout the refine's start and end against its events (issue 12: the time outside the levels): bench2d and bench3d
 #          with 36-diag-refine-outside.patch on a copy: $OUT/refout.txt (about 90 s)
 #   prof   Nsight Compute on hostlaunch refineSteps with the SASS source page (gpu_profile.sh SOURCE=1):
 #          PROF_DECK (default bench3d), one launch per entry of PROF_SKIPS (default 5: bench3d's finest;
 #          refineStep k makes level k + 1), with whatever patches PROF_PATCHES names applied
-# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, hgraph 3, refout 1, race 1, deep 1, mem 1, prof 1,
+# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, hgraph 3, flagpair 3, refout 1, race 1, deep 1, mem 1, prof 1,
 # outside 1 (tarballs).
 # The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh launch
 set -uo pipefail
@@ -213,6 +215,16 @@ PY
             timeout "${HGRAPH_LIMIT:-280}" bash tools/exp/quick_ab.sh tools/exp/37-host-steps-graph.patch
         unapply tools/exp/37-host-steps-graph.patch
         ;;
+    flagpair)
+        # patch 38 (session 43): the flag loops by pairs of segments, rows y and y + 1 (bench2d's flagged levels:
+        # the flag pass is 45% of level 6's instructions); quick_ab against the tree on bench2d, bench3d and
+        # movingbench2d (its regrid flags every tile by the same loop): $OUT/fp (at most FLAGPAIR_LIMIT, default 300 s)
+        mkdir -p "$out/fp"
+        OUT=$out/fp DPAMR_COMMIT=$c QA_GATES="inputs/default.inp tests/decks/deep3d.inp tests/decks/objects16.inp inputs/moving2d.inp inputs/moving3d.inp" \
+            QA_DECKS="inputs/bench2d.inp:bench_repeats=3,bench_cpu=off inputs/bench3d.inp:bench_repeats=3,bench_cpu=off inputs/movingbench2d.inp:steps=4,bench_repeats=1,bench_cpu=off" \
+            timeout "${FLAGPAIR_LIMIT:-300}" bash tools/exp/quick_ab.sh tools/exp/38-flag-segment-pairs.patch
+        unapply tools/exp/38-flag-segment-pairs.patch
+        ;;
     refout)
         # the refine's time outside its levels (issue 12: bench2d hostlaunch 46-49 us of 0.555 ms, cdp level 26-32,
         # session 43's record): 36-diag-refine-outside.patch on a copy (events after initLevelScans and after
@@ -259,6 +271,6 @@ PY
         tar czf "$out/prof.tgz" -C "$out" prof && rm -rf "$out/prof"
         unapply ${PROF_PATCHES:-}
         ;;
-    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, record, hgraph, refout, race, deep, mem, prof)"; exit 2 ;;
+    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, record, hgraph, flagpair, refout, race, deep, mem, prof)"; exit 2 ;;
     esac
 done
