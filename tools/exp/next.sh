@@ -61,6 +61,38 @@ build() { # build DIR: dpamr alone
     [ -x "$1/dpamr" ] || { cmake -S . -B "$1" $cfg >"$1.log" 2>&1 && cmake --build "$1" -j16 --target dpamr >>"$1.log" 2>&1; } ||
         { tail -20 "$1.log"; return 1; }
 }
+patch_ab() { # patch_ab NAME LIMIT GATES DECKS PATCH...: quick_ab of this tree + PATCH... (B) against it (A) into
+    # $out/NAME (quick.txt, table.txt, logs.tgz), the patches taken back after
+    local name=$1 limit=$2 gates=$3 decks=$4
+    shift 4
+    mkdir -p "$out/$name"
+    OUT=$out/$name DPAMR_COMMIT=$c QA_GATES="$gates" QA_DECKS="$decks" timeout "$limit" bash tools/exp/quick_ab.sh "$@"
+    unapply "$@"
+}
+diag_build() { # diag_build COPY BUILD PATCH...: this tree copied to COPY with PATCH... applied, dpamr built in BUILD
+    local d=$1 b=$2 p
+    shift 2
+    rm -rf "$d" && mkdir "$d" && tar --exclude="./$d" --exclude='./build*' --exclude='./ab_ref' --exclude='./.git' -cf - . |
+        tar -x -C "$d" || return 1
+    for p in "$@"; do patch -d "$d" -p1 --forward -s <"$p" || return 1; done
+    (cmake -S "$d" -B "$b" $cfg && cmake --build "$b" -j16 --target dpamr) >"$b.log" 2>&1 || { tail -20 "$b.log"; return 1; }
+}
+diag_medians() { # diag_medians FILE TITLE: per variant, the median of every field of FILE's lines "diag VARIANT: key value ..."
+    python3 - "$1" "$2" <<'PY'
+import sys, statistics as st, collections
+rows = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    if not line.startswith("diag "): continue
+    head, rest = line[5:].split(":", 1)
+    t = rest.split()
+    rows[head].append({t[i]: float(t[i + 1]) for i in range(0, len(t), 2)})
+print("\n" + sys.argv[2])
+keys = list(next(iter(rows.values()))[0].keys()) if rows else []
+print("%-22s %3s " % ("variant", "n") + " ".join("%11s" % k for k in keys))
+for h, r in rows.items():
+    print("%-22s %3d " % (h, len(r)) + " ".join("%11.2f" % st.median(x[k] for x in r) for k in keys))
+PY
+}
 for step in "$@"; do
     case $step in
     steps)
@@ -182,48 +214,27 @@ for step in "$@"; do
         tar czf "$out/mem.tgz" -C "$out" mem && rm -rf "$out/mem"
         ;;
     outside)
-        rm -rf diag_ref && mkdir diag_ref && tar --exclude='./diag_ref' --exclude='./build*' --exclude='./ab_ref' \
-            --exclude='./.git' -cf - . | tar -x -C diag_ref &&
-            patch -d diag_ref -p1 --forward -s <tools/exp/25-diag-rebuild-outside.patch || exit 1
-        for p in ${OUTSIDE_PATCHES:-}; do patch -d diag_ref -p1 --forward -s <"$p" || exit 1; done
-        (cmake -S diag_ref -B build-diag $cfg && cmake --build build-diag -j16 --target dpamr) >build-diag.log 2>&1 ||
-            { tail -20 build-diag.log; exit 1; }
+        diag_build diag_ref build-diag tools/exp/25-diag-rebuild-outside.patch ${OUTSIDE_PATCHES:-} || exit 1
         DPAMR_DIAG=1 ./build-diag/dpamr bench inputs/movingbench2d.inp steps=8 bench_repeats=1 bench_cpu=off \
             bench_out=build-diag/ob >"$out/outside.txt" 2>build-diag/diag.txt
-        python3 - build-diag/diag.txt >>"$out/outside.txt" <<'PY'
-import sys, statistics as st, collections
-rows = collections.defaultdict(list)
-for line in open(sys.argv[1]):
-    if not line.startswith("diag "): continue
-    head, rest = line[5:].split(":", 1)
-    t = rest.split()
-    rows[head].append({t[i]: float(t[i + 1]) for i in range(0, len(t), 2)})
-print("\nrebuild outside its levels, us (median over every rebuild of the bench; device stamps):")
-keys = list(next(iter(rows.values()))[0].keys()) if rows else []
-print("%-18s %5s " % ("variant", "n") + " ".join("%9s" % k for k in keys))
-for h, r in rows.items():
-    print("%-18s %5d " % (h, len(r)) + " ".join("%9.2f" % st.median(x[k] for x in r) for k in keys))
-PY
+        diag_medians build-diag/diag.txt "rebuild outside its levels, us (median over every rebuild of the bench; device stamps):" \
+            >>"$out/outside.txt"
         ;;
     hgraph)
         # patch 37 (session 43): hostlaunch's kernels captured once into a graph, uploaded before the timing as
         # cdp's chain is; quick_ab against the tree (bench2d, bench3d and deep2d, whose levels are all small):
         # $OUT/hg (quick.txt, table.txt, logs.tgz; at most HGRAPH_LIMIT, default 280 s)
-        mkdir -p "$out/hg"
-        OUT=$out/hg DPAMR_COMMIT=$c QA_GATES="inputs/default.inp tests/decks/deep2d.inp tests/decks/deep3d.inp tests/decks/objects16.inp" \
-            QA_DECKS="inputs/bench2d.inp:bench_repeats=5,bench_cpu=off inputs/bench3d.inp:bench_repeats=5,bench_cpu=off tests/decks/deep2d.inp:bench_repeats=5,bench_cpu=off" \
-            timeout "${HGRAPH_LIMIT:-280}" bash tools/exp/quick_ab.sh tools/exp/37-host-steps-graph.patch
-        unapply tools/exp/37-host-steps-graph.patch
+        patch_ab hg "${HGRAPH_LIMIT:-280}" "inputs/default.inp tests/decks/deep2d.inp tests/decks/deep3d.inp tests/decks/objects16.inp" \
+            "inputs/bench2d.inp:bench_repeats=5,bench_cpu=off inputs/bench3d.inp:bench_repeats=5,bench_cpu=off tests/decks/deep2d.inp:bench_repeats=5,bench_cpu=off" \
+            tools/exp/37-host-steps-graph.patch
         ;;
     flagpair)
         # patch 38 (session 43): the flag loops by pairs of segments, rows y and y + 1 (bench2d's flagged levels:
         # the flag pass is 45% of level 6's instructions); quick_ab against the tree on bench2d, bench3d and
         # movingbench2d (its regrid flags every tile by the same loop): $OUT/fp (at most FLAGPAIR_LIMIT, default 300 s)
-        mkdir -p "$out/fp"
-        OUT=$out/fp DPAMR_COMMIT=$c QA_GATES="inputs/default.inp tests/decks/deep3d.inp tests/decks/objects16.inp inputs/moving2d.inp inputs/moving3d.inp" \
-            QA_DECKS="inputs/bench2d.inp:bench_repeats=3,bench_cpu=off inputs/bench3d.inp:bench_repeats=3,bench_cpu=off inputs/movingbench2d.inp:steps=4,bench_repeats=1,bench_cpu=off" \
-            timeout "${FLAGPAIR_LIMIT:-300}" bash tools/exp/quick_ab.sh tools/exp/38-flag-segment-pairs.patch
-        unapply tools/exp/38-flag-segment-pairs.patch
+        patch_ab fp "${FLAGPAIR_LIMIT:-300}" "inputs/default.inp tests/decks/deep3d.inp tests/decks/objects16.inp inputs/moving2d.inp inputs/moving3d.inp" \
+            "inputs/bench2d.inp:bench_repeats=3,bench_cpu=off inputs/bench3d.inp:bench_repeats=3,bench_cpu=off inputs/movingbench2d.inp:steps=4,bench_repeats=1,bench_cpu=off" \
+            tools/exp/38-flag-segment-pairs.patch
         ;;
     refout)
         # the refine's time outside its levels (issue 12: bench2d hostlaunch 46-49 us of 0.555 ms, cdp level 26-32,
@@ -231,11 +242,8 @@ PY
         # flagTiles, initLevelScans' device stamps), dpamr bench on bench2d and bench3d, as it is and with a no-op
         # kernel right before e0 (DPAMR_DIAG=2); per variant the median of each time from e0 (us): $OUT/refout.txt
         # (about 100 s with the build)
-        rm -rf diag_ref build-refout/diag_*.txt && mkdir diag_ref && tar --exclude='./diag_ref' --exclude='./build*' --exclude='./ab_ref' \
-            --exclude='./.git' -cf - . | tar -x -C diag_ref &&
-            patch -d diag_ref -p1 --forward -s <tools/exp/36-diag-refine-outside.patch || exit 1
-        (cmake -S diag_ref -B build-refout $cfg && cmake --build build-refout -j16 --target dpamr) >build-refout.log 2>&1 ||
-            { tail -20 build-refout.log; exit 1; }
+        rm -f build-refout/diag_*.txt
+        diag_build diag_ref build-refout tools/exp/36-diag-refine-outside.patch || exit 1
         nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$out/refout.txt"
         for dk in bench2d bench3d; do
             echo "== $dk" >>"$out/refout.txt"
@@ -244,20 +252,8 @@ PY
                 DPAMR_DIAG=$dm ./build-refout/dpamr bench inputs/$dk.inp bench_repeats=7 bench_cpu=off bench_groups=64 \
                     bench_out=build-refout/$dk >>"$out/refout.txt" 2>>build-refout/diag_$dk.txt
             done
-            python3 - build-refout/diag_$dk.txt >>"$out/refout.txt" <<'PY'
-import sys, statistics as st, collections
-rows = collections.defaultdict(list)
-for line in open(sys.argv[1]):
-    if not line.startswith("diag "): continue
-    head, rest = line[5:].split(":", 1)
-    t = rest.split()
-    rows[head].append({t[i]: float(t[i + 1]) for i in range(0, len(t), 2)})
-print("\nthe refine's start and end, us from e0 (median over the bench's runs, warm-up included; device stamps placed by flagTiles' event):")
-keys = list(next(iter(rows.values()))[0].keys()) if rows else []
-print("%-16s %3s " % ("variant", "n") + " ".join("%11s" % k for k in keys))
-for h, r in rows.items():
-    print("%-16s %3d " % (h, len(r)) + " ".join("%11.2f" % st.median(x[k] for x in r) for k in keys))
-PY
+            diag_medians build-refout/diag_$dk.txt "the refine's start and end, us from e0 (median over the bench's runs, warm-up included; device stamps placed by flagTiles' event):" \
+                >>"$out/refout.txt"
         done
         ;;
     prof)
