@@ -37,6 +37,8 @@
 #          applied after the diagnostic one)
 #   hgraph patch 37: hostlaunch's kernels as one graph uploaded before the timing, quick_ab on bench2d, bench3d
 #          and deep2d: $OUT/hg (quick.txt, table.txt, logs.tgz; about 250 s)
+#   lastnf patch 39 on 37: hostlaunch's last step without flags at more blocks per SM, quick_ab on bench2d and
+#          bench3d, A kept from hgraph: $OUT/l39 (quick.txt, table.txt, logs.tgz; about 200 s after hgraph)
 #   flagpair patch 38: the flag loops by pairs of segments, quick_ab on bench2d, bench3d and movingbench2d:
 #          $OUT/fp (quick.txt, table.txt, logs.tgz; about 280 s)
 #   refout the refine's start and end against its events (issue 12: the time outside the levels): bench2d and bench3d
@@ -44,7 +46,7 @@
 #   prof   Nsight Compute on hostlaunch refineSteps with the SASS source page (gpu_profile.sh SOURCE=1):
 #          PROF_DECK (default bench3d), one launch per entry of PROF_SKIPS (default 5: bench3d's finest;
 #          refineStep k makes level k + 1), with whatever patches PROF_PATCHES names applied
-# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, hgraph 3, flagpair 3, refout 1, race 1, deep 1, mem 1, prof 1,
+# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, hgraph 3, lastnf 3, flagpair 3, refout 1, race 1, deep 1, mem 1, prof 1,
 # outside 1 (tarballs).
 # The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh launch
 set -uo pipefail
@@ -228,6 +230,15 @@ for step in "$@"; do
             "inputs/bench2d.inp:bench_repeats=5,bench_cpu=off inputs/bench3d.inp:bench_repeats=5,bench_cpu=off tests/decks/deep2d.inp:bench_repeats=5,bench_cpu=off" \
             tools/exp/37-host-steps-graph.patch
         ;;
+    lastnf)
+        # patch 39 (session 43, on 37): hostlaunch's last step (no flags) in its own instance at more blocks per SM
+        # (prolong 5, model 4: the finest level is 52-58% of the refine); quick_ab of 37 + 39 against the tree,
+        # A kept from hgraph's quick_ab when it ran before in this call: compare with hgraph's table (37 alone):
+        # $OUT/l39 (quick.txt, table.txt, logs.tgz; at most LASTNF_LIMIT, default 240 s)
+        QA_KEEP_A=1 patch_ab l39 "${LASTNF_LIMIT:-240}" "inputs/default.inp inputs/blob3d.inp tests/decks/deep3d.inp tests/decks/objects16.inp" \
+            "inputs/bench2d.inp:bench_repeats=5,bench_cpu=off inputs/bench3d.inp:bench_repeats=5,bench_cpu=off" \
+            tools/exp/37-host-steps-graph.patch tools/exp/39-last-step-no-flags.patch
+        ;;
     flagpair)
         # patch 38 (session 43): the flag loops by pairs of segments, rows y and y + 1 (bench2d's flagged levels:
         # the flag pass is 45% of level 6's instructions); quick_ab against the tree on bench2d, bench3d and
@@ -267,6 +278,6 @@ for step in "$@"; do
         tar czf "$out/prof.tgz" -C "$out" prof && rm -rf "$out/prof"
         unapply ${PROF_PATCHES:-}
         ;;
-    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, record, hgraph, flagpair, refout, race, deep, mem, prof)"; exit 2 ;;
+    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, record, hgraph, lastnf, flagpair, refout, race, deep, mem, prof)"; exit 2 ;;
     esac
 done
