@@ -174,14 +174,16 @@ static __device__ __forceinline__ void prolong_pair_2d(const float *u, int B, in
  * the arithmetic of tile_fill on the CPU (src/tile.c). With crit, the criterion field's new cells
  * also go to crit[(t - t0) * cells + cell] (shared memory: the caller flags the tiles from there).
  *
- * prolong: dp_prolong_brick (the 2^dim cells over one parent cell, the parent cell and its
- * neighbours read once) with dim a constant in each branch. 2D: one thread per pair of bricks side
- * by side in x (parent cells X and X + 1, X even: the loads they share, the tile's parent and
- * octant and the index arithmetic once per pair), stored as two 16-byte quads; 3D: one thread per
- * brick, four 8-byte pairs (a pair of 3D bricks holds 16 cells: ptxas spilled). The same function
- * per brick, so the same bits. (Two bricks per thread taken a block apart, with all their loads
- * issued first, took 96 registers and was slower on the H200: bench2d 1.14 against 0.94 ms.) No
- * barrier. */
+ * prolong: dp_prolong_brick's arithmetic (the 2^dim cells over one parent cell, the parent cell and
+ * its neighbours read once) with dim a constant in each branch. 2D: one thread per pair of bricks
+ * side by side in x (parent cells X and X + 1, X even: prolong_pair_2d, their eight values in five
+ * loads; the tile's parent and octant and the index arithmetic once per pair), stored as two 16-byte
+ * quads; 3D: one thread per brick, four 8-byte pairs (a pair of 3D bricks holds 16 cells: ptxas
+ * spilled). The same arithmetic per brick (dp_prolong_brick_of), so the same bits. Each tile's parent
+ * and octant: from kids[t - t0] (the caller's list in shared memory, parent slots counted from pbase:
+ * refineStep's group) when given, else from the tile's metadata (tile_parent_octant). (Two bricks
+ * per thread taken a block apart, with all their loads issued first, took 96 registers and was
+ * slower on the H200: bench2d 1.14 against 0.94 ms.) No barrier. */
 template <class Team>
 static __device__ __forceinline__ void block_fill_prolong(const Team &tm, const dmesh_t &M, long long t0, int g,
                                                           float *crit, const uint16_t *kids = NULL, long long pbase = 0)
