@@ -289,10 +289,10 @@ static void test_row_flags(int dim)
     }
 }
 
-/* Every jump on its own: a step across each plane of cells on each axis (the jumps of both rows of a
- * pair of segments are each taken by one fold only: the step between rows y and y + 1 is seen once),
- * and a spike at every cell (its jumps to each face neighbour), so no neighbour a flag loop forgets
- * hides among other flagged cells. */
+/* Every jump on its own: a step across each plane of cells on each axis (a loop that takes a jump
+ * once for the two cells it lies between must still flag both sides) and a spike at every cell (its
+ * jumps to each face neighbour), so no neighbour a flag loop forgets hides among other flagged
+ * cells, as it can in random tiles. */
 static void test_flag_isolated(int dim)
 {
     dp_params p;
