@@ -42,7 +42,8 @@
 #   flagpair patch 38: the flag loops by pairs of segments, quick_ab on bench2d, bench3d and movingbench2d:
 #          $OUT/fp (quick.txt, table.txt, logs.tgz; about 280 s)
 #   refout the refine's start and end against its events (issue 12: the time outside the levels): bench2d and bench3d
-#          with 36-diag-refine-outside.patch on a copy: $OUT/refout.txt (about 90 s)
+#          with 36-diag-refine-outside.patch on a copy, as it is and with a no-op kernel right before e0
+#          (DPAMR_DIAG=2): $OUT/refout.txt (about 100 s)
 #   prof   Nsight Compute on hostlaunch refineSteps with the SASS source page (gpu_profile.sh SOURCE=1):
 #          PROF_DECK (default bench3d), one launch per entry of PROF_SKIPS (default 5: bench3d's finest;
 #          refineStep k makes level k + 1), with whatever patches PROF_PATCHES names applied
