@@ -3,7 +3,12 @@
  *
  * hostlaunch: one host-launched kernel per level step (level L to L+1), all enqueued up front with no host round
  * trip (level sizes live in device memory, d_ls), each over the level's tiles as one compacted
- * work list (canonical order: a level is a contiguous index range):
+ * work list (canonical order: a level is a contiguous index range). The host captures these launches
+ * once into a graph (PDL's programmatic edges kept), instantiates and uploads it before the timed
+ * part, as cdp uploads its chain's graphs, and the timed refine is that graph's launch: enqueued
+ * launch by launch, the first kernel started 28-38 us after the timing's first event, against 16-17
+ * for cdp's graph launch (session 43, H100); as a graph bench2d's refine took 7% less, bench3d's 4%
+ * (session 44). Its kernels:
  *   initLevelScans   once: every step's tickets and scan tile states reset (level_scan.cuh)
  *   flagTiles(Lp)    once: one warp per tile of the input's finest level: octant flags -> childmask
  *   refineStep(L)    blocks of HOST_THREADS, one wave, take groups of parents of level L
@@ -16,7 +21,9 @@
  *                    block_fill_model: through each tile's table of axis terms) and, below
  *                    max_level, flags them while their criterion cells are in shared memory
  *                    (childmask, which the next step's scan counts). The last group writes the next
- *                    level's end.
+ *                    level's end. The last step, which flags nothing, is an instance of its own
+ *                    (FLAGS 0: no flag pass, no criterion cells in shared memory) at more blocks per
+ *                    SM on a grid of its own: bench3d's finest level took 13% less (session 44).
  * Children come out parent by parent, octant by octant: already canonical order, no sort. One
  * launch per level: earlier versions ran flagTiles, CUB's DeviceScan (two kernels), expandChildren
  * and fillCells per level, and a small level cost about 20 us in them (docs/results.md).
@@ -103,6 +110,9 @@ struct step_smem {
 /* refineStep's blocks per SM (both engines' grids), which its registers allow: 64 for prolong, 80 for
  * model (a block of HOST_THREADS). */
 #define STEP_MINB(FILL) ((FILL) == DP_FILL_PROLONG ? 4 : 3)
+/* The same for hostlaunch's last step, which flags nothing (FLAGS 0: no flag pass, no criterion cells
+ * in shared memory): ptxas fits it in 48 registers for prolong (16 bytes spilled), 62 for model. */
+#define STEP_MINB_LAST(FILL) ((FILL) == DP_FILL_PROLONG ? 5 : 4)
 
 /* Level step k: the children of level L's tiles (see the top of the file), by blocks of HOST_THREADS,
  * STEP_MINB per SM, the grid one wave. hostlaunch (CHAIN 0): every step launched from the host. cdp's
@@ -117,10 +127,11 @@ struct step_smem {
  * counted: a step whose level turns out empty ends the chain (as hostlaunch's empty steps exit).
  * Dynamic shared memory: the model tables (fill = model, tp of them), then tp tiles of criterion
  * cells. */
-template <int MINB, int CHAIN, int FILL>
+template <int MINB, int CHAIN, int FILL, int FLAGS = 1>
 __global__ void __launch_bounds__(HOST_THREADS, MINB) refineStep(dmesh_t M, level_scans_t S, long long *ls, int level, int k,
                                                                  int flag, int tp, int slot, int early, int nlev)
 {
+    if constexpr (!FLAGS) flag = 0; /* the last step: its flag pass compiled out */
     __shared__ step_smem Sh;
     extern __shared__ __align__(16) double tab[]; /* 16: block_fill_tiles' float4 stores into crit */
     const cta_team tm;
@@ -257,6 +268,36 @@ template <int FILL> static const void *step_kernel_of(int chain)
 {
     return chain ? (const void *)refineStep<STEP_MINB(FILL), 1, FILL> : (const void *)refineStep<STEP_MINB(FILL), 0, FILL>;
 }
+/* hostlaunch's last step: no flags, more blocks per SM */
+template <int FILL> static const void *step_last_kernel_of(void)
+{
+    return (const void *)refineStep<STEP_MINB_LAST(FILL), 0, FILL, 0>;
+}
+
+/* The host's launches of one refinement on s, in order: initLevelScans, flagTiles and (chain 0) a
+ * refineStep per level, each with PDL as the deck says. hostlaunch captures them into a graph before
+ * the timing; cdp level launches the first two and then its chain's first graph. */
+static cudaError_t host_kernels(cudaStream_t s, level_scans_t *S, int maxnb, int nlev, dmesh_t *M, int Lp,
+                                long long *d_ls, int *early, unsigned grid, int pdl, int tp, const void *step_kernel,
+                                size_t step_smem, int chain, const void *last_kernel, unsigned grid_last, size_t last_smem)
+{
+    cudaError_t e;
+    void *ia[] = { S };
+    if ((e = launch_pdl((const void *)initLevelScans, dim3((unsigned)((maxnb + 255) / 256), (unsigned)nlev), dim3(256),
+                        s, 0, ia)) != cudaSuccess)
+        return e;
+    int slot = 0;
+    void *fa[] = { M, (void *)&Lp, &d_ls, &slot, early };
+    if ((e = launch_pdl((const void *)flagTiles, dim3(grid), dim3(HOST_THREADS), s, pdl, fa)) != cudaSuccess) return e;
+    for (int k = 0; k < (chain ? 0 : nlev); ++k) {
+        int L = Lp + k, sl = 1 + k, flag = k + 1 < nlev, nl = nlev;
+        void *ra[] = { M, S, &d_ls, &L, &k, &flag, &tp, &sl, early, &nl };
+        e = flag ? launch_pdl_smem(step_kernel, dim3(grid), dim3(HOST_THREADS), step_smem, s, pdl, ra)
+                 : launch_pdl_smem(last_kernel, dim3(grid_last), dim3(HOST_THREADS), last_smem, s, pdl, ra);
+        if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
 
 /* The level steps of hostlaunch (chain 0: every step launched from the host, chained by PDL) and of
  * cdp's level grain (chain 1: the host launches the first step, each step launches the next from the
@@ -273,6 +314,8 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
     memset(&S, 0, sizeof S);
     chain_graphs_t cg; /* cdp: the chain's graphs, one per step */
     memset(&cg, 0, sizeof cg);
+    cudaGraph_t hg = NULL; /* hostlaunch: its kernels as one graph */
+    cudaGraphExec_t hx = NULL;
     long long *d_ls = NULL;
     const double t_start = timer_ms();
     const int Lp = m->nlevels - 1, nlev = p->max_level - Lp > 0 ? p->max_level - Lp : 0;
@@ -286,8 +329,9 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
     int rc = -1, maxnb = 1, pool_set = 0;
     int occ = 0, sms = 0, dev = 0, optin = 0, early = d->pdl_trigger_early, tp = 1;
     size_t step_smem = 0, step_static = 0, pool_before = 0;
-    const void *step_kernel = NULL;
-    unsigned grid;
+    const void *step_kernel = NULL, *last_kernel = NULL; /* last_kernel: hostlaunch's last step */
+    size_t last_smem = 0;
+    unsigned grid, grid_last = 0;
     cap_t capinfo;
     dstage_t stage;
     memset(&stage, 0, sizeof stage);
@@ -337,6 +381,24 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
      * waves would hang if a block were not resident), so both engines run the same grid */
     grid = (unsigned)(sms * occ);
     need.nblocks = grid;
+    /* hostlaunch's last step flags nothing: its own instance, without the criterion cells in shared
+       memory (the model tables stay), as many blocks as fit on the device at once (one wave: a group's
+       look-back waits only on running blocks); the scan regions are sized for the larger grid */
+    if (!chain && nlev > 0) {
+        int occ_last = 0;
+        last_kernel = p->fill == DP_FILL_PROLONG ? step_last_kernel_of<DP_FILL_PROLONG>() : step_last_kernel_of<DP_FILL_MODEL>();
+        last_smem = (fill_table_bytes(p, tp) + 15) & ~(size_t)15;
+        if (last_smem + step_static > SMEM_DEFAULT_LIMIT)
+            CK(cudaFuncSetAttribute(last_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)last_smem));
+        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_last, last_kernel, HOST_THREADS, last_smem));
+        if (occ_last < 1) {
+            snprintf(err, errlen, "%s: the last refineStep's block of %d threads does not fit on one SM of this device",
+                     who, HOST_THREADS);
+            goto fail;
+        }
+        grid_last = (unsigned)(sms * occ_last);
+        if (grid_last > grid) need.nblocks = grid_last;
+    }
     /* the chain's launches: one per step after the first (each a launch of the step's graph, issued
      * by the step before it once all its blocks run), so at most this many pending at once; the pool
      * is granted at this bound as for kernel launches (whether device graph launches draw on it the
@@ -384,6 +446,19 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
         const cudaKernelNodeParams kp = chain_node(step_kernel, grid, HOST_THREADS, step_smem, ga);
         CK(chain_graphs_create(&cg, &kp, nlev, S.execs, s));
     }
+    /* hostlaunch: its kernels captured once into a graph (PDL's programmatic edges kept), instantiated
+       and uploaded here as cdp's chain is, so that both engines start the timed refine with the launch
+       of an uploaded graph */
+    if (!chain && nlev > 0) {
+        CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+        const cudaError_t ce = host_kernels(s, &S, maxnb, nlev, &M, Lp, d_ls, &early, grid, d->pdl, tp, step_kernel,
+                                            step_smem, 0, last_kernel, grid_last, last_smem);
+        const cudaError_t ee = cudaStreamEndCapture(s, &hg);
+        CK(ce);
+        CK(ee);
+        CK(cudaGraphInstantiate(&hx, hg, 0));
+        CK(cudaGraphUpload(hx, s));
+    }
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
     CK(cudaStreamSynchronize(s));
@@ -392,22 +467,10 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
 
     nvtxRangePushA(chain ? "cdp: level steps (device-side launches)" : "host: level steps");
     CK(cudaEventRecord(e0, s));
-    if (nlev > 0) {
-        void *ia[] = { &S };
-        CK(launch_pdl((const void *)initLevelScans, dim3((unsigned)((maxnb + 255) / 256), (unsigned)nlev), dim3(256), s, 0, ia));
-        int slot = 0;
-        void *fa[] = { &M, (void *)&Lp, &d_ls, &slot, &early };
-        CK(launch_pdl((const void *)flagTiles, dim3(grid), dim3(HOST_THREADS), s, d->pdl, fa));
-    }
-    if (chain && nlev > 0) CK(cudaGraphLaunch(cg.exec[0], s)); /* step 0, which launches the rest */
-    for (int k = 0; k < (chain ? 0 : nlev); ++k) {
-        int L = Lp + k, slot = 1 + k, flag = k + 1 < nlev, nl = nlev;
-        char name[64];
-        slot_label(slot, name, sizeof name, &Lp);
-        nvtxRangePushA(name);
-        void *ra[] = { &M, &S, &d_ls, &L, &k, &flag, &tp, &slot, &early, &nl };
-        CK(launch_pdl_smem(step_kernel, dim3(grid), dim3(HOST_THREADS), step_smem, s, d->pdl, ra));
-        nvtxRangePop();
+    if (!chain && nlev > 0) CK(cudaGraphLaunch(hx, s)); /* every step */
+    if (chain && nlev > 0) {
+        CK(host_kernels(s, &S, maxnb, nlev, &M, Lp, d_ls, &early, grid, d->pdl, tp, step_kernel, step_smem, 1, NULL, 0, 0));
+        CK(cudaGraphLaunch(cg.exec[0], s)); /* step 0, which launches the rest */
     }
     CK(cudaEventRecord(e1, s));
     CK(cudaEventSynchronize(e1)); /* a fault in a device-launched step surfaces here */
@@ -466,7 +529,7 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
                  "%.3f ms, download %.3f ms",
                  build_ms, grid, HOST_THREADS, r->upload_ms, r->download_ms);
     else
-        snprintf(r->note, sizeof r->note, "host: level steps %.3f ms (pdl %s), upload %.3f ms, download %.3f ms",
+        snprintf(r->note, sizeof r->note, "host: level steps %.3f ms (pdl %s; one graph of the host's kernels, captured and uploaded before the timing), upload %.3f ms, download %.3f ms",
                  build_ms, d->pdl ? "on" : "off", r->upload_ms, r->download_ms);
     r->total_ms = timer_ms() - t_start;
     rc = 0;
@@ -479,6 +542,8 @@ fail: /* success falls through: one cleanup path (an NVTX range may stay open on
     cudaFree(S.execs);
     cudaFree(S.scan);
     chain_graphs_destroy(&cg);
+    if (hx) cudaGraphExecDestroy(hx);
+    if (hg) cudaGraphDestroy(hg);
     dmesh_destroy(&M);
     dstage_destroy(&stage);
     if (pool_set) pool_release(pool_before);

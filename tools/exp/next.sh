@@ -35,19 +35,12 @@
 #          per variant: $OUT/outside.txt (about 60 s; session 39, H100: cdp's chain ends 11 us after its
 #          last level against hostlaunch's 2.6, level 0 starts 4 us later; OUTSIDE_PATCHES: patches
 #          applied after the diagnostic one)
-#   hgraph patch 37: hostlaunch's kernels as one graph uploaded before the timing, quick_ab on bench2d, bench3d
-#          and deep2d: $OUT/hg (quick.txt, table.txt, logs.tgz; about 250 s)
-#   lastnf patch 39 on 37: hostlaunch's last step without flags at more blocks per SM, quick_ab on bench2d and
-#          bench3d, A kept from hgraph: $OUT/l39 (quick.txt, table.txt, logs.tgz; about 200 s after hgraph)
 #   flagpair patch 38: the flag loops by pairs of segments, quick_ab on bench2d, bench3d and movingbench2d:
 #          $OUT/fp (quick.txt, table.txt, logs.tgz; about 280 s)
-#   refout the refine's start and end against its events (issue 12: the time outside the levels): bench2d and bench3d
-#          with 36-diag-refine-outside.patch on a copy, as it is and with a no-op kernel right before e0
-#          (DPAMR_DIAG=2): $OUT/refout.txt (about 100 s)
 #   prof   Nsight Compute on hostlaunch refineSteps with the SASS source page (gpu_profile.sh SOURCE=1):
 #          PROF_DECK (default bench3d), one launch per entry of PROF_SKIPS (default 5: bench3d's finest;
 #          refineStep k makes level k + 1), with whatever patches PROF_PATCHES names applied
-# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, hgraph 3, lastnf 3, flagpair 3, refout 1, race 1, deep 1, mem 1, prof 1,
+# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, flagpair 3, race 1, deep 1, mem 1, prof 1,
 # outside 1 (tarballs).
 # The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh launch
 set -uo pipefail
@@ -223,23 +216,6 @@ for step in "$@"; do
         diag_medians build-diag/diag.txt "rebuild outside its levels, us (median over every rebuild of the bench; device stamps):" \
             >>"$out/outside.txt"
         ;;
-    hgraph)
-        # patch 37 (session 43): hostlaunch's kernels captured once into a graph, uploaded before the timing as
-        # cdp's chain is; quick_ab against the tree (bench2d, bench3d and deep2d, whose levels are all small):
-        # $OUT/hg (quick.txt, table.txt, logs.tgz; at most HGRAPH_LIMIT, default 280 s)
-        patch_ab hg "${HGRAPH_LIMIT:-280}" "inputs/default.inp tests/decks/deep2d.inp tests/decks/deep3d.inp tests/decks/objects16.inp" \
-            "inputs/bench2d.inp:bench_repeats=5,bench_cpu=off inputs/bench3d.inp:bench_repeats=5,bench_cpu=off tests/decks/deep2d.inp:bench_repeats=5,bench_cpu=off" \
-            tools/exp/37-host-steps-graph.patch
-        ;;
-    lastnf)
-        # patch 39 (session 43, on 37): hostlaunch's last step (no flags) in its own instance at more blocks per SM
-        # (prolong 5, model 4: the finest level is 52-58% of the refine); quick_ab of 37 + 39 against the tree,
-        # A kept from hgraph's quick_ab when it ran before in this call: compare with hgraph's table (37 alone):
-        # $OUT/l39 (quick.txt, table.txt, logs.tgz; at most LASTNF_LIMIT, default 240 s)
-        QA_KEEP_A=1 patch_ab l39 "${LASTNF_LIMIT:-240}" "inputs/default.inp inputs/blob3d.inp tests/decks/deep3d.inp tests/decks/objects16.inp" \
-            "inputs/bench2d.inp:bench_repeats=5,bench_cpu=off inputs/bench3d.inp:bench_repeats=5,bench_cpu=off" \
-            tools/exp/37-host-steps-graph.patch tools/exp/39-last-step-no-flags.patch
-        ;;
     flagpair)
         # patch 38 (session 43): the flag loops by pairs of segments, rows y and y + 1 (bench2d's flagged levels:
         # the flag pass is 45% of level 6's instructions); quick_ab against the tree on bench2d, bench3d and
@@ -247,26 +223,6 @@ for step in "$@"; do
         patch_ab fp "${FLAGPAIR_LIMIT:-300}" "inputs/default.inp tests/decks/deep3d.inp tests/decks/objects16.inp inputs/moving2d.inp inputs/moving3d.inp" \
             "inputs/bench2d.inp:bench_repeats=3,bench_cpu=off inputs/bench3d.inp:bench_repeats=3,bench_cpu=off inputs/movingbench2d.inp:steps=4,bench_repeats=1,bench_cpu=off" \
             tools/exp/38-flag-segment-pairs.patch
-        ;;
-    refout)
-        # the refine's time outside its levels (issue 12: bench2d hostlaunch 46-49 us of 0.555 ms, cdp level 26-32,
-        # session 43's record): 36-diag-refine-outside.patch on a copy (events after initLevelScans and after
-        # flagTiles, initLevelScans' device stamps), dpamr bench on bench2d and bench3d, as it is and with a no-op
-        # kernel right before e0 (DPAMR_DIAG=2); per variant the median of each time from e0 (us): $OUT/refout.txt
-        # (about 100 s with the build)
-        rm -f build-refout/diag_*.txt
-        diag_build diag_ref build-refout tools/exp/36-diag-refine-outside.patch || exit 1
-        nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$out/refout.txt"
-        for dk in bench2d bench3d; do
-            echo "== $dk" >>"$out/refout.txt"
-            # DPAMR_DIAG=2: a no-op kernel just before e0 (did the GPU's idle state after the upload delay the first kernel?)
-            for dm in 1 2; do
-                DPAMR_DIAG=$dm ./build-refout/dpamr bench inputs/$dk.inp bench_repeats=7 bench_cpu=off bench_groups=64 \
-                    bench_out=build-refout/$dk >>"$out/refout.txt" 2>>build-refout/diag_$dk.txt
-            done
-            diag_medians build-refout/diag_$dk.txt "the refine's start and end, us from e0 (median over the bench's runs, warm-up included; device stamps placed by flagTiles' event):" \
-                >>"$out/refout.txt"
-        done
         ;;
     prof)
         for p in ${PROF_PATCHES:-}; do git apply "$p" || exit 1; done
@@ -279,6 +235,6 @@ for step in "$@"; do
         tar czf "$out/prof.tgz" -C "$out" prof && rm -rf "$out/prof"
         unapply ${PROF_PATCHES:-}
         ;;
-    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, record, hgraph, lastnf, flagpair, refout, race, deep, mem, prof)"; exit 2 ;;
+    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, record, flagpair, race, deep, mem, prof, outside)"; exit 2 ;;
     esac
 done

@@ -73,7 +73,7 @@ for round in 1 2; do
         d=${g%%:*} over=${g#*:}
         name=$(basename "$d" .inp)
         for side in a b; do
-            "./build-q$side/dpamr" bench "$d" ${over//,/ } bench_out="$work/$side/${name}_$round" \
+            "./build-q$side/dpamr" bench "$d" $(meshof "$d") ${over//,/ } bench_out="$work/$side/${name}_$round" \
                 >"$work/$side/${name}_$round.log" 2>&1 || stamp "$side $name round $round failed"
         done
         stamp "round $round $name"
