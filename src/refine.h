@@ -25,7 +25,7 @@ typedef struct {
     int ngaps;                            /* PDL transitions measured */
     double gap_ns[DP_MAX_LEVELS];         /* start of the dependent kernel minus end of the primary:
                                              negative = overlap */
-    char note[256];                       /* engine summary line */
+    char note[320];                       /* engine summary line */
     long long capacity;                   /* the tile store's capacity (capacity.h), 0 when not computed */
     char capacity_limit[512];             /* what limits it (cap_t.limit) */
 } refine_report_t;
