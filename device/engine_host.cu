@@ -23,7 +23,8 @@
  *                    (childmask, which the next step's scan counts). The last group writes the next
  *                    level's end. The last step, which flags nothing, is an instance of its own
  *                    (FLAGS 0: no flag pass, no criterion cells in shared memory) at more blocks per
- *                    SM on a grid of its own: bench3d's finest level took 13% less (session 44).
+ *                    SM on a grid of its own: bench3d's finest level took 13% less (session 44);
+ *                    in cdp's chain too (its own graph, launched by the step before it).
  * Children come out parent by parent, octant by octant: already canonical order, no sort. One
  * launch per level: earlier versions ran flagTiles, CUB's DeviceScan (two kernels), expandChildren
  * and fillCells per level, and a small level cost about 20 us in them (docs/results.md).
@@ -110,7 +111,7 @@ struct step_smem {
 /* refineStep's blocks per SM (both engines' grids), which its registers allow: 64 for prolong, 80 for
  * model (a block of HOST_THREADS). */
 #define STEP_MINB(FILL) ((FILL) == DP_FILL_PROLONG ? 4 : 3)
-/* The same for hostlaunch's last step, which flags nothing (FLAGS 0: no flag pass, no criterion cells
+/* The same for the last step of both engines, which flags nothing (FLAGS 0: no flag pass, no criterion cells
  * in shared memory): ptxas fits it in 48 registers for prolong (16 bytes spilled), 62 for model. */
 #define STEP_MINB_LAST(FILL) ((FILL) == DP_FILL_PROLONG ? 5 : 4)
 
@@ -136,8 +137,9 @@ __global__ void __launch_bounds__(HOST_THREADS, MINB) refineStep(dmesh_t M, leve
     extern __shared__ __align__(16) double tab[]; /* 16: block_fill_tiles' float4 stores into crit */
     const cta_team tm;
     int last = 0; /* (CHAIN) this block is its step's last to start */
-    if constexpr (CHAIN) {
-        /* the grid's step from a ticket per block; level, slot and k are step 0's */
+    if constexpr (CHAIN && FLAGS) {
+        /* the grid's step from a ticket per block; level, slot and k are step 0's (the last step, FLAGS
+           0, is a grid of its own with its own parameters, launched by the step before it) */
         const step_chain ch(S);
         k += ch.k, level += ch.k, slot += ch.k;
         last = ch.last;
@@ -155,7 +157,7 @@ __global__ void __launch_bounds__(HOST_THREADS, MINB) refineStep(dmesh_t M, leve
     if constexpr (CHAIN) step_chain_wait(S, k); /* the same, for a step launched early from the device */
     if (early) cudaTriggerProgrammaticLaunchCompletion();
     const long long s = ls[level], e = ls[level + 1], n = e - s;
-    if constexpr (CHAIN) if (last && threadIdx.x == 0 && n > 0 && flag) step_chain_launch(S, k, M.stats);
+    if constexpr (CHAIN && FLAGS) if (last && threadIdx.x == 0 && n > 0 && flag) step_chain_launch(S, k, M.stats);
     const int P = step_group(n, (long long)gridDim.x);
     const long long ng = (n + P - 1) / P; /* groups of the level */
     if (n == 0 && blockIdx.x == 0 && threadIdx.x == 0) ls[level + 2] = e;
@@ -268,10 +270,11 @@ template <int FILL> static const void *step_kernel_of(int chain)
 {
     return chain ? (const void *)refineStep<STEP_MINB(FILL), 1, FILL> : (const void *)refineStep<STEP_MINB(FILL), 0, FILL>;
 }
-/* hostlaunch's last step: no flags, more blocks per SM */
-template <int FILL> static const void *step_last_kernel_of(void)
+/* the last step's instance (both engines): no flags, more blocks per SM */
+template <int FILL> static const void *step_last_kernel_of(int chain)
 {
-    return (const void *)refineStep<STEP_MINB_LAST(FILL), 0, FILL, 0>;
+    return chain ? (const void *)refineStep<STEP_MINB_LAST(FILL), 1, FILL, 0>
+                 : (const void *)refineStep<STEP_MINB_LAST(FILL), 0, FILL, 0>;
 }
 
 /* The host's launches of one refinement on s, in order: initLevelScans, flagTiles and (chain 0) a
@@ -330,7 +333,7 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
     int rc = -1, maxnb = 1, pool_set = 0;
     int occ = 0, sms = 0, dev = 0, optin = 0, early = d->pdl_trigger_early, tp = 1;
     size_t step_smem = 0, step_static = 0, pool_before = 0;
-    const void *step_kernel = NULL, *last_kernel = NULL; /* last_kernel: hostlaunch's last step */
+    const void *step_kernel = NULL, *last_kernel = NULL; /* last_kernel: the last step's (FLAGS 0) */
     size_t last_smem = 0;
     unsigned grid, grid_last = 0;
     cap_t capinfo;
@@ -382,12 +385,14 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
      * waves would hang if a block were not resident), so both engines run the same grid */
     grid = (unsigned)(sms * occ);
     need.nblocks = grid;
-    /* hostlaunch's last step flags nothing: its own instance, without the criterion cells in shared
-       memory (the model tables stay), as many blocks as fit on the device at once (one wave: a group's
-       look-back waits only on running blocks); the scan regions are sized for the larger grid */
-    if (!chain && nlev > 0) {
+    /* the last step flags nothing: its own instance, without the criterion cells in shared memory (the
+       model tables stay), as many blocks as fit on the device at once (one wave: a group's look-back
+       waits only on running blocks; in cdp's chain its blocks become resident as the step before's,
+       all resident already, end); the scan regions are sized for the larger grid */
+    if (nlev > 0) {
         int occ_last = 0;
-        last_kernel = p->fill == DP_FILL_PROLONG ? step_last_kernel_of<DP_FILL_PROLONG>() : step_last_kernel_of<DP_FILL_MODEL>();
+        last_kernel = p->fill == DP_FILL_PROLONG ? step_last_kernel_of<DP_FILL_PROLONG>(chain)
+                                                 : step_last_kernel_of<DP_FILL_MODEL>(chain);
         last_smem = (fill_table_bytes(p, tp) + 15) & ~(size_t)15;
         if (last_smem + step_static > SMEM_DEFAULT_LIMIT)
             CK(cudaFuncSetAttribute(last_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)last_smem));
@@ -435,19 +440,24 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
             CK(cudaMalloc((void **)&S.started, sizeof(unsigned long long)));
             CK(cudaMalloc((void **)&S.done, (size_t)nlev * sizeof(unsigned long long)));
             CK(cudaMalloc((void **)&S.execs, (size_t)nlev * sizeof(cudaGraphExec_t)));
+            S.chain_grid = grid; /* every step's grid but the last's (step_chain_wait) */
         }
         CK(cudaMalloc((void **)&S.scan, (size_t)scan_bytes));
     }
     CK(cudaStreamSynchronize(s)); /* the mesh uploaded: what follows is the graphs' setup (graph_ms) */
     t_graphs = timer_ms();
     /* cdp: the chain's step as a one-node graph that device code may launch, one per step, a wave of
-       blocks with step 0's parameters (each grid finds its own step by ticket: refineStep); uploaded
-       here, so that no launch is timed with an upload */
+       blocks with step 0's parameters (each grid finds its own step by ticket: refineStep), but the
+       last step's, the last instance on its own grid with its own parameters; uploaded here, so that
+       no launch is timed with an upload */
     if (chain && nlev > 0) {
         int L0 = Lp, k0 = 0, flag0 = nlev > 1, slot0 = 1;
         void *ga[] = { &M, &S, &d_ls, &L0, &k0, &flag0, &tp, &slot0, &early, (void *)&nlev };
         const cudaKernelNodeParams kp = chain_node(step_kernel, grid, HOST_THREADS, step_smem, ga);
-        CK(chain_graphs_create(&cg, &kp, nlev, S.execs, s));
+        int Ll = Lp + nlev - 1, kl = nlev - 1, flagl = 0, slotl = nlev;
+        void *la[] = { &M, &S, &d_ls, &Ll, &kl, &flagl, &tp, &slotl, &early, (void *)&nlev };
+        const cudaKernelNodeParams kpl = chain_node(last_kernel, grid_last, HOST_THREADS, last_smem, la);
+        CK(chain_graphs_create(&cg, &kp, &kpl, nlev, S.execs, s));
     }
     /* hostlaunch: its kernels captured once into a graph (PDL's programmatic edges kept), instantiated
        and uploaded here as cdp's chain is, so that both engines start the timed refine with the launch

@@ -153,16 +153,22 @@ fail:
     return -1;
 }
 
-cudaError_t chain_graphs_create(chain_graphs_t *c, const cudaKernelNodeParams *kp, int n, cudaGraphExec_t *d_exec,
-                                cudaStream_t s)
+cudaError_t chain_graphs_create(chain_graphs_t *c, const cudaKernelNodeParams *kp, const cudaKernelNodeParams *kp_last,
+                                int n, cudaGraphExec_t *d_exec, cudaStream_t s)
 {
     cudaError_t e;
     memset(c, 0, sizeof *c);
     if (n < 1 || n > DP_MAX_LEVELS) return cudaErrorInvalidValue;
     if ((e = cudaGraphCreate(&c->graph, 0)) != cudaSuccess) return e;
     if ((e = cudaGraphAddKernelNode(&c->node, c->graph, NULL, 0, kp)) != cudaSuccess) return e;
+    if (kp_last) {
+        cudaGraphNode_t node_last;
+        if ((e = cudaGraphCreate(&c->graph_last, 0)) != cudaSuccess) return e;
+        if ((e = cudaGraphAddKernelNode(&node_last, c->graph_last, NULL, 0, kp_last)) != cudaSuccess) return e;
+    }
     for (int k = 0; k < n; ++k) {
-        if ((e = cudaGraphInstantiate(&c->exec[k], c->graph, cudaGraphInstantiateFlagDeviceLaunch)) != cudaSuccess)
+        cudaGraph_t g = k == n - 1 && c->graph_last ? c->graph_last : c->graph;
+        if ((e = cudaGraphInstantiate(&c->exec[k], g, cudaGraphInstantiateFlagDeviceLaunch)) != cudaSuccess)
             return e;
         c->n = k + 1;
         if ((e = cudaGraphUpload(c->exec[k], s)) != cudaSuccess) return e;
@@ -174,6 +180,7 @@ cudaError_t chain_graphs_create(chain_graphs_t *c, const cudaKernelNodeParams *k
 cudaError_t chain_graphs_set(chain_graphs_t *c, const cudaKernelNodeParams *kp, cudaStream_t s)
 {
     cudaError_t e;
+    if (c->graph_last) return cudaErrorInvalidValue;
     for (int k = 0; k < c->n; ++k) {
         if ((e = cudaGraphExecKernelNodeSetParams(c->exec[k], c->node, kp)) != cudaSuccess) return e;
         if ((e = cudaGraphUpload(c->exec[k], s)) != cudaSuccess) return e;
@@ -186,6 +193,7 @@ void chain_graphs_destroy(chain_graphs_t *c)
     for (int k = 0; k < c->n; ++k)
         if (c->exec[k]) cudaGraphExecDestroy(c->exec[k]);
     if (c->graph) cudaGraphDestroy(c->graph);
+    if (c->graph_last) cudaGraphDestroy(c->graph_last);
     memset(c, 0, sizeof *c);
 }
 

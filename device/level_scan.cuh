@@ -23,6 +23,8 @@ typedef struct {
     unsigned long long *started;  /* cdp's chains: blocks started (each grid's step by ticket), or NULL */
     unsigned long long *done;     /* cdp's chains: blocks finished per step (one per step), or NULL */
     cudaGraphExec_t *execs;       /* cdp's chains: step k's graph (device memory), or NULL (step_chain) */
+    unsigned chain_grid;          /* cdp's chains: the blocks of each chained grid (but cdp level's last
+                                     step's, a grid of its own: refineStep FLAGS 0) */
     char *scan;                   /* the regions */
     long long off[DP_MAX_LEVELS]; /* byte offset of step k's region */
     int nb[DP_MAX_LEVELS];        /* groups step k's region holds */
@@ -238,13 +240,13 @@ struct step_chain {
     }
 };
 
-/* Wait until every block of step k - 1 has finished and its writes are visible (every thread of the
- * block; a block barrier unless k = 0). */
+/* Wait until every block of step k - 1 (a grid of S.chain_grid blocks) has finished and its writes are
+ * visible (every thread of the block; a block barrier unless k = 0). */
 static __device__ __forceinline__ void step_chain_wait(const level_scans_t &S, int k)
 {
     if (k == 0) return;
     if (threadIdx.x == 0) {
-        while (*(volatile unsigned long long *)&S.done[k - 1] < gridDim.x) __nanosleep(32);
+        while (*(volatile unsigned long long *)&S.done[k - 1] < S.chain_grid) __nanosleep(32);
         __threadfence();
     }
     __syncthreads();

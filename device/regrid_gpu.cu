@@ -698,12 +698,14 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
             CK(cudaMalloc((void **)&g->S.started, sizeof(unsigned long long)));
             CK(cudaMalloc((void **)&g->S.done, (size_t)g->nlev * sizeof(unsigned long long)));
             CK(cudaMalloc((void **)&g->S.execs, 2 * (size_t)g->nlev * sizeof(cudaGraphExec_t)));
+            g->S.chain_grid = (unsigned)g->wave; /* every step's grid (step_chain_wait) */
             rg_t R0;
             memset(&R0, 0, sizeof R0);
             int L0 = 0;
             void *ga[] = { &R0, &L0 };
             const cudaKernelNodeParams kp = rg_chain_node(g, ga);
-            for (int c = 0; c < 2; ++c) CK(chain_graphs_create(&g->cg[c], &kp, g->nlev, g->S.execs + c * g->nlev, g->s));
+            for (int c = 0; c < 2; ++c)
+                CK(chain_graphs_create(&g->cg[c], &kp, NULL, g->nlev, g->S.execs + c * g->nlev, g->s));
             cudaError_t e = cudaSuccess;
             for (int c = 0; c < 2; ++c) {
                 rg_t Rc = c == 0 ? rg_args(g, &g->A, &g->N) : rg_args(g, &g->N, &g->A);

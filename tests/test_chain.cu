@@ -10,8 +10,14 @@
  * Chains of 2, 8 and DP_MAX_LEVELS - 1 steps (the deepest a refinement can chain: the nested
  * fire-and-forget generations of a deep deck), blocks with no and with 48 KB of dynamic shared
  * memory (one wave either way, by the occupancy calculator), each chain run twice on the same graphs
- * (the counters reset, as initLevelScans resets them). Checked: no mismatch, every step's every block
- * counted in S.done, exactly steps - 1 device launches and none failed, the final values.
+ * (the counters reset, as initLevelScans resets them); and each with its last step a grid of its own,
+ * as cdp level's last refineStep is (another instance, no ticket, its step in its parameters, with
+ * the other amount of shared memory): a wave of that instance, whose launch bounds allow 6 blocks per
+ * SM against the chain's 4 (registers: session 44's H100 gave the chain's instance 4 blocks per SM
+ * with or without shared memory; with 48 KB the last's wave is the chain's, without it 6 blocks per
+ * SM, a larger grid), and a third of that wave (a smaller grid).
+ * Checked: no mismatch, every step's every block counted in S.done, the tickets taken, exactly
+ * steps - 1 device launches and none failed, the final values.
  *
  * test_chain [-q]: a line per configuration (-q: only failures); exit 0 when all pass, 1 on a
  * failure, 77 (skip) without a CUDA device. Built with relocatable device code (the device graph
@@ -35,15 +41,23 @@
 #define CHAIN_THREADS 256
 
 /* One step: item i of step k is handled by the thread at position (i + k * shift) mod n of the grid's
- * stride, so that most items are read by another block than the one that wrote them. */
-__global__ void __launch_bounds__(CHAIN_THREADS) chainStep(level_scans_t S, int nsteps, unsigned *data, long long n,
-                                                           unsigned long long *st, unsigned long long *bad)
+ * stride, so that most items are read by another block than the one that wrote them. LAST: the
+ * chain's last step as a grid of its own, step klast, launching nothing (else klast is unused and the
+ * step comes from the block's ticket). */
+template <int LAST>
+__global__ void __launch_bounds__(CHAIN_THREADS, LAST ? 6 : 1) chainStep(level_scans_t S, int nsteps, int klast, unsigned *data,
+                                                           long long n, unsigned long long *st, unsigned long long *bad)
 {
     /* (the launch's dynamic shared memory only occupies the SM, as a level step's tables do) */
-    const step_chain ch(S);
-    const int k = ch.k;
-    step_chain_wait(S, k);
-    if (ch.last && threadIdx.x == 0 && k + 1 < nsteps) step_chain_launch(S, k, st);
+    int k = klast;
+    if constexpr (!LAST) {
+        const step_chain ch(S);
+        k = ch.k;
+        step_chain_wait(S, k);
+        if (ch.last && threadIdx.x == 0 && k + 1 < nsteps) step_chain_launch(S, k, st);
+    } else {
+        step_chain_wait(S, k);
+    }
     const long long stride = (long long)gridDim.x * blockDim.x, shift = 977 * (long long)blockDim.x + 13;
     unsigned long long wrong = 0;
     for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n; j += stride) {
@@ -55,14 +69,25 @@ __global__ void __launch_bounds__(CHAIN_THREADS) chainStep(level_scans_t S, int 
     step_chain_finish(S, k);
 }
 
-static int run(int nsteps, size_t smem, int sms, int quiet)
+/* One wave of func's blocks of CHAIN_THREADS with smem bytes of dynamic shared memory. */
+static unsigned wave_of(const void *func, size_t smem, int sms)
+{
+    int occ = 0;
+    TCK(cudaFuncSetAttribute(func, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    TCK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, func, CHAIN_THREADS, smem));
+    return (unsigned)(occ * sms);
+}
+
+/* own_last: 0 every step on the chain's grid; 1 the last step a grid of its own (chainStep<1>, with the
+ * other amount of shared memory), a wave; 2 the same, a third of a wave. */
+static int run(int nsteps, size_t smem, int own_last, int sms, int quiet)
 {
     const long long n = 3000017; /* items: a few per thread, not a multiple of the grid */
-    int occ = 0;
     if (smem > 48 * 1024) return 1;
-    TCK(cudaFuncSetAttribute((const void *)chainStep, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    TCK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, (const void *)chainStep, CHAIN_THREADS, smem));
-    const unsigned grid = (unsigned)(occ * sms);
+    const size_t smem_last = smem ? 0 : 48 * 1024;
+    const unsigned grid = wave_of((const void *)chainStep<0>, smem, sms);
+    const unsigned wave_last = wave_of((const void *)chainStep<1>, smem_last, sms);
+    const unsigned grid_last = own_last == 0 ? grid : own_last == 1 ? wave_last : (wave_last + 2) / 3;
     cudaStream_t s;
     TCK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     level_scans_t S;
@@ -72,14 +97,18 @@ static int run(int nsteps, size_t smem, int sms, int quiet)
     TCK(cudaMalloc((void **)&S.started, sizeof(unsigned long long)));
     TCK(cudaMalloc((void **)&S.done, (size_t)nsteps * sizeof(unsigned long long)));
     TCK(cudaMalloc((void **)&S.execs, (size_t)nsteps * sizeof(cudaGraphExec_t)));
+    S.chain_grid = grid;
     TCK(cudaMalloc((void **)&data, (size_t)n * sizeof(unsigned)));
     TCK(cudaMalloc((void **)&st, ST_COUNT * sizeof(unsigned long long)));
     TCK(cudaMalloc((void **)&bad, sizeof(unsigned long long)));
     /* the steps' graphs, by dpamr's chain_graphs_create (device/launch.cu) */
-    void *args[] = { &S, &nsteps, &data, (void *)&n, &st, &bad };
-    const cudaKernelNodeParams kp = chain_node((const void *)chainStep, grid, CHAIN_THREADS, smem, args);
+    int k0 = 0, klast = nsteps - 1;
+    void *args[] = { &S, &nsteps, &k0, &data, (void *)&n, &st, &bad };
+    void *args_last[] = { &S, &nsteps, &klast, &data, (void *)&n, &st, &bad };
+    const cudaKernelNodeParams kp = chain_node((const void *)chainStep<0>, grid, CHAIN_THREADS, smem, args);
+    const cudaKernelNodeParams kpl = chain_node((const void *)chainStep<1>, grid_last, CHAIN_THREADS, smem_last, args_last);
     chain_graphs_t cg;
-    TCK(chain_graphs_create(&cg, &kp, nsteps, S.execs, s));
+    TCK(chain_graphs_create(&cg, &kp, own_last ? &kpl : NULL, nsteps, S.execs, s));
     int ok = 1;
     for (int round = 0; round < 2; ++round) {
         TCK(cudaMemsetAsync(S.started, 0, sizeof(unsigned long long), s));
@@ -110,15 +139,17 @@ static int run(int nsteps, size_t smem, int sms, int quiet)
         for (long long i = 0; i < n; ++i) final_wrong += h[i] != (unsigned)nsteps;
         free(h);
         int steps_done = 0;
-        for (int k = 0; k < nsteps; ++k) steps_done += hdone[k] == grid;
+        for (int k = 0; k < nsteps; ++k) steps_done += hdone[k] == (k == nsteps - 1 ? grid_last : grid);
         const unsigned long long failed = hst[ST_FAIL_PENDING] + hst[ST_FAIL_RESOURCES] + hst[ST_FAIL_OTHER];
-        const int good = hbad == 0 && final_wrong == 0 && steps_done == nsteps && started == (unsigned long long)nsteps * grid &&
+        const unsigned long long tickets = (unsigned long long)(own_last ? nsteps - 1 : nsteps) * grid;
+        const int good = hbad == 0 && final_wrong == 0 && steps_done == nsteps && started == tickets &&
                          hst[ST_LAUNCHES] == (unsigned long long)(nsteps - 1) && failed == 0;
         if (!good || !quiet)
-            printf("%s %2d steps, %5zu B of shared memory, %4u blocks of %d (round %d): %llu stale reads, %lld wrong "
-                   "at the end, %d of %d steps with every block done, %llu launches, %llu failed, %.3f ms\n",
-                   good ? "ok  " : "FAIL", nsteps, smem, grid, CHAIN_THREADS, round + 1, hbad, final_wrong, steps_done,
-                   nsteps, hst[ST_LAUNCHES], failed, ms);
+            printf("%s %2d steps, %5zu B of shared memory, %4u blocks of %d, last step %4u blocks%s (round %d): %llu "
+                   "stale reads, %lld wrong at the end, %d of %d steps with every block done, %llu tickets, %llu "
+                   "launches, %llu failed, %.3f ms\n",
+                   good ? "ok  " : "FAIL", nsteps, smem, grid, CHAIN_THREADS, grid_last, own_last ? " (its own grid)" : "",
+                   round + 1, hbad, final_wrong, steps_done, nsteps, started, hst[ST_LAUNCHES], failed, ms);
         fflush(stdout);
         ok &= good;
     }
@@ -156,7 +187,8 @@ int main(int argc, char **argv)
     const int steps[] = { 2, 8, DP_MAX_LEVELS - 1 };
     const size_t smems[] = { 0, 48 * 1024 };
     for (int a = 0; a < 3; ++a)
-        for (int b = 0; b < 2; ++b) ok &= run(steps[a], smems[b], sms, quiet);
+        for (int b = 0; b < 2; ++b)
+            for (int own = 0; own < 3; ++own) ok &= run(steps[a], smems[b], own, sms, quiet);
     printf("test_chain: %s\n", ok ? "all passed" : "FAILED");
     return ok ? 0 : 1;
 }

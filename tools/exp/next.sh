@@ -35,15 +35,12 @@
 #          per variant: $OUT/outside.txt (about 60 s; session 39, H100: cdp's chain ends 11 us after its
 #          last level against hostlaunch's 2.6, level 0 starts 4 us later; OUTSIDE_PATCHES: patches
 #          applied after the diagnostic one)
-#   cdplast patch 40: cdp level's last step a graph of its own (refineStep FLAGS 0, more blocks per SM, as
-#          hostlaunch's since 9b1de0b), test_chain with its own-grid cases, then quick_ab on bench2d and bench3d:
-#          $OUT/cl (quick.txt, table.txt, logs.tgz, test_chain.txt; about 250 s)
 #   flagpair patch 38: the flag loops by pairs of segments, quick_ab on bench2d, bench3d and movingbench2d:
 #          $OUT/fp (quick.txt, table.txt, logs.tgz; about 280 s)
 #   prof   Nsight Compute on hostlaunch refineSteps with the SASS source page (gpu_profile.sh SOURCE=1):
 #          PROF_DECK (default bench3d), one launch per entry of PROF_SKIPS (default 5: bench3d's finest;
 #          refineStep k makes level k + 1), with whatever patches PROF_PATCHES names applied
-# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, cdplast 4, flagpair 3, race 1, deep 1, mem 1, prof 1,
+# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, flagpair 3, race 1, deep 1, mem 1, prof 1,
 # outside 1 (tarballs).
 # The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh launch
 set -uo pipefail
@@ -219,18 +216,6 @@ for step in "$@"; do
         diag_medians build-diag/diag.txt "rebuild outside its levels, us (median over every rebuild of the bench; device stamps):" \
             >>"$out/outside.txt"
         ;;
-    cdplast)
-        # patch 40 (session 44): cdp level's last step on a grid of its own, as hostlaunch's; the chain's
-        # own test first (its last step a grid of its own: device/launch.cu's chain_graphs_create)
-        mkdir -p "$out/cl"
-        git apply tools/exp/40-cdp-last-step.patch && build build-cl &&
-            { cmake --build build-cl -j16 --target test_chain >>build-cl.log 2>&1 && build-cl/tests/test_chain; echo "test_chain exit $?"; } \
-                >"$out/cl/test_chain.txt" 2>&1
-        git apply -R tools/exp/40-cdp-last-step.patch || exit 1
-        patch_ab cl "${CDPLAST_LIMIT:-280}" "inputs/default.inp tests/decks/deep2d.inp tests/decks/deep3d.inp tests/decks/objects16.inp inputs/blob3d.inp inputs/moving2d.inp:steps=4 inputs/moving3d.inp:steps=4" \
-            "inputs/bench2d.inp:bench_repeats=5,bench_cpu=off inputs/bench3d.inp:bench_repeats=5,bench_cpu=off" \
-            tools/exp/40-cdp-last-step.patch
-        ;;
     flagpair)
         # patch 38 (session 43): the flag loops by pairs of segments, rows y and y + 1 (bench2d's flagged levels:
         # the flag pass is 45% of level 6's instructions); quick_ab against the tree on bench2d, bench3d and
@@ -250,6 +235,6 @@ for step in "$@"; do
         tar czf "$out/prof.tgz" -C "$out" prof && rm -rf "$out/prof"
         unapply ${PROF_PATCHES:-}
         ;;
-    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, record, cdplast, flagpair, race, deep, mem, prof, outside)"; exit 2 ;;
+    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, record, flagpair, race, deep, mem, prof, outside)"; exit 2 ;;
     esac
 done
