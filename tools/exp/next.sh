@@ -35,12 +35,10 @@
 #          per variant: $OUT/outside.txt (about 60 s; session 39, H100: cdp's chain ends 11 us after its
 #          last level against hostlaunch's 2.6, level 0 starts 4 us later; OUTSIDE_PATCHES: patches
 #          applied after the diagnostic one)
-#   flagpair patch 38: the flag loops by pairs of segments, quick_ab on bench2d, bench3d and movingbench2d:
-#          $OUT/fp (quick.txt, table.txt, logs.tgz; about 280 s)
 #   prof   Nsight Compute on hostlaunch refineSteps with the SASS source page (gpu_profile.sh SOURCE=1):
 #          PROF_DECK (default bench3d), one launch per entry of PROF_SKIPS (default 5: bench3d's finest;
 #          refineStep k makes level k + 1), with whatever patches PROF_PATCHES names applied
-# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, flagpair 3, race 1, deep 1, mem 1, prof 1,
+# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, race 1, deep 1, mem 1, prof 1,
 # outside 1 (tarballs).
 # The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh launch
 set -uo pipefail
@@ -216,14 +214,6 @@ for step in "$@"; do
         diag_medians build-diag/diag.txt "rebuild outside its levels, us (median over every rebuild of the bench; device stamps):" \
             >>"$out/outside.txt"
         ;;
-    flagpair)
-        # patch 38 (session 43): the flag loops by pairs of segments, rows y and y + 1 (bench2d's flagged levels:
-        # the flag pass is 45% of level 6's instructions); quick_ab against the tree on bench2d, bench3d and
-        # movingbench2d (its regrid flags every tile by the same loop): $OUT/fp (at most FLAGPAIR_LIMIT, default 300 s)
-        patch_ab fp "${FLAGPAIR_LIMIT:-300}" "inputs/default.inp tests/decks/deep3d.inp tests/decks/objects16.inp inputs/moving2d.inp inputs/moving3d.inp" \
-            "inputs/bench2d.inp:bench_repeats=3,bench_cpu=off inputs/bench3d.inp:bench_repeats=3,bench_cpu=off inputs/movingbench2d.inp:steps=4,bench_repeats=1,bench_cpu=off" \
-            tools/exp/38-flag-segment-pairs.patch
-        ;;
     prof)
         for p in ${PROF_PATCHES:-}; do git apply "$p" || exit 1; done
         rm -rf build-prof && build build-prof && mkdir -p "$out/prof" || exit 1
@@ -235,6 +225,6 @@ for step in "$@"; do
         tar czf "$out/prof.tgz" -C "$out" prof && rm -rf "$out/prof"
         unapply ${PROF_PATCHES:-}
         ;;
-    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, record, flagpair, race, deep, mem, prof, outside)"; exit 2 ;;
+    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, record, race, deep, mem, prof, outside)"; exit 2 ;;
     esac
 done
