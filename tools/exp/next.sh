@@ -28,6 +28,9 @@
 #          (FLAGS 0, 5 blocks per SM) in both engines; quick_ab of 41 + 42 against the tree on movingbench2d,
 #          every moving deck a gate (moving2d prolong, moving3d and skew2d model, moving2d with balance 2:1):
 #          $OUT/rl (quick.txt, table.txt, logs.tgz; about 200 s)
+#   headlast cdphead and rglast in one quick_ab (one pair of builds): 41 + 42 against the tree, both steps'
+#          gates, bench2d, bench3d, deep2d and movingbench2d timed: $OUT/hl (quick.txt, table.txt, logs.tgz;
+#          at most HEADLAST_LIMIT, default 480 s)
 #   race   test_teams -s under compute-sanitizer racecheck, synccheck and memcheck, each under its own
 #          limit (RACE_LIMIT, default 150 s), a line per configuration as it ends and the time each tool
 #          took: $OUT/race.txt (session 37: gpu_racecheck did not finish; slow, or a hang under the tool?)
@@ -45,7 +48,7 @@
 #   prof   Nsight Compute on hostlaunch refineSteps with the SASS source page (gpu_profile.sh SOURCE=1):
 #          PROF_DECK (default bench3d), one launch per entry of PROF_SKIPS (default 5: bench3d's finest;
 #          refineStep k makes level k + 1), with whatever patches PROF_PATCHES names applied
-# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, cdphead 3, rglast 3, race 1, deep 1, mem 1, prof 1,
+# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, cdphead 3, rglast 3, headlast 3, race 1, deep 1, mem 1, prof 1,
 # outside 1 (tarballs).
 # The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh launch
 set -uo pipefail
@@ -183,6 +186,11 @@ for step in "$@"; do
             "inputs/movingbench2d.inp:steps=6,bench_repeats=1,bench_cpu=off inputs/bench3d.inp:bench_repeats=3,bench_cpu=off" \
             tools/exp/41-cdp-head-graph.patch tools/exp/42-regrid-last-level.patch
         ;;
+    headlast)
+        patch_ab hl "${HEADLAST_LIMIT:-480}" "inputs/default.inp tests/decks/deep2d.inp tests/decks/deep3d.inp tests/decks/objects16.inp inputs/blob3d.inp inputs/moving2d.inp:steps=4 inputs/moving3d.inp:steps=4 tests/decks/skew2d.inp:steps=4 inputs/moving2d.inp:steps=4,balance=2:1" \
+            "inputs/bench2d.inp:bench_repeats=5,bench_cpu=off inputs/bench3d.inp:bench_repeats=5,bench_cpu=off tests/decks/deep2d.inp:bench_repeats=5,bench_cpu=off inputs/movingbench2d.inp:steps=6,bench_repeats=1,bench_cpu=off" \
+            tools/exp/41-cdp-head-graph.patch tools/exp/42-regrid-last-level.patch
+        ;;
     race)
         san=/usr/local/cuda/bin/compute-sanitizer
         nvcc -std=c++17 -arch=sm_90 -I. -lineinfo -diag-suppress=20044 tests/test_teams.cu -o /tmp/test_teams >"$out/race.txt" 2>&1 || exit 1
@@ -244,6 +252,6 @@ for step in "$@"; do
         tar czf "$out/prof.tgz" -C "$out" prof && rm -rf "$out/prof"
         unapply ${PROF_PATCHES:-}
         ;;
-    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, record, cdphead, rglast, race, deep, mem, prof, outside)"; exit 2 ;;
+    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, record, cdphead, rglast, headlast, race, deep, mem, prof, outside)"; exit 2 ;;
     esac
 done
