@@ -30,9 +30,10 @@
  * and fillCells per level, and a small level cost about 20 us in them (docs/results.md).
  *
  * cdp, cdp_grain=level (refine_cdp_level): the same kernels, grids and groups, the host launching
- * initLevelScans, flagTiles and the first step, and each step launching the next from the device
- * (refineStep, CHAIN; step_chain, level_scan.cuh). Each step is a one-node graph of its own,
- * instantiated for device launch (cudaGraphInstantiateFlagDeviceLaunch): the host launches step 0's,
+ * one graph of initLevelScans, flagTiles and the first step, and each step launching the next from the
+ * device (refineStep, CHAIN; step_chain, level_scan.cuh). Each step is a one-node graph of its own
+ * (step 0's with the two kernels before it), instantiated for device launch
+ * (cudaGraphInstantiateFlagDeviceLaunch): the host launches step 0's,
  * and the last block of each step to start launches the next step's at once, fire and forget, as PDL
  * would; its blocks wait for this step's to finish. A device graph launch costs its thread about
  * 1.1 us against a kernel launch's 5.5-6.7 (tools/exp/graph_launch_cost.cu, H100, session 36), its
@@ -41,8 +42,9 @@
  * step starts 0.9-1.6 us after the step before ends, against 3.3-4.5 us for a tail launch (session
  * 38).
  *
- * PDL: flagTiles and every host-launched refineStep go through launch_pdl (cdp level's first step is
- * a host launch of the chain's graph, without a PDL edge to flagTiles; device launches have none). Each does its independent setup
+ * PDL: flagTiles and every refineStep of hostlaunch go through launch_pdl (cdp level's
+ * initLevelScans, flagTiles and first step are one graph with plain edges; device launches have no
+ * PDL either, so the pdl bit does not change cdp level's refine). Each does its independent setup
  * (timeline stamp, shared memory) before cudaGridDependencySynchronize() and reads the previous
  * kernel's output (d_ls, childmask, cells) only after it. Each block triggers the next kernel either
  * right after its own wait (pdl_trigger=early: the dependent grid may be scheduled while this one
@@ -277,12 +279,11 @@ template <int FILL> static const void *step_last_kernel_of(int chain)
                  : (const void *)refineStep<STEP_MINB_LAST(FILL), 0, FILL, 0>;
 }
 
-/* The host's launches of one refinement on s, in order: initLevelScans, flagTiles and (chain 0) a
- * refineStep per level, each with PDL as the deck says. hostlaunch captures them into a graph before
- * the timing; cdp level launches the first two and then its chain's first graph. */
+/* hostlaunch's launches of one refinement on s, in order: initLevelScans, flagTiles and a refineStep
+ * per level, each with PDL as the deck says; captured into a graph before the timing. */
 static cudaError_t host_kernels(cudaStream_t s, level_scans_t *S, int maxnb, int nlev, dmesh_t *M, int Lp,
                                 long long *d_ls, int *early, unsigned grid, int pdl, int tp, const void *step_kernel,
-                                size_t step_smem, int chain, const void *last_kernel, unsigned grid_last, size_t last_smem)
+                                size_t step_smem, const void *last_kernel, unsigned grid_last, size_t last_smem)
 {
     cudaError_t e;
     void *ia[] = { S };
@@ -292,7 +293,7 @@ static cudaError_t host_kernels(cudaStream_t s, level_scans_t *S, int maxnb, int
     int slot = 0;
     void *fa[] = { M, (void *)&Lp, &d_ls, &slot, early };
     if ((e = launch_pdl((const void *)flagTiles, dim3(grid), dim3(HOST_THREADS), s, pdl, fa)) != cudaSuccess) return e;
-    for (int k = 0; k < (chain ? 0 : nlev); ++k) {
+    for (int k = 0; k < nlev; ++k) {
         int L = Lp + k, sl = 1 + k, flag = k + 1 < nlev, nl = nlev;
         void *ra[] = { M, S, &d_ls, &L, &k, &flag, &tp, &sl, early, &nl };
         e = flag ? launch_pdl_smem(step_kernel, dim3(grid), dim3(HOST_THREADS), step_smem, s, pdl, ra)
@@ -448,8 +449,9 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
     t_graphs = timer_ms();
     /* cdp: the chain's step as a one-node graph that device code may launch, one per step, a wave of
        blocks with step 0's parameters (each grid finds its own step by ticket: refineStep), but the
-       last step's, the last instance on its own grid with its own parameters; uploaded here, so that
-       no launch is timed with an upload */
+       last step's, the last instance on its own grid with its own parameters; step 0's graph begins
+       with initLevelScans and flagTiles (plain edges: no PDL between them), so that the timed refine
+       is one graph launch, as hostlaunch's; uploaded here, so that no launch is timed with an upload */
     if (chain && nlev > 0) {
         int L0 = Lp, k0 = 0, flag0 = nlev > 1, slot0 = 1;
         void *ga[] = { &M, &S, &d_ls, &L0, &k0, &flag0, &tp, &slot0, &early, (void *)&nlev };
@@ -457,7 +459,13 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
         int Ll = Lp + nlev - 1, kl = nlev - 1, flagl = 0, slotl = nlev;
         void *la[] = { &M, &S, &d_ls, &Ll, &kl, &flagl, &tp, &slotl, &early, (void *)&nlev };
         const cudaKernelNodeParams kpl = chain_node(last_kernel, grid_last, HOST_THREADS, last_smem, la);
-        CK(chain_graphs_create(&cg, &kp, &kpl, nlev, S.execs, s));
+        int slotf = 0;
+        void *ia[] = { &S }, *fa[] = { &M, (void *)&Lp, &d_ls, &slotf, &early };
+        cudaKernelNodeParams head[2];
+        head[0] = chain_node((const void *)initLevelScans, (unsigned)((maxnb + 255) / 256), 256, 0, ia);
+        head[0].gridDim.y = (unsigned)nlev;
+        head[1] = chain_node((const void *)flagTiles, grid, HOST_THREADS, 0, fa);
+        CK(chain_graphs_create(&cg, &kp, &kpl, head, 2, nlev, S.execs, s));
     }
     /* hostlaunch: its kernels captured once into a graph (PDL's programmatic edges kept), instantiated
        and uploaded here as cdp's chain is, so that both engines start the timed refine with the launch
@@ -465,7 +473,7 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
     if (!chain && nlev > 0) {
         CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
         const cudaError_t ce = host_kernels(s, &S, maxnb, nlev, &M, Lp, d_ls, &early, grid, d->pdl, tp, step_kernel,
-                                            step_smem, 0, last_kernel, grid_last, last_smem);
+                                            step_smem, last_kernel, grid_last, last_smem);
         const cudaError_t ee = cudaStreamEndCapture(s, &hg);
         CK(ce);
         CK(ee);
@@ -482,10 +490,7 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
     nvtxRangePushA(chain ? "cdp: level steps (device-side launches)" : "host: level steps");
     CK(cudaEventRecord(e0, s));
     if (!chain && nlev > 0) CK(cudaGraphLaunch(hx, s)); /* every step */
-    if (chain && nlev > 0) {
-        CK(host_kernels(s, &S, maxnb, nlev, &M, Lp, d_ls, &early, grid, d->pdl, tp, step_kernel, step_smem, 1, NULL, 0, 0));
-        CK(cudaGraphLaunch(cg.exec[0], s)); /* step 0, which launches the rest */
-    }
+    if (chain && nlev > 0) CK(cudaGraphLaunch(cg.exec[0], s)); /* the head and step 0, which launches the rest */
     CK(cudaEventRecord(e1, s));
     CK(cudaEventSynchronize(e1)); /* a fault in a device-launched step surfaces here */
     CK(cudaEventElapsedTime(&build_ms, e0, e1));

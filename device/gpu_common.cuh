@@ -523,6 +523,8 @@ typedef struct {
     cudaGraph_t graph;
     cudaGraphNode_t node;
     cudaGraph_t graph_last;               /* the last step's graph when a node of its own, else NULL */
+    cudaGraphNode_t node_last;            /* its node */
+    cudaGraph_t graph_head;               /* step 0's graph when kernels precede its node, else NULL */
     int n;                                /* steps */
     cudaGraphExec_t exec[DP_MAX_LEVELS];  /* step k's graph (its copy in device memory: level_scans_t.execs) */
 } chain_graphs_t;
@@ -541,14 +543,18 @@ static inline cudaKernelNodeParams chain_node(const void *func, unsigned grid, u
     return kp;
 }
 /** n graphs of the kernel node kp (whose parameters hold d_exec, device memory for n handles of the
- *  caller's), the last of kp_last instead when not NULL, each uploaded on stream s, and their handles
- *  copied to d_exec on s. */
+ *  caller's), the last of kp_last instead when not NULL, step 0's preceded by the nhead kernel nodes
+ *  head (one after the other, plain edges), each uploaded on stream s, and their handles copied to
+ *  d_exec on s. */
 cudaError_t chain_graphs_create(chain_graphs_t *c, const cudaKernelNodeParams *kp, const cudaKernelNodeParams *kp_last,
-                                int n, cudaGraphExec_t *d_exec, cudaStream_t s);
-/** Every step's graph with the node's new parameters kp, uploaded again on s (a device launch sees
- *  an update only once it is uploaded); none of them may be running; not for a chain created with a
- *  last node of its own (cudaErrorInvalidValue). */
-cudaError_t chain_graphs_set(chain_graphs_t *c, const cudaKernelNodeParams *kp, cudaStream_t s);
+                                const cudaKernelNodeParams *head, int nhead, int n, cudaGraphExec_t *d_exec,
+                                cudaStream_t s);
+/** Every step's graph with the node's new parameters kp (the last step's kp_last when created with a
+ *  last node of its own, which kp_last must then give), uploaded again on s (a device launch sees an
+ *  update only once it is uploaded); none of them may be running; not for a chain created with a
+ *  head (cudaErrorInvalidValue). */
+cudaError_t chain_graphs_set(chain_graphs_t *c, const cudaKernelNodeParams *kp, const cudaKernelNodeParams *kp_last,
+                             cudaStream_t s);
 /** Frees the graphs (not d_exec, the caller's); harmless on a zeroed struct. */
 void chain_graphs_destroy(chain_graphs_t *c);
 

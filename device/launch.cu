@@ -154,7 +154,8 @@ fail:
 }
 
 cudaError_t chain_graphs_create(chain_graphs_t *c, const cudaKernelNodeParams *kp, const cudaKernelNodeParams *kp_last,
-                                int n, cudaGraphExec_t *d_exec, cudaStream_t s)
+                                const cudaKernelNodeParams *head, int nhead, int n, cudaGraphExec_t *d_exec,
+                                cudaStream_t s)
 {
     cudaError_t e;
     memset(c, 0, sizeof *c);
@@ -162,12 +163,21 @@ cudaError_t chain_graphs_create(chain_graphs_t *c, const cudaKernelNodeParams *k
     if ((e = cudaGraphCreate(&c->graph, 0)) != cudaSuccess) return e;
     if ((e = cudaGraphAddKernelNode(&c->node, c->graph, NULL, 0, kp)) != cudaSuccess) return e;
     if (kp_last) {
-        cudaGraphNode_t node_last;
         if ((e = cudaGraphCreate(&c->graph_last, 0)) != cudaSuccess) return e;
-        if ((e = cudaGraphAddKernelNode(&node_last, c->graph_last, NULL, 0, kp_last)) != cudaSuccess) return e;
+        if ((e = cudaGraphAddKernelNode(&c->node_last, c->graph_last, NULL, 0, kp_last)) != cudaSuccess) return e;
+    }
+    if (nhead > 0) { /* step 0's graph: the head's kernels one after the other, then step 0's node */
+        cudaGraphNode_t prev = NULL, node;
+        if ((e = cudaGraphCreate(&c->graph_head, 0)) != cudaSuccess) return e;
+        for (int i = 0; i <= nhead; ++i) {
+            const cudaKernelNodeParams *q = i < nhead ? &head[i] : n == 1 && kp_last ? kp_last : kp;
+            if ((e = cudaGraphAddKernelNode(&node, c->graph_head, i ? &prev : NULL, i ? 1 : 0, q)) != cudaSuccess)
+                return e;
+            prev = node;
+        }
     }
     for (int k = 0; k < n; ++k) {
-        cudaGraph_t g = k == n - 1 && c->graph_last ? c->graph_last : c->graph;
+        cudaGraph_t g = k == 0 && c->graph_head ? c->graph_head : k == n - 1 && c->graph_last ? c->graph_last : c->graph;
         if ((e = cudaGraphInstantiate(&c->exec[k], g, cudaGraphInstantiateFlagDeviceLaunch)) != cudaSuccess)
             return e;
         c->n = k + 1;
@@ -177,12 +187,16 @@ cudaError_t chain_graphs_create(chain_graphs_t *c, const cudaKernelNodeParams *k
     return cudaMemcpyAsync(d_exec, c->exec, (size_t)n * sizeof *d_exec, cudaMemcpyHostToDevice, s);
 }
 
-cudaError_t chain_graphs_set(chain_graphs_t *c, const cudaKernelNodeParams *kp, cudaStream_t s)
+cudaError_t chain_graphs_set(chain_graphs_t *c, const cudaKernelNodeParams *kp, const cudaKernelNodeParams *kp_last,
+                             cudaStream_t s)
 {
     cudaError_t e;
-    if (c->graph_last) return cudaErrorInvalidValue;
+    if (c->graph_head || (c->graph_last && !kp_last)) return cudaErrorInvalidValue;
     for (int k = 0; k < c->n; ++k) {
-        if ((e = cudaGraphExecKernelNodeSetParams(c->exec[k], c->node, kp)) != cudaSuccess) return e;
+        const int own = k == c->n - 1 && c->graph_last; /* the last step's graph, a node of its own */
+        if ((e = cudaGraphExecKernelNodeSetParams(c->exec[k], own ? c->node_last : c->node, own ? kp_last : kp)) !=
+            cudaSuccess)
+            return e;
         if ((e = cudaGraphUpload(c->exec[k], s)) != cudaSuccess) return e;
     }
     return cudaSuccess;
@@ -194,6 +208,7 @@ void chain_graphs_destroy(chain_graphs_t *c)
         if (c->exec[k]) cudaGraphExecDestroy(c->exec[k]);
     if (c->graph) cudaGraphDestroy(c->graph);
     if (c->graph_last) cudaGraphDestroy(c->graph_last);
+    if (c->graph_head) cudaGraphDestroy(c->graph_head);
     memset(c, 0, sizeof *c);
 }
 

@@ -63,6 +63,10 @@
  * get the same blocks per SM (tools/cdp_residency.cu; a kernel launched from the device got one, and
  * cdp's blocks held 1024 threads until session 37). */
 #define RG_MINB 4
+/* The same for the last level (max_level - 1 to max_level), whose children are not flagged: an
+ * instance of its own (FLAGS 0: no flag pass, no criterion cells in shared memory), as refineStep's
+ * last step (session 44). */
+#define RG_MINB_LAST 5
 /* What a kernel may use without opting in. */
 #define RG_SMEM_DEFAULT ((size_t)48 << 10)
 
@@ -229,8 +233,9 @@ static __device__ __noinline__ void rg_level_end(long long *p, long long v)
  * CHAIN: cdp's instance, which launches the next level from the device; hostlaunch's is launched from
  * the host. Dynamic shared memory: the model tables (fill = model, R.tp of them), then R.tp tiles of
  * criterion cells. */
-template <int FILL, int CHAIN>
-__global__ void __launch_bounds__(RG_THREADS, RG_MINB) regridStep(const __grid_constant__ rg_t R, int level)
+template <int FILL, int CHAIN, int FLAGS = 1>
+__global__ void __launch_bounds__(RG_THREADS, FLAGS ? RG_MINB : RG_MINB_LAST)
+    regridStep(const __grid_constant__ rg_t R, int level)
 {
     __shared__ rg_smem Sh;
     extern __shared__ __align__(16) double tab[]; /* 16: block_fill_tiles' float4 stores into crit */
@@ -242,13 +247,14 @@ __global__ void __launch_bounds__(RG_THREADS, RG_MINB) regridStep(const __grid_c
        reached: the host's launch of such a kernel fails with cudaErrorNotSupported (session 36,
        H100), so `if constexpr`, which keeps it out even unoptimised */
     int last = 0; /* (CHAIN) this block is its level's last to start */
-    if constexpr (CHAIN) if (R.cdp) {
-        /* the grid's level from a ticket per block (step_chain, level_scan.cuh) */
+    if constexpr (CHAIN && FLAGS) if (R.cdp) {
+        /* the grid's level from a ticket per block (step_chain, level_scan.cuh; the last level, FLAGS
+           0, is a grid of its own with its level as its parameter, launched by the level before) */
         const step_chain ch(R.S);
         level = ch.k;
         last = ch.last;
     }
-    const int flag = level + 1 < p->max_level; /* the children are flagged; at max_level they get none */
+    const int flag = FLAGS && level + 1 < p->max_level; /* the children are flagged; at max_level they get none */
     float *crit = (float *)(tab + (FILL == DP_FILL_PROLONG ? 0 : tp * dp_model_table_size(p)));
     for (int i = tid; i < tp; i += RG_THREADS) Sh.smask[i] = 0;
     scan_state_t st;
@@ -259,7 +265,7 @@ __global__ void __launch_bounds__(RG_THREADS, RG_MINB) regridStep(const __grid_c
     if (R.early) cudaTriggerProgrammaticLaunchCompletion();
     if (threadIdx.x == 0) rg_stamp(R.st, level, 0);
     const long long s = R.ls[level], e = R.ls[level + 1], n = e - s;
-    if constexpr (CHAIN) if (R.cdp && last && threadIdx.x == 0 && n > 0 && flag) step_chain_launch(R.S, level, R.st);
+    if constexpr (CHAIN && FLAGS) if (R.cdp && last && threadIdx.x == 0 && n > 0 && flag) step_chain_launch(R.S, level, R.st);
     const int P = rg_group(n, (long long)gridDim.x);
     const long long ng = (n + P - 1) / P; /* groups of the level */
     if (n == 0 && blockIdx.x == 0 && threadIdx.x == 0) R.ls[level + 2] = e;
@@ -365,6 +371,7 @@ __global__ void __launch_bounds__(RG_THREADS, RG_MINB) regridStep(const __grid_c
 struct gpu_regrid {
     int variant, pdl, early, progress;
     const void *step;       /* the regridStep instance: hostlaunch's, or cdp's that chains */
+    const void *step_last;  /* its instance for the last level (FLAGS 0) */
     dp_params p;            /* the deck's (time 0) */
     long long max_tiles;
     cudaStream_t s;
@@ -383,9 +390,9 @@ struct gpu_regrid {
     double *h_sums;         /* host copy */
     size_t h_sums_n;
     unsigned long long *st;
-    long long wave;
+    long long wave, wave_last; /* regridStep's grid, and its last level's */
     int tp, tps, sms;
-    size_t smem, smem_sample; /* regridStep's and sampleLevel's dynamic shared memory */
+    size_t smem, smem_last, smem_sample; /* regridStep's (and its last level's) and sampleLevel's dynamic shared memory */
     size_t pool;            /* cdp: the pending-launch pool */
     /* cdp: regridStep as one-node graphs, one per level (step_chain), in two sets: the rebuilds
      * alternate the stores, so each set keeps the parameters of one order (cg_R, once cg_set) */
@@ -395,10 +402,12 @@ struct gpu_regrid {
 };
 
 /* cdp: the kernel node of the chain's graphs, regridStep over a wave of blocks with args ({ &R, &level }:
- * level 0; each grid takes its own level by ticket) */
-static cudaKernelNodeParams rg_chain_node(const gpu_regrid *g, void **args)
+ * level 0; each grid takes its own level by ticket), or (last) the last level's instance over its wave
+ * with args { &R, &max_level - 1 } */
+static cudaKernelNodeParams rg_chain_node(const gpu_regrid *g, void **args, int last)
 {
-    return chain_node(g->step, (unsigned)g->wave, RG_THREADS, g->smem, args);
+    return last ? chain_node(g->step_last, (unsigned)g->wave_last, RG_THREADS, g->smem_last, args)
+                : chain_node(g->step, (unsigned)g->wave, RG_THREADS, g->smem, args);
 }
 
 /* fill = model without balance: the rebuild samples every child it writes, kept or new (the same
@@ -440,11 +449,11 @@ static int rg_chain_set(gpu_regrid *g, rg_t *R, cudaError_t *e)
     }
     const int c = 1 - g->cg_last;
     R->S.execs = g->S.execs + c * g->nlev;
-    int L0 = 0;
-    void *sa[] = { R, &L0 };
-    const cudaKernelNodeParams kp = rg_chain_node(g, sa);
+    int L0 = 0, Ll = g->nlev - 1;
+    void *sa[] = { R, &L0 }, *la[] = { R, &Ll };
+    const cudaKernelNodeParams kp = rg_chain_node(g, sa, 0), kpl = rg_chain_node(g, la, 1);
     g->cg_set[c] = 0;
-    if ((*e = chain_graphs_set(&g->cg[c], &kp, g->s)) != cudaSuccess) return -1;
+    if ((*e = chain_graphs_set(&g->cg[c], &kp, &kpl, g->s)) != cudaSuccess) return -1;
     g->cg_R[c] = *R;
     g->cg_set[c] = 1;
     return g->cg_last = c;
@@ -559,6 +568,7 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
     g->nroots = m->level_start[1];
     for (int a = 0; a < 3; ++a) g->root[a] = m->root[a];
     int dev = 0, occ = 0;
+    long long wave_max = 0; /* the larger of the two waves (scan regions, capacity) */
     size_t rg_static = 0;
     const size_t cells = (size_t)mesh_cells(m);
     CK(cudaStreamCreateWithFlags(&g->s, cudaStreamNonBlocking));
@@ -570,10 +580,13 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
      * limit; past it (one tile: 3D, tile_size 32) an opt-in, below; sampleLevel's tables after that */
     {
         const int pro = p->fill == DP_FILL_PROLONG;
-        if (variant == DP_VARIANT_CDP)
+        if (variant == DP_VARIANT_CDP) {
             g->step = pro ? (const void *)regridStep<DP_FILL_PROLONG, 1> : (const void *)regridStep<DP_FILL_MODEL, 1>;
-        else
+            g->step_last = pro ? (const void *)regridStep<DP_FILL_PROLONG, 1, 0> : (const void *)regridStep<DP_FILL_MODEL, 1, 0>;
+        } else {
             g->step = pro ? (const void *)regridStep<DP_FILL_PROLONG, 0> : (const void *)regridStep<DP_FILL_MODEL, 0>;
+            g->step_last = pro ? (const void *)regridStep<DP_FILL_PROLONG, 0, 0> : (const void *)regridStep<DP_FILL_MODEL, 0, 0>;
+        }
         cudaFuncAttributes fa; /* the limit holds static and dynamic shared memory together */
         CK(cudaFuncGetAttributes(&fa, g->step));
         rg_static = fa.sharedSizeBytes;
@@ -613,12 +626,29 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
     /* every block resident at once (a group's look-back waits only on running blocks); cdp's chained
        grids, device graph launches, get as many blocks per SM as host launches (tools/cdp_residency.cu) */
     g->wave = (long long)g->sms * occ;
+    /* the last level's instance: no criterion cells in shared memory (the model tables stay), its own
+       wave (in cdp's chain its blocks become resident as the level before's, all resident, end); the
+       scan regions are sized for the larger wave */
+    {
+        int occ_last = 0;
+        g->smem_last = (fill_table_bytes(p, g->tp) + 15) & ~(size_t)15;
+        if (g->smem_last + rg_static > RG_SMEM_DEFAULT)
+            CK(cudaFuncSetAttribute(g->step_last, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem_last));
+        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_last, g->step_last, RG_THREADS, g->smem_last));
+        if (occ_last < 1) {
+            snprintf(err, errlen, "%s regrid: the last level's regridStep block of %d threads does not fit on one SM "
+                     "of this device", deck_variant_name(variant), RG_THREADS);
+            goto fail;
+        }
+        g->wave_last = (long long)g->sms * occ_last;
+    }
+    wave_max = g->wave_last > g->wave ? g->wave_last : g->wave;
     /* the capacity: max_tiles, else as many tiles as the device holds with the regrid's scratch (two
      * stores), at most every tile of the domain up to max_level */
     {
         size_t fr = 0, tot = 0;
         CK(gpu_free_memory(&fr, &tot));
-        rg_need_t need = { p, g->wave };
+        rg_need_t need = { p, wave_max };
         cap_memory_t mem;
         memset(&mem, 0, sizeof mem);
         mem.name = "device";
@@ -684,7 +714,7 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
         for (int b = 0; b < 2; ++b) CK(cudaMalloc((void **)&g->d_sums[b], (size_t)g->cap.cap * 2 * p->nf * sizeof(double)));
     g->nlev = p->max_level;
     if (g->nlev > 0) {
-        const double scan_bytes = rg_layout(&g->S, p, g->cap.cap, g->wave, &g->maxnb);
+        const double scan_bytes = rg_layout(&g->S, p, g->cap.cap, wave_max, &g->maxnb);
         if (scan_bytes < 0) { /* the capacity search rejects such a capacity (rg_need) */
             snprintf(err, errlen, "%s regrid: a level of more than 2^31 groups at capacity %lld",
                      deck_variant_name(variant), g->cap.cap);
@@ -698,14 +728,14 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
             CK(cudaMalloc((void **)&g->S.started, sizeof(unsigned long long)));
             CK(cudaMalloc((void **)&g->S.done, (size_t)g->nlev * sizeof(unsigned long long)));
             CK(cudaMalloc((void **)&g->S.execs, 2 * (size_t)g->nlev * sizeof(cudaGraphExec_t)));
-            g->S.chain_grid = (unsigned)g->wave; /* every step's grid (step_chain_wait) */
+            g->S.chain_grid = (unsigned)g->wave; /* every level's grid but the last's (step_chain_wait) */
             rg_t R0;
             memset(&R0, 0, sizeof R0);
-            int L0 = 0;
-            void *ga[] = { &R0, &L0 };
-            const cudaKernelNodeParams kp = rg_chain_node(g, ga);
+            int L0 = 0, Ll = g->nlev - 1;
+            void *ga[] = { &R0, &L0 }, *la[] = { &R0, &Ll };
+            const cudaKernelNodeParams kp = rg_chain_node(g, ga, 0), kpl = rg_chain_node(g, la, 1);
             for (int c = 0; c < 2; ++c)
-                CK(chain_graphs_create(&g->cg[c], &kp, NULL, g->nlev, g->S.execs + c * g->nlev, g->s));
+                CK(chain_graphs_create(&g->cg[c], &kp, &kpl, NULL, 0, g->nlev, g->S.execs + c * g->nlev, g->s));
             cudaError_t e = cudaSuccess;
             for (int c = 0; c < 2; ++c) {
                 rg_t Rc = c == 0 ? rg_args(g, &g->A, &g->N) : rg_args(g, &g->N, &g->A);
@@ -842,8 +872,9 @@ extern "C" int gpu_regrid_step(gpu_regrid_t *g, double t, regrid_report_t *r, ch
         } else {
             for (int L = 0; L < g->nlev; ++L) {
                 void *sa[] = { &R, &L };
-                CK(launch_pdl_smem(g->step, dim3((unsigned)g->wave), dim3(RG_THREADS), g->smem, g->s,
-                                   pdl, sa));
+                const int last = L == g->nlev - 1; /* the last level's instance on its own wave */
+                CK(launch_pdl_smem(last ? g->step_last : g->step, dim3((unsigned)(last ? g->wave_last : g->wave)),
+                                   dim3(RG_THREADS), last ? g->smem_last : g->smem, g->s, pdl, sa));
             }
         }
     }

@@ -108,7 +108,7 @@ static int run(int nsteps, size_t smem, int own_last, int sms, int quiet)
     const cudaKernelNodeParams kp = chain_node((const void *)chainStep<0>, grid, CHAIN_THREADS, smem, args);
     const cudaKernelNodeParams kpl = chain_node((const void *)chainStep<1>, grid_last, CHAIN_THREADS, smem_last, args_last);
     chain_graphs_t cg;
-    TCK(chain_graphs_create(&cg, &kp, own_last ? &kpl : NULL, nsteps, S.execs, s));
+    TCK(chain_graphs_create(&cg, &kp, own_last ? &kpl : NULL, NULL, 0, nsteps, S.execs, s));
     int ok = 1;
     for (int round = 0; round < 2; ++round) {
         TCK(cudaMemsetAsync(S.started, 0, sizeof(unsigned long long), s));

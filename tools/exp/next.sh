@@ -21,16 +21,6 @@
 #          $OUT/early (quick.txt, table.txt, logs.tgz; about 130-200 s)
 #   record the figures of record (README "Now"): this tree against base/roots-copies-nested-chain.diff, quick_ab's
 #          default gates and decks: $OUT/rec (quick.txt, table.txt, logs.tgz; at most RECORD_LIMIT, default 260 s)
-#   cdphead patch 41: cdp level's initLevelScans and flagTiles in step 0's graph (the timed refine one graph
-#          launch, as hostlaunch's), quick_ab on bench2d, bench3d and deep2d against the tree: $OUT/ch
-#          (quick.txt, table.txt, logs.tgz; about 250 s)
-#   rglast patch 42 (on 41, which does not touch the regrid): the regrid's last level on an instance of its own
-#          (FLAGS 0, 5 blocks per SM) in both engines; quick_ab of 41 + 42 against the tree on movingbench2d,
-#          every moving deck a gate (moving2d prolong, moving3d and skew2d model, moving2d with balance 2:1):
-#          $OUT/rl (quick.txt, table.txt, logs.tgz; about 200 s)
-#   headlast cdphead and rglast in one quick_ab (one pair of builds): 41 + 42 against the tree, both steps'
-#          gates, bench2d, bench3d, deep2d and movingbench2d timed: $OUT/hl (quick.txt, table.txt, logs.tgz;
-#          at most HEADLAST_LIMIT, default 480 s)
 #   race   test_teams -s under compute-sanitizer racecheck, synccheck and memcheck, each under its own
 #          limit (RACE_LIMIT, default 150 s), a line per configuration as it ends and the time each tool
 #          took: $OUT/race.txt (session 37: gpu_racecheck did not finish; slow, or a hang under the tool?)
@@ -48,7 +38,7 @@
 #   prof   Nsight Compute on hostlaunch refineSteps with the SASS source page (gpu_profile.sh SOURCE=1):
 #          PROF_DECK (default bench3d), one launch per entry of PROF_SKIPS (default 5: bench3d's finest;
 #          refineStep k makes level k + 1), with whatever patches PROF_PATCHES names applied
-# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, cdphead 3, rglast 3, headlast 3, race 1, deep 1, mem 1, prof 1,
+# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, race 1, deep 1, mem 1, prof 1,
 # outside 1 (tarballs).
 # The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh launch
 set -uo pipefail
@@ -174,23 +164,6 @@ for step in "$@"; do
         OUT=$out/rec DPAMR_COMMIT=$c A_DIFF=tools/exp/base/roots-copies-nested-chain.diff timeout "${RECORD_LIMIT:-260}" \
             bash tools/exp/quick_ab.sh none
         ;;
-    cdphead)
-        # patch 41 (session 44): cdp level's start as one graph launch (its first step took 11-12 us on
-        # bench2d against hostlaunch's 6 on d3f0dc5, H100); deep2d's 13 levels are all small
-        patch_ab ch "${CDPHEAD_LIMIT:-280}" "inputs/default.inp tests/decks/deep2d.inp tests/decks/deep3d.inp tests/decks/objects16.inp inputs/blob3d.inp" \
-            "inputs/bench2d.inp:bench_repeats=5,bench_cpu=off inputs/bench3d.inp:bench_repeats=5,bench_cpu=off tests/decks/deep2d.inp:bench_repeats=5,bench_cpu=off" \
-            tools/exp/41-cdp-head-graph.patch
-        ;;
-    rglast)
-        patch_ab rl "${RGLAST_LIMIT:-260}" "inputs/moving2d.inp:steps=4 inputs/moving3d.inp:steps=4 tests/decks/skew2d.inp:steps=4 inputs/moving2d.inp:steps=4,balance=2:1 inputs/default.inp" \
-            "inputs/movingbench2d.inp:steps=6,bench_repeats=1,bench_cpu=off inputs/bench3d.inp:bench_repeats=3,bench_cpu=off" \
-            tools/exp/41-cdp-head-graph.patch tools/exp/42-regrid-last-level.patch
-        ;;
-    headlast)
-        patch_ab hl "${HEADLAST_LIMIT:-480}" "inputs/default.inp tests/decks/deep2d.inp tests/decks/deep3d.inp tests/decks/objects16.inp inputs/blob3d.inp inputs/moving2d.inp:steps=4 inputs/moving3d.inp:steps=4 tests/decks/skew2d.inp:steps=4 inputs/moving2d.inp:steps=4,balance=2:1" \
-            "inputs/bench2d.inp:bench_repeats=5,bench_cpu=off inputs/bench3d.inp:bench_repeats=5,bench_cpu=off tests/decks/deep2d.inp:bench_repeats=5,bench_cpu=off inputs/movingbench2d.inp:steps=6,bench_repeats=1,bench_cpu=off" \
-            tools/exp/41-cdp-head-graph.patch tools/exp/42-regrid-last-level.patch
-        ;;
     race)
         san=/usr/local/cuda/bin/compute-sanitizer
         nvcc -std=c++17 -arch=sm_90 -I. -lineinfo -diag-suppress=20044 tests/test_teams.cu -o /tmp/test_teams >"$out/race.txt" 2>&1 || exit 1
@@ -252,6 +225,6 @@ for step in "$@"; do
         tar czf "$out/prof.tgz" -C "$out" prof && rm -rf "$out/prof"
         unapply ${PROF_PATCHES:-}
         ;;
-    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, record, cdphead, rglast, headlast, race, deep, mem, prof, outside)"; exit 2 ;;
+    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, record, race, deep, mem, prof, outside)"; exit 2 ;;
     esac
 done
