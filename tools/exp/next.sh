@@ -21,11 +21,6 @@
 #          $OUT/early (quick.txt, table.txt, logs.tgz; about 130-200 s)
 #   record the figures of record (README "Now"): this tree against base/roots-copies-nested-chain.diff, quick_ab's
 #          default gates and decks: $OUT/rec (quick.txt, table.txt, logs.tgz; at most RECORD_LIMIT, default 260 s)
-#   twoterms patch 43 (session 45): the model's ellipsoid and box terms at shape 1 and 0 computed once per
-#          object, each cell adding the one its inside test picks (both engines and cpu, src/core.h);
-#          quick_ab against the tree on bench3d (sphere, box, gaussian) and movingbench2d (gaussians only),
-#          the model decks of every kind as gates: $OUT/tt (quick.txt, table.txt, logs.tgz; at most
-#          TWOTERMS_LIMIT, default 280 s)
 #   race   test_teams -s under compute-sanitizer racecheck, synccheck and memcheck, each under its own
 #          limit (RACE_LIMIT, default 150 s), a line per configuration as it ends and the time each tool
 #          took: $OUT/race.txt (session 37: gpu_racecheck did not finish; slow, or a hang under the tool?)
@@ -43,7 +38,7 @@
 #   prof   Nsight Compute on hostlaunch refineSteps with the SASS source page (gpu_profile.sh SOURCE=1):
 #          PROF_DECK (default bench3d), one launch per entry of PROF_SKIPS (default 5: bench3d's finest;
 #          refineStep k makes level k + 1), with whatever patches PROF_PATCHES names applied
-# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, twoterms 3, race 1, deep 1, mem 1, prof 1,
+# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, race 1, deep 1, mem 1, prof 1,
 # outside 1 (tarballs).
 # The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh launch
 set -uo pipefail
@@ -169,11 +164,6 @@ for step in "$@"; do
         OUT=$out/rec DPAMR_COMMIT=$c A_DIFF=tools/exp/base/roots-copies-nested-chain.diff timeout "${RECORD_LIMIT:-260}" \
             bash tools/exp/quick_ab.sh none
         ;;
-    twoterms)
-        patch_ab tt "${TWOTERMS_LIMIT:-280}" "tests/decks/objects16.inp tests/decks/objects11.inp tests/decks/deep3d.inp inputs/sphere3d.inp inputs/model2d.inp inputs/moving3d.inp:steps=4 tests/decks/skew2d.inp:steps=4 tests/decks/balance2d.inp" \
-            "inputs/bench3d.inp:bench_repeats=5,bench_cpu=off inputs/movingbench2d.inp:steps=6,bench_repeats=1,bench_cpu=off" \
-            tools/exp/43-model-two-terms.patch
-        ;;
     race)
         san=/usr/local/cuda/bin/compute-sanitizer
         nvcc -std=c++17 -arch=sm_90 -I. -lineinfo -diag-suppress=20044 tests/test_teams.cu -o /tmp/test_teams >"$out/race.txt" 2>&1 || exit 1
@@ -235,6 +225,6 @@ for step in "$@"; do
         tar czf "$out/prof.tgz" -C "$out" prof && rm -rf "$out/prof"
         unapply ${PROF_PATCHES:-}
         ;;
-    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, record, twoterms, race, deep, mem, prof, outside)"; exit 2 ;;
+    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, record, race, deep, mem, prof, outside)"; exit 2 ;;
     esac
 done
