@@ -10,7 +10,10 @@
 # SOURCE=1: instead, one launch (LAUNCH_SKIP of KERNELS first, default 0) with --set full, its report
 # exported, and besides the details page the SASS source page with every instruction's executed
 # count and stall samples (ncu_<deck>_<variant>_sass.csv), which tools/ncu_sass.py summarises: the
-# stall reasons, the opcode mix, the hottest instructions with their stalls.
+# stall reasons, the opcode mix, the hottest instructions with their stalls; and the CUDA source page
+# (ncu_<deck>_<variant>_cuda.csv: the same counts per line of the CUDA and C sources, inlined
+# functions of src/core.h included, from the -lineinfo the device library is built with; the sources
+# are read where the report is imported, this checkout).
 set -uo pipefail
 dpamr=$1 deck=$2 outdir=$3
 shift 3
@@ -32,6 +35,7 @@ for variant in "${variants[@]}"; do
         echo "gpu_profile: $variant on $name (source): exit $?"
         "$ncu" --import "$tmp/rep.ncu-rep" --page details >"$base.txt" 2>&1
         "$ncu" --import "$tmp/rep.ncu-rep" --page source --csv --print-source sass >"${base}_sass.csv" 2>&1
+        "$ncu" --import "$tmp/rep.ncu-rep" --page source --csv --print-source cuda >"${base}_cuda.csv" 2>&1
         rm -f "$tmp"/out* "$tmp/rep.ncu-rep"
         continue
     fi
