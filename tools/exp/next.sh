@@ -25,6 +25,10 @@
 #          row loaded once, each jump inside a strip once, no per-cell maximum), quick_ab against the tree
 #          on bench2d, bench3d and movingbench2d, every fill and moving deck a gate: $OUT/fs (quick.txt,
 #          table.txt, logs.tgz; at most STRIPS_LIMIT, default 300 s)
+#   lasttail patch 45 (session 45): cdp's chains (refine and regrid) launch their last step as a tail
+#          launch instead of a fire-and-forget sibling: does the chain end sooner after its last level?
+#          quick_ab against the tree on bench2d, deep2d and movingbench2d, the chain decks as gates:
+#          $OUT/lt (quick.txt, table.txt, logs.tgz; at most LASTTAIL_LIMIT, default 260 s)
 #   race   test_teams -s under compute-sanitizer racecheck, synccheck and memcheck, each under its own
 #          limit (RACE_LIMIT, default 150 s), a line per configuration as it ends and the time each tool
 #          took: $OUT/race.txt (session 37: gpu_racecheck did not finish; slow, or a hang under the tool?)
@@ -42,7 +46,7 @@
 #   prof   Nsight Compute on hostlaunch refineSteps with the SASS source page (gpu_profile.sh SOURCE=1):
 #          PROF_DECK (default bench3d), one launch per entry of PROF_SKIPS (default 5: bench3d's finest;
 #          refineStep k makes level k + 1), with whatever patches PROF_PATCHES names applied
-# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, strips 3, race 1, deep 1, mem 1, prof 1,
+# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, strips 3, lasttail 3, race 1, deep 1, mem 1, prof 1,
 # outside 1 (tarballs).
 # The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh launch
 set -uo pipefail
@@ -173,6 +177,11 @@ for step in "$@"; do
             "inputs/bench2d.inp:bench_repeats=5,bench_cpu=off inputs/bench3d.inp:bench_repeats=5,bench_cpu=off inputs/movingbench2d.inp:steps=6,bench_repeats=1,bench_cpu=off" \
             tools/exp/44-flag-strips.patch
         ;;
+    lasttail)
+        patch_ab lt "${LASTTAIL_LIMIT:-260}" "inputs/default.inp tests/decks/deep2d.inp tests/decks/deep3d.inp inputs/moving2d.inp:steps=4 inputs/moving3d.inp:steps=4 tests/decks/skew2d.inp:steps=4" \
+            "inputs/bench2d.inp:bench_repeats=5,bench_cpu=off tests/decks/deep2d.inp:bench_repeats=5,bench_cpu=off inputs/movingbench2d.inp:steps=6,bench_repeats=1,bench_cpu=off" \
+            tools/exp/45-chain-last-tail.patch
+        ;;
     race)
         san=/usr/local/cuda/bin/compute-sanitizer
         nvcc -std=c++17 -arch=sm_90 -I. -lineinfo -diag-suppress=20044 tests/test_teams.cu -o /tmp/test_teams >"$out/race.txt" 2>&1 || exit 1
@@ -234,6 +243,6 @@ for step in "$@"; do
         tar czf "$out/prof.tgz" -C "$out" prof && rm -rf "$out/prof"
         unapply ${PROF_PATCHES:-}
         ;;
-    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, record, strips, race, deep, mem, prof, outside)"; exit 2 ;;
+    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, record, strips, lasttail, race, deep, mem, prof, outside)"; exit 2 ;;
     esac
 done
