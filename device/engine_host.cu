@@ -262,8 +262,6 @@ static size_t step_smem_bytes(const dp_params *p, int tp)
 {
     return (fill_table_bytes(p, tp) + (size_t)tp * dp_cells(p->dim, p->B) * sizeof(float) + 15) & ~(size_t)15;
 }
-/* What a kernel may use without opting in. */
-#define SMEM_DEFAULT_LIMIT ((size_t)48 << 10)
 
 /* refineStep's instance: chain 1 holds the device graph launch of the next step, which hostlaunch's
  * kernel may not hold (the host's launch of a kernel with a device graph launch in its code fails:
@@ -332,11 +330,11 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
     double t_graphs = 0.0, graph_ms = 0.0; /* the graphs' setup, before the timing */
     long long from = frontier; /* the first tile downloaded: 0 when balance added tiles */
     int rc = -1, maxnb = 1, pool_set = 0;
-    int occ = 0, sms = 0, dev = 0, optin = 0, early = d->pdl_trigger_early, tp = 1;
+    int sms = 0, dev = 0, early = d->pdl_trigger_early, tp = 1;
     size_t step_smem = 0, step_static = 0, pool_before = 0;
     const void *step_kernel = NULL, *last_kernel = NULL; /* last_kernel: the last step's (FLAGS 0) */
     size_t last_smem = 0;
-    unsigned grid, grid_last = 0;
+    unsigned grid = 0, grid_last = 0;
     cap_t capinfo;
     dstage_t stage;
     memset(&stage, 0, sizeof stage);
@@ -349,9 +347,8 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     CK(cudaGetDevice(&dev));
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
     /* the tiles per pass: fill_pass_tiles for a block, halved while they and the kernel's static shared
-     * memory pass the default limit (then an opt-in, below, for one tile past it: 3D tiles of 32^3 cells) */
+     * memory pass the default limit (then kernel_wave opts in for one tile past it: 3D tiles of 32^3 cells) */
     {
         cudaFuncAttributes fa; /* the limit holds static and dynamic shared memory together */
         step_kernel = p->fill == DP_FILL_PROLONG ? step_kernel_of<DP_FILL_PROLONG>(chain) : step_kernel_of<DP_FILL_MODEL>(chain);
@@ -361,49 +358,29 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
         while (tp > 1 && step_smem_bytes(p, tp) + step_static > SMEM_DEFAULT_LIMIT) tp /= 2;
         step_smem = step_smem_bytes(p, tp);
     }
-    if (step_smem + step_static > SMEM_DEFAULT_LIMIT) {
-        if (step_smem + step_static > (size_t)optin) {
-            snprintf(err, errlen, "%s: a tile of %d^%d cells needs %zu bytes of shared memory per block, the "
-                     "device allows %d: use a smaller tile_size", who, p->B, p->dim, step_smem + step_static, optin);
-            goto fail;
-        }
-        CK(cudaFuncSetAttribute(step_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)step_smem));
-    }
-    {
-        int occ_flag = 0;
-        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, step_kernel, HOST_THREADS, step_smem));
-        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_flag, flagTiles, HOST_THREADS, 0));
-        if (occ < 1) {
-            snprintf(err, errlen, "%s: refineStep's block of %d threads with %zu bytes of shared memory does not fit "
-                     "on one SM of this device", who, HOST_THREADS, step_smem + step_static);
-            goto fail;
-        }
-        occ = occ_flag < occ ? occ_flag : occ;
-    }
     /* every block resident at once: a group's look-back waits only on groups of running blocks. A
      * chained grid, launched from the device as a graph, gets as many blocks per SM as a host launch
      * (tools/cdp_residency.cu: graph tail launches; measured fire and forget in dpamr's own runs, whose
-     * waves would hang if a block were not resident), so both engines run the same grid */
-    grid = (unsigned)(sms * occ);
+     * waves would hang if a block were not resident), so both engines run the same grid; flagTiles
+     * (the first step's head) runs on it too */
+    {
+        unsigned grid_flag = 0;
+        if (kernel_wave(step_kernel, HOST_THREADS, step_smem, sms, "refineStep", p, &grid, err, errlen) != 0 ||
+            kernel_wave((const void *)flagTiles, HOST_THREADS, 0, sms, "flagTiles", p, &grid_flag, err, errlen) != 0)
+            goto fail;
+        grid = grid_flag < grid ? grid_flag : grid;
+    }
     need.nblocks = grid;
     /* the last step flags nothing: its own instance, without the criterion cells in shared memory (the
        model tables stay), as many blocks as fit on the device at once (one wave: a group's look-back
        waits only on running blocks; in cdp's chain its blocks become resident as the step before's,
        all resident already, end); the scan regions are sized for the larger grid */
     if (nlev > 0) {
-        int occ_last = 0;
         last_kernel = p->fill == DP_FILL_PROLONG ? step_last_kernel_of<DP_FILL_PROLONG>(chain)
                                                  : step_last_kernel_of<DP_FILL_MODEL>(chain);
         last_smem = (fill_table_bytes(p, tp) + 15) & ~(size_t)15;
-        if (last_smem + step_static > SMEM_DEFAULT_LIMIT)
-            CK(cudaFuncSetAttribute(last_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)last_smem));
-        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_last, last_kernel, HOST_THREADS, last_smem));
-        if (occ_last < 1) {
-            snprintf(err, errlen, "%s: the last refineStep's block of %d threads does not fit on one SM of this device",
-                     who, HOST_THREADS);
+        if (kernel_wave(last_kernel, HOST_THREADS, last_smem, sms, "the last refineStep", p, &grid_last, err, errlen) != 0)
             goto fail;
-        }
-        grid_last = (unsigned)(sms * occ_last);
         if (grid_last > grid) need.nblocks = grid_last;
     }
     /* the chain's launches: one per step after the first (each a launch of the step's graph, issued

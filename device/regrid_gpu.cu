@@ -67,8 +67,6 @@
  * instance of its own (FLAGS 0: no flag pass, no criterion cells in shared memory), as refineStep's
  * last step (session 44). */
 #define RG_MINB_LAST 5
-/* What a kernel may use without opting in. */
-#define RG_SMEM_DEFAULT ((size_t)48 << 10)
 
 /* The regrid's counters after ST_COUNT (gpu_common.cuh: launches, failures, overflow) */
 enum { RS_KEPT = ST_COUNT, RS_ADDED, RS_OVF_LEVEL, RS_COUNT };
@@ -567,7 +565,7 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
     g->max_tiles = d->max_tiles;
     g->nroots = m->level_start[1];
     for (int a = 0; a < 3; ++a) g->root[a] = m->root[a];
-    int dev = 0, occ = 0;
+    int dev = 0;
     long long wave_max = 0; /* the larger of the two waves (scan regions, capacity) */
     size_t rg_static = 0;
     const size_t cells = (size_t)mesh_cells(m);
@@ -577,7 +575,7 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
     CK(cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, dev));
     /* regridStep's instance and shared memory: tiles per pass as hostlaunch's refineStep
      * (fill_pass_tiles), halved while they and the kernel's static shared memory pass the default
-     * limit; past it (one tile: 3D, tile_size 32) an opt-in, below; sampleLevel's tables after that */
+     * limit; past it (one tile: 3D, tile_size 32) kernel_wave opts in, below; sampleLevel's tables after that */
     {
         const int pro = p->fill == DP_FILL_PROLONG;
         if (variant == DP_VARIANT_CDP) {
@@ -591,56 +589,34 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
         CK(cudaFuncGetAttributes(&fa, g->step));
         rg_static = fa.sharedSizeBytes;
         g->tp = fill_pass_tiles(p, RG_THREADS);
-        while (g->tp > 1 && rg_step_smem(p, g->tp) + rg_static > RG_SMEM_DEFAULT) g->tp /= 2;
+        while (g->tp > 1 && rg_step_smem(p, g->tp) + rg_static > SMEM_DEFAULT_LIMIT) g->tp /= 2;
         g->smem = rg_step_smem(p, g->tp);
-    }
-    if (g->smem + rg_static > RG_SMEM_DEFAULT) {
-        int optin = 0;
-        cudaFuncAttributes fa;
-        CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-        CK(cudaFuncGetAttributes(&fa, g->step));
-        if (g->smem + fa.sharedSizeBytes > (size_t)optin) {
-            snprintf(err, errlen, "%s regrid: a tile of %d^%d cells needs %zu bytes of shared memory per block, the "
-                     "device allows %d: use a smaller tile_size", deck_variant_name(variant), p->B, p->dim,
-                     g->smem + fa.sharedSizeBytes, optin);
-            goto fail;
-        }
-        CK(cudaFuncSetAttribute(g->step, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem));
     }
     g->tps = 4 * RG_THREADS / (int)cells; /* four cells per thread (FILL_MODEL_CELLS not measured here) */
     g->tps = g->tps < 1 ? 1 : (g->tps > FILL_MAX_TILES ? FILL_MAX_TILES : g->tps);
     /* (the sample is the model whatever the fill: fill_table_bytes is 0 for prolong) */
-    while (g->tps > 1 && (size_t)g->tps * dp_model_table_size(p) * sizeof(double) > RG_SMEM_DEFAULT) g->tps /= 2;
+    while (g->tps > 1 && (size_t)g->tps * dp_model_table_size(p) * sizeof(double) > SMEM_DEFAULT_LIMIT) g->tps /= 2;
     g->smem_sample = (size_t)g->tps * dp_model_table_size(p) * sizeof(double);
-    if (g->smem_sample > RG_SMEM_DEFAULT) {
+    if (g->smem_sample > SMEM_DEFAULT_LIMIT) {
         snprintf(err, errlen, "%s regrid: the model tables of one tile need %zu bytes of shared memory, more than %zu: "
-                 "fewer model objects", deck_variant_name(variant), g->smem_sample, RG_SMEM_DEFAULT);
-        goto fail;
-    }
-    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, g->step, RG_THREADS, g->smem));
-    if (occ < 1) {
-        snprintf(err, errlen, "%s regrid: regridStep's block of %d threads with %zu bytes of shared memory does not "
-                 "fit on one SM of this device", deck_variant_name(variant), RG_THREADS, g->smem + rg_static);
+                 "fewer model objects", deck_variant_name(variant), g->smem_sample, SMEM_DEFAULT_LIMIT);
         goto fail;
     }
     /* every block resident at once (a group's look-back waits only on running blocks); cdp's chained
-       grids, device graph launches, get as many blocks per SM as host launches (tools/cdp_residency.cu) */
-    g->wave = (long long)g->sms * occ;
-    /* the last level's instance: no criterion cells in shared memory (the model tables stay), its own
+       grids, device graph launches, get as many blocks per SM as host launches (tools/cdp_residency.cu).
+       The last level's instance: no criterion cells in shared memory (the model tables stay), its own
        wave (in cdp's chain its blocks become resident as the level before's, all resident, end); the
        scan regions are sized for the larger wave */
     {
-        int occ_last = 0;
+        char what[64];
+        unsigned w = 0, wl = 0;
+        snprintf(what, sizeof what, "%s regrid: regridStep", deck_variant_name(variant));
+        if (kernel_wave(g->step, RG_THREADS, g->smem, g->sms, what, p, &w, err, errlen) != 0) goto fail;
         g->smem_last = (fill_table_bytes(p, g->tp) + 15) & ~(size_t)15;
-        if (g->smem_last + rg_static > RG_SMEM_DEFAULT)
-            CK(cudaFuncSetAttribute(g->step_last, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem_last));
-        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_last, g->step_last, RG_THREADS, g->smem_last));
-        if (occ_last < 1) {
-            snprintf(err, errlen, "%s regrid: the last level's regridStep block of %d threads does not fit on one SM "
-                     "of this device", deck_variant_name(variant), RG_THREADS);
-            goto fail;
-        }
-        g->wave_last = (long long)g->sms * occ_last;
+        snprintf(what, sizeof what, "%s regrid: the last level's regridStep", deck_variant_name(variant));
+        if (kernel_wave(g->step_last, RG_THREADS, g->smem_last, g->sms, what, p, &wl, err, errlen) != 0) goto fail;
+        g->wave = w;
+        g->wave_last = wl;
     }
     wave_max = g->wave_last > g->wave ? g->wave_last : g->wave;
     /* the capacity: max_tiles, else as many tiles as the device holds with the regrid's scratch (two
