@@ -365,9 +365,11 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
      * (the first step's head) runs on it too */
     {
         unsigned grid_flag = 0;
-        if (kernel_wave(step_kernel, HOST_THREADS, step_smem, sms, "refineStep", p, &grid, err, errlen) != 0 ||
-            kernel_wave((const void *)flagTiles, HOST_THREADS, 0, sms, "flagTiles", p, &grid_flag, err, errlen) != 0)
-            goto fail;
+        char what[64];
+        snprintf(what, sizeof what, "%s: refineStep", who);
+        if (kernel_wave(step_kernel, HOST_THREADS, step_smem, sms, what, p, &grid, err, errlen) != 0) goto fail;
+        snprintf(what, sizeof what, "%s: flagTiles", who);
+        if (kernel_wave((const void *)flagTiles, HOST_THREADS, 0, sms, what, p, &grid_flag, err, errlen) != 0) goto fail;
         grid = grid_flag < grid ? grid_flag : grid;
     }
     need.nblocks = grid;
@@ -379,8 +381,9 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
         last_kernel = p->fill == DP_FILL_PROLONG ? step_last_kernel_of<DP_FILL_PROLONG>(chain)
                                                  : step_last_kernel_of<DP_FILL_MODEL>(chain);
         last_smem = (fill_table_bytes(p, tp) + 15) & ~(size_t)15;
-        if (kernel_wave(last_kernel, HOST_THREADS, last_smem, sms, "the last refineStep", p, &grid_last, err, errlen) != 0)
-            goto fail;
+        char what[64];
+        snprintf(what, sizeof what, "%s: the last refineStep", who);
+        if (kernel_wave(last_kernel, HOST_THREADS, last_smem, sms, what, p, &grid_last, err, errlen) != 0) goto fail;
         if (grid_last > grid) need.nblocks = grid_last;
     }
     /* the chain's launches: one per step after the first (each a launch of the step's graph, issued

@@ -347,8 +347,8 @@ static inline int fill_pass_tiles(const dp_params *p, int threads)
  * in, up to the device's opt-in limit. The engines' grids are one wave: a group's look-back waits
  * only on running blocks. 0; -1 with a message naming `what` (and the tile size, the knob a user
  * has) in err when the block does not fit on one SM. */
-static int kernel_wave(const void *kernel, int threads, size_t smem, int sms, const char *what, const dp_params *p,
-                       unsigned *wave, char *err, size_t errlen)
+static inline int kernel_wave(const void *kernel, int threads, size_t smem, int sms, const char *what, const dp_params *p,
+                              unsigned *wave, char *err, size_t errlen)
 {
     int dev = 0, optin = 0, occ = 0;
     cudaFuncAttributes fa;
