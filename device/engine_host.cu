@@ -256,13 +256,6 @@ static double host_need(long long cap, const void *vctx)
            (double)c->pool * DP_POOL_SLOT_BYTES;
 }
 
-/* refineStep's dynamic shared memory for tp tiles per pass: their model tables,
- * then their criterion cells (16-byte multiples). */
-static size_t step_smem_bytes(const dp_params *p, int tp)
-{
-    return (fill_table_bytes(p, tp) + (size_t)tp * dp_cells(p->dim, p->B) * sizeof(float) + 15) & ~(size_t)15;
-}
-
 /* refineStep's instance: chain 1 holds the device graph launch of the next step, which hostlaunch's
  * kernel may not hold (the host's launch of a kernel with a device graph launch in its code fails:
  * regrid_gpu.cu's regridStep) */
@@ -331,7 +324,7 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
     long long from = frontier; /* the first tile downloaded: 0 when balance added tiles */
     int rc = -1, maxnb = 1, pool_set = 0;
     int sms = 0, dev = 0, early = d->pdl_trigger_early, tp = 1;
-    size_t step_smem = 0, step_static = 0, pool_before = 0;
+    size_t step_smem = 0, pool_before = 0;
     const void *step_kernel = NULL, *last_kernel = NULL; /* last_kernel: the last step's (FLAGS 0) */
     size_t last_smem = 0;
     unsigned grid = 0, grid_last = 0;
@@ -347,17 +340,9 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     CK(cudaGetDevice(&dev));
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    /* the tiles per pass: fill_pass_tiles for a block, halved while they and the kernel's static shared
-     * memory pass the default limit (then kernel_wave opts in for one tile past it: 3D tiles of 32^3 cells) */
-    {
-        cudaFuncAttributes fa; /* the limit holds static and dynamic shared memory together */
-        step_kernel = p->fill == DP_FILL_PROLONG ? step_kernel_of<DP_FILL_PROLONG>(chain) : step_kernel_of<DP_FILL_MODEL>(chain);
-        CK(cudaFuncGetAttributes(&fa, step_kernel));
-        step_static = fa.sharedSizeBytes;
-        tp = fill_pass_tiles(p, HOST_THREADS);
-        while (tp > 1 && step_smem_bytes(p, tp) + step_static > SMEM_DEFAULT_LIMIT) tp /= 2;
-        step_smem = step_smem_bytes(p, tp);
-    }
+    /* the tiles per pass (step_pass_tiles: within the default limit, one tile past it opts in) */
+    step_kernel = p->fill == DP_FILL_PROLONG ? step_kernel_of<DP_FILL_PROLONG>(chain) : step_kernel_of<DP_FILL_MODEL>(chain);
+    CK(step_pass_tiles(step_kernel, p, HOST_THREADS, &tp, &step_smem));
     /* every block resident at once: a group's look-back waits only on groups of running blocks. A
      * chained grid, launched from the device as a graph, gets as many blocks per SM as a host launch
      * (tools/cdp_residency.cu: graph tail launches; measured fire and forget in dpamr's own runs, whose
@@ -380,7 +365,7 @@ static int refine_steps(const deck_t *d, mesh_t *m, refine_report_t *r, int chai
     if (nlev > 0) {
         last_kernel = p->fill == DP_FILL_PROLONG ? step_last_kernel_of<DP_FILL_PROLONG>(chain)
                                                  : step_last_kernel_of<DP_FILL_MODEL>(chain);
-        last_smem = (fill_table_bytes(p, tp) + 15) & ~(size_t)15;
+        last_smem = step_pass_smem(p, tp, 0);
         char what[64];
         snprintf(what, sizeof what, "%s: the last refineStep", who);
         if (kernel_wave(last_kernel, HOST_THREADS, last_smem, sms, what, p, &grid_last, err, errlen) != 0) goto fail;

@@ -339,43 +339,6 @@ static inline int fill_pass_tiles(const dp_params *p, int threads)
     return tp < 1 ? 1 : (tp > FILL_MAX_TILES ? FILL_MAX_TILES : tp);
 }
 
-/* What a kernel may use without opting in (static and dynamic shared memory together). */
-#define SMEM_DEFAULT_LIMIT ((size_t)48 << 10)
-
-/* One wave of `kernel`: how many of its blocks (`threads` threads, `smem` bytes of dynamic shared
- * memory) are resident on the device's `sms` SMs at once, in *wave. Past SMEM_DEFAULT_LIMIT it opts
- * in, up to the device's opt-in limit. The engines' grids are one wave: a group's look-back waits
- * only on running blocks. 0; -1 with a message naming `what` (and the tile size, the knob a user
- * has) in err when the block does not fit on one SM. */
-static inline int kernel_wave(const void *kernel, int threads, size_t smem, int sms, const char *what, const dp_params *p,
-                              unsigned *wave, char *err, size_t errlen)
-{
-    int dev = 0, optin = 0, occ = 0;
-    cudaFuncAttributes fa;
-    CK(cudaFuncGetAttributes(&fa, kernel));
-    if (smem + fa.sharedSizeBytes > SMEM_DEFAULT_LIMIT) {
-        CK(cudaGetDevice(&dev));
-        CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-        if (smem + fa.sharedSizeBytes > (size_t)optin) {
-            snprintf(err, errlen, "%s: a block (tiles of %d^%d cells) needs %zu bytes of shared memory, the device "
-                     "allows %d: use a smaller tile_size", what, p->B, p->dim, smem + fa.sharedSizeBytes, optin);
-            return -1;
-        }
-        CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    }
-    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kernel, threads, smem));
-    if (occ < 1) {
-        snprintf(err, errlen, "%s: a block of %d threads with %zu bytes of shared memory (tiles of %d^%d cells) does "
-                 "not fit on one SM of this device: use a smaller tile_size", what, threads, smem + fa.sharedSizeBytes,
-                 p->B, p->dim);
-        return -1;
-    }
-    *wave = (unsigned)(sms * occ);
-    return 0;
-fail:
-    return -1;
-}
-
 /* Bytes of model tables block_fill_tiles needs for `tiles` tables (0 for fill = prolong). */
 static inline size_t fill_table_bytes(const dp_params *p, int tiles)
 {
@@ -446,6 +409,66 @@ static inline int tile_threads(int dim, int B)
 
 /* ---- host helpers: the tile store (tile_store.cu), its sort (tile_sort.cu), launches and the
  * timeline (launch.cu), the device and its parameters (gpu_device.cu) ----------------------------- */
+
+/* What a kernel may use without opting in (static and dynamic shared memory together). */
+#define SMEM_DEFAULT_LIMIT ((size_t)48 << 10)
+
+/* One wave of `kernel`: how many of its blocks (`threads` threads, `smem` bytes of dynamic shared
+ * memory) are resident on the device's `sms` SMs at once, in *wave. Past SMEM_DEFAULT_LIMIT it opts
+ * in, up to the device's opt-in limit. The engines' grids are one wave: a group's look-back waits
+ * only on running blocks. 0; -1 with a message naming `what` (and the tile size, the knob a user
+ * has) in err when the block does not fit on one SM. */
+static inline int kernel_wave(const void *kernel, int threads, size_t smem, int sms, const char *what, const dp_params *p,
+                              unsigned *wave, char *err, size_t errlen)
+{
+    int dev = 0, optin = 0, occ = 0;
+    cudaFuncAttributes fa;
+    CK(cudaFuncGetAttributes(&fa, kernel));
+    if (smem + fa.sharedSizeBytes > SMEM_DEFAULT_LIMIT) {
+        CK(cudaGetDevice(&dev));
+        CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+        if (smem + fa.sharedSizeBytes > (size_t)optin) {
+            snprintf(err, errlen, "%s: a block (tiles of %d^%d cells) needs %zu bytes of shared memory, the device "
+                     "allows %d: use a smaller tile_size", what, p->B, p->dim, smem + fa.sharedSizeBytes, optin);
+            return -1;
+        }
+        CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    }
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kernel, threads, smem));
+    if (occ < 1) {
+        snprintf(err, errlen, "%s: a block of %d threads with %zu bytes of shared memory (tiles of %d^%d cells) does "
+                 "not fit on one SM of this device: use a smaller tile_size", what, threads, smem + fa.sharedSizeBytes,
+                 p->B, p->dim);
+        return -1;
+    }
+    *wave = (unsigned)(sms * occ);
+    return 0;
+fail:
+    return -1;
+}
+
+/* Dynamic shared memory of a step's pass of tp tiles (refineStep, regridStep) in 16-byte multiples:
+ * their model tables, then (flags: the instances that flag the children) their criterion cells. */
+static inline size_t step_pass_smem(const dp_params *p, int tp, int flags)
+{
+    const size_t crit = flags ? (size_t)tp * dp_cells(p->dim, p->B) * sizeof(float) : 0;
+    return (fill_table_bytes(p, tp) + crit + 15) & ~(size_t)15;
+}
+
+/* A step kernel's tiles per pass, in *tp: fill_pass_tiles for a block of `threads`, halved while the
+ * pass's dynamic shared memory (step_pass_smem, in *smem) and the kernel's static shared memory pass
+ * SMEM_DEFAULT_LIMIT; one tile past it opts in (kernel_wave: 3D, tile_size 32). */
+static inline cudaError_t step_pass_tiles(const void *kernel, const dp_params *p, int threads, int *tp, size_t *smem)
+{
+    cudaFuncAttributes fa;
+    const cudaError_t e = cudaFuncGetAttributes(&fa, kernel);
+    if (e != cudaSuccess) return e;
+    int t = fill_pass_tiles(p, threads);
+    while (t > 1 && step_pass_smem(p, t, 1) + fa.sharedSizeBytes > SMEM_DEFAULT_LIMIT) t /= 2;
+    *tp = t;
+    *smem = step_pass_smem(p, t, 1);
+    return cudaSuccess;
+}
 
 /** An empty tile store (no allocations): what dmesh_destroy leaves and dmesh_create starts from. */
 static inline void dmesh_zero(dmesh_t *M) { memset(M, 0, sizeof *M); }

@@ -457,12 +457,6 @@ static int rg_chain_set(gpu_regrid *g, rg_t *R, cudaError_t *e)
     return g->cg_last = c;
 }
 
-/* regridStep's dynamic shared memory at tp tiles per pass (16-byte multiples). */
-static size_t rg_step_smem(const dp_params *p, int tp)
-{
-    return (fill_table_bytes(p, tp) + (size_t)tp * dp_cells(p->dim, p->B) * sizeof(float) + 15) & ~(size_t)15;
-}
-
 /* The scan regions of the levels 0..max_level-1 at capacity cap for grids of at most `wave` blocks:
  * a level holds at most cap tiles, so at most max(RG_GROUPS_PER_BLOCK wave, ceil(cap / RG_THREADS))
  * groups, and no more than cap. Returns their bytes (S filled when not NULL), -1 past 2^31 groups. */
@@ -567,15 +561,14 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
     for (int a = 0; a < 3; ++a) g->root[a] = m->root[a];
     int dev = 0;
     long long wave_max = 0; /* the larger of the two waves (scan regions, capacity) */
-    size_t rg_static = 0;
     const size_t cells = (size_t)mesh_cells(m);
     CK(cudaStreamCreateWithFlags(&g->s, cudaStreamNonBlocking));
     for (int i = 0; i < 6; ++i) CK(cudaEventCreate(&g->ev[i]));
     CK(cudaGetDevice(&dev));
     CK(cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, dev));
-    /* regridStep's instance and shared memory: tiles per pass as hostlaunch's refineStep
-     * (fill_pass_tiles), halved while they and the kernel's static shared memory pass the default
-     * limit; past it (one tile: 3D, tile_size 32) kernel_wave opts in, below; sampleLevel's tables after that */
+    /* regridStep's instance and its tiles per pass, picked as hostlaunch's refineStep's
+     * (step_pass_tiles; kernel_wave opts in below where one tile passes the default limit);
+     * sampleLevel's tables after that */
     {
         const int pro = p->fill == DP_FILL_PROLONG;
         if (variant == DP_VARIANT_CDP) {
@@ -585,12 +578,7 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
             g->step = pro ? (const void *)regridStep<DP_FILL_PROLONG, 0> : (const void *)regridStep<DP_FILL_MODEL, 0>;
             g->step_last = pro ? (const void *)regridStep<DP_FILL_PROLONG, 0, 0> : (const void *)regridStep<DP_FILL_MODEL, 0, 0>;
         }
-        cudaFuncAttributes fa; /* the limit holds static and dynamic shared memory together */
-        CK(cudaFuncGetAttributes(&fa, g->step));
-        rg_static = fa.sharedSizeBytes;
-        g->tp = fill_pass_tiles(p, RG_THREADS);
-        while (g->tp > 1 && rg_step_smem(p, g->tp) + rg_static > SMEM_DEFAULT_LIMIT) g->tp /= 2;
-        g->smem = rg_step_smem(p, g->tp);
+        CK(step_pass_tiles(g->step, p, RG_THREADS, &g->tp, &g->smem));
     }
     g->tps = 4 * RG_THREADS / (int)cells; /* four cells per thread (FILL_MODEL_CELLS not measured here) */
     g->tps = g->tps < 1 ? 1 : (g->tps > FILL_MAX_TILES ? FILL_MAX_TILES : g->tps);
@@ -612,7 +600,7 @@ extern "C" int gpu_regrid_open(int variant, const deck_t *d, const mesh_t *m, gp
         unsigned w = 0, wl = 0;
         snprintf(what, sizeof what, "%s regrid: regridStep", deck_variant_name(variant));
         if (kernel_wave(g->step, RG_THREADS, g->smem, g->sms, what, p, &w, err, errlen) != 0) goto fail;
-        g->smem_last = (fill_table_bytes(p, g->tp) + 15) & ~(size_t)15;
+        g->smem_last = step_pass_smem(p, g->tp, 0);
         snprintf(what, sizeof what, "%s regrid: the last level's regridStep", deck_variant_name(variant));
         if (kernel_wave(g->step_last, RG_THREADS, g->smem_last, g->sms, what, p, &wl, err, errlen) != 0) goto fail;
         g->wave = w;

@@ -21,11 +21,6 @@
 #          $OUT/early (quick.txt, table.txt, logs.tgz; about 130-200 s)
 #   record the figures of record (README "Now"): this tree against base/roots-copies-nested-chain.diff, quick_ab's
 #          default gates and decks: $OUT/rec (quick.txt, table.txt, logs.tgz; at most RECORD_LIMIT, default 260 s)
-#   strips patch 44 (sessions 45 and 46): the GPU's flag pass by strips of 4 columns x 4 rows (dp_strip_flags:
-#          each row loaded once, each jump inside a strip once, no per-cell maximum; since session 46 a lane's
-#          walk starts at the row dp_strip_rot names, so a quarter warp's 16-byte loads fall on different
-#          banks), quick_ab against the tree on bench2d, bench3d and movingbench2d, every fill and moving
-#          deck a gate: $OUT/fs (quick.txt, table.txt, logs.tgz; at most STRIPS_LIMIT, default 300 s)
 #   race   test_teams -s under compute-sanitizer racecheck, synccheck and memcheck, each under its own
 #          limit (RACE_LIMIT, default 150 s), a line per configuration as it ends and the time each tool
 #          took: $OUT/race.txt (session 37: gpu_racecheck did not finish; slow, or a hang under the tool?)
@@ -43,7 +38,7 @@
 #   prof   Nsight Compute on hostlaunch refineSteps with the SASS source page (gpu_profile.sh SOURCE=1):
 #          PROF_DECK (default bench3d), one launch per entry of PROF_SKIPS (default 5: bench3d's finest;
 #          refineStep k makes level k + 1), with whatever patches PROF_PATCHES names applied
-# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, strips 3, race 1, deep 1, mem 1, prof 1,
+# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, race 1, deep 1, mem 1, prof 1,
 # outside 1 (tarballs).
 # The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh launch
 set -uo pipefail
@@ -169,11 +164,6 @@ for step in "$@"; do
         OUT=$out/rec DPAMR_COMMIT=$c A_DIFF=tools/exp/base/roots-copies-nested-chain.diff timeout "${RECORD_LIMIT:-260}" \
             bash tools/exp/quick_ab.sh none
         ;;
-    strips)
-        patch_ab fs "${STRIPS_LIMIT:-300}" "inputs/default.inp tests/decks/deep2d.inp tests/decks/deep3d.inp tests/decks/objects16.inp inputs/blob3d.inp inputs/moving2d.inp:steps=4 inputs/moving3d.inp:steps=4 tests/decks/skew2d.inp:steps=4 inputs/moving2d.inp:steps=4,balance=2:1" \
-            "inputs/bench2d.inp:bench_repeats=5,bench_cpu=off inputs/bench3d.inp:bench_repeats=5,bench_cpu=off inputs/movingbench2d.inp:steps=6,bench_repeats=1,bench_cpu=off" \
-            tools/exp/44-flag-strips.patch
-        ;;
     race)
         san=/usr/local/cuda/bin/compute-sanitizer
         nvcc -std=c++17 -arch=sm_90 -I. -lineinfo -diag-suppress=20044 tests/test_teams.cu -o /tmp/test_teams >"$out/race.txt" 2>&1 || exit 1
@@ -235,6 +225,6 @@ for step in "$@"; do
         tar czf "$out/prof.tgz" -C "$out" prof && rm -rf "$out/prof"
         unapply ${PROF_PATCHES:-}
         ;;
-    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, record, strips, race, deep, mem, prof, outside)"; exit 2 ;;
+    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, record, race, deep, mem, prof, outside)"; exit 2 ;;
     esac
 done
