@@ -21,6 +21,11 @@
 #          $OUT/early (quick.txt, table.txt, logs.tgz; about 130-200 s)
 #   record the figures of record (README "Now"): this tree against base/roots-copies-nested-chain.diff, quick_ab's
 #          default gates and decks: $OUT/rec (quick.txt, table.txt, logs.tgz; at most RECORD_LIMIT, default 260 s)
+#   twice  where a flagged level's time goes (issue 12): quick_ab of this tree + 47-diag-flag-twice.patch (each flag pass
+#          run a second time, the same flags written: a level grows by what its flags cost; ptxas: no spills added)
+#          into $OUT/fl2, then + 48-diag-fill-twice.patch (each fill pass a second time: what the fill costs, every
+#          level; ptxas: it adds 8-60 bytes of spills to some instances, so an upper bound) into $OUT/fi2; gates
+#          default and deep2d, decks bench2d and bench3d (TWICE_LIMIT each, default 170 s)
 #   race   test_teams -s under compute-sanitizer racecheck, synccheck and memcheck, each under its own
 #          limit (RACE_LIMIT, default 150 s), a line per configuration as it ends and the time each tool
 #          took: $OUT/race.txt (session 37: gpu_racecheck did not finish; slow, or a hang under the tool?)
@@ -38,7 +43,7 @@
 #   prof   Nsight Compute on hostlaunch refineSteps with the SASS source page (gpu_profile.sh SOURCE=1):
 #          PROF_DECK (default bench3d), one launch per entry of PROF_SKIPS (default 5: bench3d's finest;
 #          refineStep k makes level k + 1), with whatever patches PROF_PATCHES names applied
-# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, race 1, deep 1, mem 1, prof 1,
+# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, twice 6, race 1, deep 1, mem 1, prof 1,
 # outside 1 (tarballs).
 # The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh launch
 set -uo pipefail
@@ -164,6 +169,15 @@ for step in "$@"; do
         OUT=$out/rec DPAMR_COMMIT=$c A_DIFF=tools/exp/base/roots-copies-nested-chain.diff timeout "${RECORD_LIMIT:-260}" \
             bash tools/exp/quick_ab.sh none
         ;;
+    twice)
+        k=0 # the second keeps the first's A build (quick_ab's QA_KEEP_A)
+        for pt in fl2:47-diag-flag-twice fi2:48-diag-fill-twice; do
+            QA_KEEP_A=$k patch_ab "${pt%%:*}" "${TWICE_LIMIT:-170}" "inputs/default.inp tests/decks/deep2d.inp" \
+                "inputs/bench2d.inp:bench_repeats=5,bench_cpu=off inputs/bench3d.inp:bench_repeats=5,bench_cpu=off" \
+                "tools/exp/${pt#*:}.patch"
+            k=1
+        done
+        ;;
     race)
         san=/usr/local/cuda/bin/compute-sanitizer
         nvcc -std=c++17 -arch=sm_90 -I. -lineinfo -diag-suppress=20044 tests/test_teams.cu -o /tmp/test_teams >"$out/race.txt" 2>&1 || exit 1
@@ -225,6 +239,6 @@ for step in "$@"; do
         tar czf "$out/prof.tgz" -C "$out" prof && rm -rf "$out/prof"
         unapply ${PROF_PATCHES:-}
         ;;
-    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, record, race, deep, mem, prof, outside)"; exit 2 ;;
+    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, record, twice, race, deep, mem, prof, outside)"; exit 2 ;;
     esac
 done
