@@ -26,6 +26,11 @@
 #          into $OUT/fl2, then + 48-diag-fill-twice.patch (each fill pass a second time: what the fill costs, every
 #          level; ptxas: it adds 8-60 bytes of spills to some instances, so an upper bound) into $OUT/fi2; gates
 #          default and deep2d, decks bench2d and bench3d (TWICE_LIMIT each, default 170 s)
+#   uniform patch 49 (session 47): the model's objects skipped per tile where their shape is one value over the
+#          whole tile (dp_model_tile_uniform, exact; the segments add the object's term once instead of
+#          its shape and term per cell), quick_ab against the tree on bench3d, movingbench2d (gaussians
+#          only: the cost of the test alone) and bench2d, the model decks as gates: $OUT/uni (quick.txt,
+#          table.txt, logs.tgz; at most UNIFORM_LIMIT, default 300 s)
 #   race   test_teams -s under compute-sanitizer racecheck, synccheck and memcheck, each under its own
 #          limit (RACE_LIMIT, default 150 s), a line per configuration as it ends and the time each tool
 #          took: $OUT/race.txt (session 37: gpu_racecheck did not finish; slow, or a hang under the tool?)
@@ -43,7 +48,7 @@
 #   prof   Nsight Compute on hostlaunch refineSteps with the SASS source page (gpu_profile.sh SOURCE=1):
 #          PROF_DECK (default bench3d), one launch per entry of PROF_SKIPS (default 5: bench3d's finest;
 #          refineStep k makes level k + 1), with whatever patches PROF_PATCHES names applied
-# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, twice 6, race 1, deep 1, mem 1, prof 1,
+# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, twice 6, uniform 3, race 1, deep 1, mem 1, prof 1,
 # outside 1 (tarballs).
 # The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh launch
 set -uo pipefail
@@ -178,6 +183,11 @@ for step in "$@"; do
             k=1
         done
         ;;
+    uniform)
+        patch_ab uni "${UNIFORM_LIMIT:-300}" "inputs/default.inp tests/decks/deep3d.inp tests/decks/objects16.inp tests/decks/objects11.inp inputs/blob3d.inp inputs/sphere3d.inp inputs/moving3d.inp:steps=4 tests/decks/skew2d.inp:steps=4" \
+            "inputs/bench3d.inp:bench_repeats=5,bench_cpu=off inputs/movingbench2d.inp:steps=6,bench_repeats=1,bench_cpu=off inputs/bench2d.inp:bench_repeats=5,bench_cpu=off" \
+            tools/exp/49-model-tile-uniform.patch
+        ;;
     race)
         san=/usr/local/cuda/bin/compute-sanitizer
         nvcc -std=c++17 -arch=sm_90 -I. -lineinfo -diag-suppress=20044 tests/test_teams.cu -o /tmp/test_teams >"$out/race.txt" 2>&1 || exit 1
@@ -239,6 +249,6 @@ for step in "$@"; do
         tar czf "$out/prof.tgz" -C "$out" prof && rm -rf "$out/prof"
         unapply ${PROF_PATCHES:-}
         ;;
-    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, record, twice, race, deep, mem, prof, outside)"; exit 2 ;;
+    *) echo "next.sh: unknown step $step (steps, label, small, launch, resid, early, record, twice, uniform, race, deep, mem, prof, outside)"; exit 2 ;;
     esac
 done
