@@ -30,7 +30,9 @@
 #          whole tile (dp_model_tile_uniform, exact; the segments add the object's term once instead of
 #          its shape and term per cell), quick_ab against the tree on bench3d, movingbench2d (gaussians
 #          only: the cost of the test alone) and bench2d, the model decks as gates: $OUT/uni (quick.txt,
-#          table.txt, logs.tgz; at most UNIFORM_LIMIT, default 300 s)
+#          table.txt, logs.tgz; at most UNIFORM_LIMIT, default 270 s); then 49 + 50 (the GPU's segments fold
+#          only the tile's leading objects of one shape into their start value: no branch in the loop,
+#          no spills added to refineStep) the same way into $OUT/lead, keeping A's build
 #   race   test_teams -s under compute-sanitizer racecheck, synccheck and memcheck, each under its own
 #          limit (RACE_LIMIT, default 150 s), a line per configuration as it ends and the time each tool
 #          took: $OUT/race.txt (session 37: gpu_racecheck did not finish; slow, or a hang under the tool?)
@@ -48,7 +50,7 @@
 #   prof   Nsight Compute on hostlaunch refineSteps with the SASS source page (gpu_profile.sh SOURCE=1):
 #          PROF_DECK (default bench3d), one launch per entry of PROF_SKIPS (default 5: bench3d's finest;
 #          refineStep k makes level k + 1), with whatever patches PROF_PATCHES names applied
-# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, twice 6, uniform 3, race 1, deep 1, mem 1, prof 1,
+# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, twice 6, uniform 6, race 1, deep 1, mem 1, prof 1,
 # outside 1 (tarballs).
 # The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh launch
 set -uo pipefail
@@ -184,9 +186,13 @@ for step in "$@"; do
         done
         ;;
     uniform)
-        patch_ab uni "${UNIFORM_LIMIT:-300}" "inputs/default.inp tests/decks/deep3d.inp tests/decks/objects16.inp tests/decks/objects11.inp inputs/blob3d.inp inputs/sphere3d.inp inputs/moving3d.inp:steps=4 tests/decks/skew2d.inp:steps=4" \
-            "inputs/bench3d.inp:bench_repeats=5,bench_cpu=off inputs/movingbench2d.inp:steps=6,bench_repeats=1,bench_cpu=off inputs/bench2d.inp:bench_repeats=5,bench_cpu=off" \
-            tools/exp/49-model-tile-uniform.patch
+        g="inputs/default.inp tests/decks/deep3d.inp tests/decks/objects16.inp tests/decks/objects11.inp inputs/blob3d.inp"
+        g="$g inputs/sphere3d.inp inputs/moving3d.inp:steps=4 tests/decks/skew2d.inp:steps=4"
+        k="inputs/bench3d.inp:bench_repeats=5,bench_cpu=off inputs/movingbench2d.inp:steps=6,bench_repeats=1,bench_cpu=off"
+        k="$k inputs/bench2d.inp:bench_repeats=5,bench_cpu=off"
+        QA_KEEP_A=0 patch_ab uni "${UNIFORM_LIMIT:-270}" "$g" "$k" tools/exp/49-model-tile-uniform.patch
+        QA_KEEP_A=1 patch_ab lead "${UNIFORM_LIMIT:-270}" "$g" "$k" tools/exp/49-model-tile-uniform.patch \
+            tools/exp/50-model-lead-uniform.patch
         ;;
     race)
         san=/usr/local/cuda/bin/compute-sanitizer
