@@ -30,9 +30,9 @@
 #          whole tile (dp_model_tile_uniform, exact; the segments add the object's term once instead of
 #          its shape and term per cell), quick_ab against the tree on bench3d, movingbench2d (gaussians
 #          only: the cost of the test alone) and bench2d, the model decks as gates: $OUT/uni (quick.txt,
-#          table.txt, logs.tgz; at most UNIFORM_LIMIT, default 270 s); then 49 + 50 (the GPU's segments fold
-#          only the tile's leading objects of one shape into their start value: no branch in the loop,
-#          no spills added to refineStep) the same way into $OUT/lead, keeping A's build
+#          table.txt, logs.tgz; at most UNIFORM_LIMIT, default 270 s); then 51 alone (session 48: a box's
+#          shape tested axis by axis, the row's y and z part once per segment) the same way into $OUT/box,
+#          keeping A's build (UNIFORM_NAME=lead UNIFORM_PATCHES="tools/exp/49-... tools/exp/50-...": 49 + 50)
 #   race   test_teams -s under compute-sanitizer racecheck, synccheck and memcheck, each under its own
 #          limit (RACE_LIMIT, default 150 s), a line per configuration as it ends and the time each tool
 #          took: $OUT/race.txt (session 37: gpu_racecheck did not finish; slow, or a hang under the tool?)
@@ -191,8 +191,9 @@ for step in "$@"; do
         k="inputs/bench3d.inp:bench_repeats=5,bench_cpu=off inputs/movingbench2d.inp:steps=6,bench_repeats=1,bench_cpu=off"
         k="$k inputs/bench2d.inp:bench_repeats=5,bench_cpu=off"
         QA_KEEP_A=0 patch_ab uni "${UNIFORM_LIMIT:-270}" "$g" "$k" tools/exp/49-model-tile-uniform.patch
-        QA_KEEP_A=1 patch_ab lead "${UNIFORM_LIMIT:-270}" "$g" "$k" tools/exp/49-model-tile-uniform.patch \
-            tools/exp/50-model-lead-uniform.patch
+        # then UNIFORM_PATCHES (default 51 alone: the box's test by axis) against the same A into $OUT/UNIFORM_NAME
+        QA_KEEP_A=1 patch_ab "${UNIFORM_NAME:-box}" "${UNIFORM_LIMIT:-270}" "$g" "$k" \
+            ${UNIFORM_PATCHES:-tools/exp/51-box-axis-test.patch}
         ;;
     race)
         san=/usr/local/cuda/bin/compute-sanitizer
