@@ -99,6 +99,12 @@ for h, r in rows.items():
     print("%-22s %3d " % (h, len(r)) + " ".join("%11.2f" % st.median(x[k] for x in r) for k in keys))
 PY
 }
+# the model fill's A/Bs (uniform): gates against cpu (model decks, and default), then bench3d (the model's
+# arithmetic), movingbench2d (gaussians only) and bench2d (prolong: the model only on its first level)
+model_gates="inputs/default.inp tests/decks/deep3d.inp tests/decks/objects16.inp tests/decks/objects11.inp inputs/blob3d.inp"
+model_gates="$model_gates inputs/sphere3d.inp inputs/moving3d.inp:steps=4 tests/decks/skew2d.inp:steps=4"
+model_decks="inputs/bench3d.inp:bench_repeats=5,bench_cpu=off inputs/movingbench2d.inp:steps=6,bench_repeats=1,bench_cpu=off"
+model_decks="$model_decks inputs/bench2d.inp:bench_repeats=5,bench_cpu=off"
 for step in "$@"; do
     case $step in
     steps)
@@ -186,13 +192,9 @@ for step in "$@"; do
         done
         ;;
     uniform)
-        g="inputs/default.inp tests/decks/deep3d.inp tests/decks/objects16.inp tests/decks/objects11.inp inputs/blob3d.inp"
-        g="$g inputs/sphere3d.inp inputs/moving3d.inp:steps=4 tests/decks/skew2d.inp:steps=4"
-        k="inputs/bench3d.inp:bench_repeats=5,bench_cpu=off inputs/movingbench2d.inp:steps=6,bench_repeats=1,bench_cpu=off"
-        k="$k inputs/bench2d.inp:bench_repeats=5,bench_cpu=off"
-        QA_KEEP_A=0 patch_ab uni "${UNIFORM_LIMIT:-270}" "$g" "$k" tools/exp/49-model-tile-uniform.patch
+        QA_KEEP_A=0 patch_ab uni "${UNIFORM_LIMIT:-270}" "$model_gates" "$model_decks" tools/exp/49-model-tile-uniform.patch
         # then UNIFORM_PATCHES (default 51 alone: the box's test by axis) against the same A into $OUT/UNIFORM_NAME
-        QA_KEEP_A=1 patch_ab "${UNIFORM_NAME:-box}" "${UNIFORM_LIMIT:-270}" "$g" "$k" \
+        QA_KEEP_A=1 patch_ab "${UNIFORM_NAME:-box}" "${UNIFORM_LIMIT:-270}" "$model_gates" "$model_decks" \
             ${UNIFORM_PATCHES:-tools/exp/51-box-axis-test.patch}
         ;;
     race)
