@@ -32,7 +32,7 @@
 #          only: the cost of the test alone) and bench2d, the model decks as gates: $OUT/uni (quick.txt,
 #          table.txt, logs.tgz; at most UNIFORM_LIMIT, default 270 s); then 51 alone (session 48: a box's
 #          shape tested axis by axis, the row's y and z part once per segment) the same way into $OUT/box,
-#          keeping A's build (UNIFORM_NAME=lead UNIFORM_PATCHES="tools/exp/49-... tools/exp/50-...": 49 + 50)
+#          keeping A's build; UNIFORM_49=0 runs the second alone (UNIFORM_NAME=lead UNIFORM_PATCHES="tools/exp/49-... tools/exp/50-...": 49 + 50)
 #   race   test_teams -s under compute-sanitizer racecheck, synccheck and memcheck, each under its own
 #          limit (RACE_LIMIT, default 150 s), a line per configuration as it ends and the time each tool
 #          took: $OUT/race.txt (session 37: gpu_racecheck did not finish; slow, or a hang under the tool?)
@@ -192,9 +192,14 @@ for step in "$@"; do
         done
         ;;
     uniform)
-        QA_KEEP_A=0 patch_ab uni "${UNIFORM_LIMIT:-270}" "$model_gates" "$model_decks" tools/exp/49-model-tile-uniform.patch
+        # UNIFORM_49=0 skips 49 (a call that also runs record has room for one A/B only)
+        k=0
+        if [ "${UNIFORM_49:-1}" = 1 ]; then
+            patch_ab uni "${UNIFORM_LIMIT:-270}" "$model_gates" "$model_decks" tools/exp/49-model-tile-uniform.patch
+            k=1
+        fi
         # then UNIFORM_PATCHES (default 51 alone: the box's test by axis) against the same A into $OUT/UNIFORM_NAME
-        QA_KEEP_A=1 patch_ab "${UNIFORM_NAME:-box}" "${UNIFORM_LIMIT:-270}" "$model_gates" "$model_decks" \
+        QA_KEEP_A=$k patch_ab "${UNIFORM_NAME:-box}" "${UNIFORM_LIMIT:-270}" "$model_gates" "$model_decks" \
             ${UNIFORM_PATCHES:-tools/exp/51-box-axis-test.patch}
         ;;
     race)
