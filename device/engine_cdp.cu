@@ -13,12 +13,13 @@
  *   level  one grid per level: hostlaunch's level step (refineStep, engine_host.cu: groups of
  *          parents, a single-pass scan over the level by CUB's decoupled look-back, so children land
  *          in canonical order with no sort, their cells filled and flagged in shared memory), in
- *          hostlaunch's blocks (256 threads, STEP_MINB per SM, the grid one wave). The group
- *          that finishes a level's scan knows its child count and, when there are children,
- *          launches the next level's grid from the device: the step is a one-node graph relaunched
- *          by a device graph launch (cudaStreamGraphTailLaunch: it runs once every block of this
- *          grid has finished), every grid a wave of blocks. refine_cdp_level; this file holds tile
- *          and group.
+ *          hostlaunch's blocks (256 threads, STEP_MINB per SM, the grid one wave). Every step is
+ *          a one-node graph instantiated for device launch; the last block of a step to start,
+ *          after its wait, launches the next step's graph (step_chain, level_scan.cuh: a fire-
+ *          and-forget sibling launch) when its level has tiles, and the next step's blocks wait
+ *          until every block of this one has finished, as PDL's cudaGridDependencySynchronize
+ *          would; every grid a wave of blocks. refine_cdp_level (engine_host.cu); this file holds
+ *          tile and group.
  *
  * tile and group reserve child slots with an atomic counter: subtrees grow concurrently, levels
  * interleave, and the host sorts the new tiles to canonical order afterwards (dmesh_sort). That
@@ -29,8 +30,9 @@
  * that would have held it. The host turns either into an error naming the size that would hold it.
  *
  * PDL: the device runtime has no launch attributes, so device-side launches cannot use PDL. The
- * host-launched part uses launch_pdl: the sort's passes (and the level grain's flagTiles; its first
- * step is a host launch of the chain's graph, without a PDL edge).
+ * host-launched kernels of tile and group use it (the first refineTile grid and the sort's passes);
+ * the level grain's start (initLevelScans, flagTiles, step 0) is one graph with plain edges, so the
+ * pdl bit does not change it.
  */
 #include <cub/block/block_scan.cuh>
 #include <nvtx3/nvToolsExt.h>
