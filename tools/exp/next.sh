@@ -26,13 +26,11 @@
 #          into $OUT/fl2, then + 48-diag-fill-twice.patch (each fill pass a second time: what the fill costs, every
 #          level; ptxas: it adds 8-60 bytes of spills to some instances, so an upper bound) into $OUT/fi2; gates
 #          default and deep2d, decks bench2d and bench3d (TWICE_LIMIT each, default 170 s)
-#   uniform patch 49 (session 47): the model's objects skipped per tile where their shape is one value over the
-#          whole tile (dp_model_tile_uniform, exact; the segments add the object's term once instead of
-#          its shape and term per cell), quick_ab against the tree on bench3d, movingbench2d (gaussians
-#          only: the cost of the test alone) and bench2d, the model decks as gates: $OUT/uni (quick.txt,
-#          table.txt, logs.tgz; at most UNIFORM_LIMIT, default 270 s); then 51 alone (session 48: a box's
-#          shape tested axis by axis, the row's y and z part once per segment) the same way into $OUT/box,
-#          keeping A's build; UNIFORM_49=0 runs the second alone (UNIFORM_NAME=lead UNIFORM_PATCHES="tools/exp/49-... tools/exp/50-...": 49 + 50)
+#   uniform UNIFORM_PATCHES (default 51: a box's shape tested axis by axis, the row's y and z part once per
+#          segment) against this tree, quick_ab on bench3d, movingbench2d (gaussians only) and bench2d, the
+#          model decks as gates against cpu: $OUT/${UNIFORM_NAME:-box} (quick.txt, table.txt, logs.tgz; at most
+#          UNIFORM_LIMIT, default 270 s). Session 49 (H100): 51 bench3d 0.960-0.963 (hostlaunch), movingbench2d
+#          1.015-1.021 (regridStep's model instances spill more); 49 (removed) 1.12 and 1.21
 #   race   test_teams -s under compute-sanitizer racecheck, synccheck and memcheck, each under its own
 #          limit (RACE_LIMIT, default 150 s), a line per configuration as it ends and the time each tool
 #          took: $OUT/race.txt (session 37: gpu_racecheck did not finish; slow, or a hang under the tool?)
@@ -50,7 +48,7 @@
 #   prof   Nsight Compute on hostlaunch refineSteps with the SASS source page (gpu_profile.sh SOURCE=1):
 #          PROF_DECK (default bench3d), one launch per entry of PROF_SKIPS (default 5: bench3d's finest;
 #          refineStep k makes level k + 1), with whatever patches PROF_PATCHES names applied
-# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, twice 6, uniform 6, race 1, deep 1, mem 1, prof 1,
+# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, twice 6, uniform 3, race 1, deep 1, mem 1, prof 1,
 # outside 1 (tarballs).
 # The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh launch
 set -uo pipefail
@@ -192,14 +190,7 @@ for step in "$@"; do
         done
         ;;
     uniform)
-        # UNIFORM_49=0 skips 49 (a call that also runs record has room for one A/B only)
-        k=0
-        if [ "${UNIFORM_49:-1}" = 1 ]; then
-            patch_ab uni "${UNIFORM_LIMIT:-270}" "$model_gates" "$model_decks" tools/exp/49-model-tile-uniform.patch
-            k=1
-        fi
-        # then UNIFORM_PATCHES (default 51 alone: the box's test by axis) against the same A into $OUT/UNIFORM_NAME
-        QA_KEEP_A=$k patch_ab "${UNIFORM_NAME:-box}" "${UNIFORM_LIMIT:-270}" "$model_gates" "$model_decks" \
+        patch_ab "${UNIFORM_NAME:-box}" "${UNIFORM_LIMIT:-270}" "$model_gates" "$model_decks" \
             ${UNIFORM_PATCHES:-tools/exp/51-box-axis-test.patch}
         ;;
     race)
