@@ -256,7 +256,8 @@ static __device__ __forceinline__ void block_fill_prolong(const Team &tm, const 
  * (dp_model_table_entry), then their cells, threads striding over segments of DP_SEG cells of a row
  * (dp_model_seg): no division per cell, one 16-byte store per segment and field. Every thread of
  * the team must call it (it has team barriers); it ends without one. PAIRS = 0: a field per thread
- * always (regridStep: the pairs' registers spill in its other loops). */
+ * always, and a box tested as the cpu's rows test it (regridStep: the pairs' registers and the
+ * other test's spill in its other loops; dp_shape_run). */
 template <int PAIRS = 1, class Team>
 static __device__ __forceinline__ void block_fill_model(const Team &tm, const dmesh_t &M, long long t0, int g, int level,
                                                         double *tab, int tab_tiles, float *crit)
@@ -300,7 +301,7 @@ static __device__ __forceinline__ void block_fill_model(const Team &tm, const dm
                 dp_cell_xyz(cell, B, lb, &x, &y, &z);
                 float v[DP_SEG], v1[DP_SEG];
                 if (two) dp_model_seg2(p, tab + i * nt, x, y, z, f, v, v1);
-                else dp_model_seg(p, tab + i * nt, x, y, z, f, v);
+                else dp_model_seg(p, tab + i * nt, x, y, z, f, PAIRS, v);
                 const float4 w = make_float4(v[0], v[1], v[2], v[3]);
                 *(float4 *)(dst + i * cells + cell) = w;
                 if (two) *(float4 *)(dst1 + i * cells + cell) = make_float4(v1[0], v1[1], v1[2], v1[3]);

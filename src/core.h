@@ -755,12 +755,22 @@ static inline DP_HD void dp_model_cells_tab(const dp_params *p, const double *T,
 
 /* The shapes sh[i] = dp_shape_v(dim, kind, t0[i], v1, v2) of n cells of a row (t0: their x axis
  * values), with the kind fixed per loop, so each loop is straight-line code: no branch per cell (the
- * CPU runs them in vector registers, the GPU's segments of DP_SEG cells unroll them). */
-static inline DP_HD void dp_shape_run(int dim, int kind, const double *t0, int n, double v1, double v2, double *sh)
+ * CPU runs them in vector registers, the GPU's segments of DP_SEG cells unroll them). yz (a constant
+ * at every call): a box tested as the row's y and z values at most 1, once, then each cell's x value
+ * at most 1, one comparison and a select per cell where dp_shape_v takes two maxima, a comparison
+ * and a select: the same shape for every value a table holds (the largest of values that are never
+ * NaN is at most 1 exactly when each is; tests/test_core.c). The GPU's pair fills take it (bench3d
+ * 4% faster on an H100, session 49); regridStep's one-field fill and the cpu's rows do not: with it
+ * regridStep's model instances spill 8-40 more bytes, and the regrid of a model deck was 2% slower. */
+static inline DP_HD void dp_shape_run(int dim, int kind, const double *t0, int n, double v1, double v2, int yz,
+                                      double *sh)
 {
     if (kind == DP_OBJ_ELLIPSOID)
         for (int i = 0; i < n; ++i) sh[i] = dp_shape_v(dim, DP_OBJ_ELLIPSOID, t0[i], v1, v2);
-    else if (kind == DP_OBJ_BOX)
+    else if (kind == DP_OBJ_BOX && yz) {
+        const int in = v1 <= 1.0 && (dim != 3 || v2 <= 1.0);
+        for (int i = 0; i < n; ++i) sh[i] = in && t0[i] <= 1.0 ? 1.0 : 0.0;
+    } else if (kind == DP_OBJ_BOX)
         for (int i = 0; i < n; ++i) sh[i] = dp_shape_v(dim, DP_OBJ_BOX, t0[i], v1, v2);
     else
         for (int i = 0; i < n; ++i) sh[i] = dp_shape_v(dim, DP_OBJ_GAUSSIAN, t0[i], v1, v2);
@@ -784,7 +794,7 @@ static inline DP_HD void dp_model_row(const dp_params *p, const double *T, int x
         const dp_object *ob = &p->obj[o];
         const double *t = T + o * dim * B, *t0 = t + x0;
         const double v1 = t[B + y], v2 = dim == 3 ? t[2 * B + z] : 0.0;
-        dp_shape_run(dim, ob->kind, t0, n, v1, v2, sh);
+        dp_shape_run(dim, ob->kind, t0, n, v1, v2, 0, sh);
         for (int f = 0; f < nf; ++f) {
             const double out = ob->outside[f], d = ob->inside[f] - ob->outside[f];
             for (int i = 0; i < n; ++i) acc[f][i] = dp_model_term(acc[f][i], out, d, sh[i]);
@@ -798,9 +808,11 @@ static inline DP_HD void dp_model_row(const dp_params *p, const double *T, int x
  * into out[0..DP_SEG): per cell the operations of dp_model_cells_tab for field f in the same order
  * (objects in order; the object's shape, then its term), so the same bits (tests/test_core.c). x0 is
  * a multiple of DP_SEG (tile_size >= 4). The GPU's model fill: one thread per segment and field, the
- * segment's y and z axis values read once per object, its DP_SEG floats stored as one 16-byte word. */
+ * segment's y and z axis values read once per object, its DP_SEG floats stored as one 16-byte word;
+ * yz: dp_shape_run's box test (a constant: 1 beside dp_model_seg2, 0 in regridStep's fill). */
 #define DP_SEG 4
-static inline DP_HD void dp_model_seg(const dp_params *p, const double *T, int x0, int y, int z, int f, float *out)
+static inline DP_HD void dp_model_seg(const dp_params *p, const double *T, int x0, int y, int z, int f, int yz,
+                                      float *out)
 {
     const int B = p->B, dim = p->dim;
     double acc[DP_SEG], sh[DP_SEG];
@@ -810,7 +822,7 @@ static inline DP_HD void dp_model_seg(const dp_params *p, const double *T, int x
         const double *t = T + o * dim * B;
         const double v1 = t[B + y], v2 = dim == 3 ? t[2 * B + z] : 0.0;
         const double outside = ob->outside[f], d = ob->inside[f] - ob->outside[f];
-        dp_shape_run(dim, ob->kind, t + x0, DP_SEG, v1, v2, sh);
+        dp_shape_run(dim, ob->kind, t + x0, DP_SEG, v1, v2, yz, sh);
         for (int i = 0; i < DP_SEG; ++i) acc[i] = dp_model_term(acc[i], outside, d, sh[i]);
     }
     for (int i = 0; i < DP_SEG; ++i) out[i] = (float)acc[i];
@@ -819,7 +831,8 @@ static inline DP_HD void dp_model_seg(const dp_params *p, const double *T, int x
 /* dp_model_seg of fields f and f + 1 at once, into out0 and out1: each object's shape over the
  * segment once for both (it does not depend on the field), then each field's term, per cell the
  * operations of dp_model_seg for each field in the same order, so the same bits (tests/test_core.c).
- * The GPU's model fill of decks with two fields or more: one thread per segment and pair of fields. */
+ * The GPU's model fill of decks with two fields or more: one thread per segment and pair of fields,
+ * a box tested by dp_shape_run's yz form. */
 static inline DP_HD void dp_model_seg2(const dp_params *p, const double *T, int x0, int y, int z, int f, float *out0,
                                        float *out1)
 {
@@ -830,7 +843,7 @@ static inline DP_HD void dp_model_seg2(const dp_params *p, const double *T, int 
         const dp_object *ob = &p->obj[o];
         const double *t = T + o * dim * B;
         const double v1 = t[B + y], v2 = dim == 3 ? t[2 * B + z] : 0.0;
-        dp_shape_run(dim, ob->kind, t + x0, DP_SEG, v1, v2, sh);
+        dp_shape_run(dim, ob->kind, t + x0, DP_SEG, v1, v2, 1, sh);
         const double out_0 = ob->outside[f], d0 = ob->inside[f] - ob->outside[f];
         const double out_1 = ob->outside[f + 1], d1 = ob->inside[f + 1] - ob->outside[f + 1];
         for (int i = 0; i < DP_SEG; ++i) {

@@ -553,10 +553,12 @@ static void test_model(void)
                                 /* the GPU's segments of the row, field by field: dp_model_row's bits */
                                 for (int xs = (x0 + DP_SEG - 1) & ~(DP_SEG - 1); xs + DP_SEG <= x0 + n; xs += DP_SEG)
                                     for (int f = 0; f < p.nf; ++f) {
-                                        float seg[DP_SEG], s0[DP_SEG], s1[DP_SEG];
-                                        dp_model_seg(&p, T, xs, y, z, f, seg);
+                                        float seg[DP_SEG], segy[DP_SEG], s0[DP_SEG], s1[DP_SEG];
+                                        dp_model_seg(&p, T, xs, y, z, f, 0, seg);
+                                        dp_model_seg(&p, T, xs, y, z, f, 1, segy); /* a box by its y and z test */
                                         ++segs;
-                                        same_seg &= memcmp(seg, &row[f][1 + xs - x0], sizeof seg) == 0;
+                                        same_seg &= memcmp(seg, &row[f][1 + xs - x0], sizeof seg) == 0 &&
+                                                    memcmp(segy, &row[f][1 + xs - x0], sizeof segy) == 0;
                                         if (f + 1 < p.nf) { /* the pair of fields f, f + 1 */
                                             dp_model_seg2(&p, T, xs, y, z, f, s0, s1);
                                             ++segs2;
@@ -577,8 +579,26 @@ static void test_model(void)
                 }
         CHECK(same, "dp_model_table and dp_model_row give the per-entry and per-cell references' bits (%d rows)", rows);
         CHECK(untouched, "dp_model_row writes only its n cells of its nf fields");
-        CHECK(same_seg && segs > 0, "dp_model_seg gives dp_model_row's bits (%d segments)", segs);
+        CHECK(same_seg && segs > 0, "dp_model_seg gives dp_model_row's bits, either box test (%d segments)", segs);
         CHECK(same_seg2 && segs2 > 0, "dp_model_seg2 gives dp_model_row's bits for both fields (%d segments)", segs2);
+    }
+
+    /* dp_shape_run's two box tests (yz 1: y and z once, then x; 0: dp_shape_v's largest value) give the
+       same shapes for every axis value a table can hold, the edges at 1 and the zeros of both signs among them */
+    {
+        const double vals[] = { 0.0, -0.0, 0.25, nextafter(1.0, 0.0), 1.0, nextafter(1.0, 2.0), 1.5, 1e300, INFINITY };
+        const int nv = (int)(sizeof vals / sizeof vals[0]);
+        int same = 1, runs = 0;
+        for (int dim = 2; dim <= 3; ++dim)
+            for (int a = 0; a < nv; ++a)
+                for (int b = 0; b < nv; ++b) {
+                    double s0[9], s1[9];
+                    dp_shape_run(dim, DP_OBJ_BOX, vals, nv, vals[a], vals[b], 0, s0);
+                    dp_shape_run(dim, DP_OBJ_BOX, vals, nv, vals[a], vals[b], 1, s1);
+                    same &= memcmp(s0, s1, sizeof s0) == 0;
+                    ++runs;
+                }
+        CHECK(same, "dp_shape_run's box tests agree on the edge values (%d runs)", runs);
     }
 
     /* a gaussian is the product of its axis factors exp(-t_a^2), the exp of the sum to round-off (exp(-q) itself is only as exact as q, q x 1e-16);

@@ -26,11 +26,11 @@
 #          into $OUT/fl2, then + 48-diag-fill-twice.patch (each fill pass a second time: what the fill costs, every
 #          level; ptxas: it adds 8-60 bytes of spills to some instances, so an upper bound) into $OUT/fi2; gates
 #          default and deep2d, decks bench2d and bench3d (TWICE_LIMIT each, default 170 s)
-#   uniform UNIFORM_PATCHES (default 51: a box's shape tested axis by axis, the row's y and z part once per
-#          segment) against this tree, quick_ab on bench3d, movingbench2d (gaussians only) and bench2d, the
-#          model decks as gates against cpu: $OUT/${UNIFORM_NAME:-box} (quick.txt, table.txt, logs.tgz; at most
-#          UNIFORM_LIMIT, default 270 s). Session 49 (H100): 51 bench3d 0.960-0.963 (hostlaunch), movingbench2d
-#          1.015-1.021 (regridStep's model instances spill more); 49 (removed) 1.12 and 1.21
+#   uniform UNIFORM_PATCHES (required: patches of the model fill) against this tree, quick_ab on bench3d,
+#          movingbench2d (gaussians only) and bench2d, the model decks as gates against cpu:
+#          $OUT/${UNIFORM_NAME:-uni} (quick.txt, table.txt, logs.tgz; at most UNIFORM_LIMIT, default 270 s).
+#          Session 49 (H100): patch 51 bench3d 0.960-0.963 (hostlaunch), movingbench2d 1.015-1.021 (regridStep's
+#          model instances spilled more; its pair-fill form landed), 49 1.12 and 1.21 (removed)
 #   race   test_teams -s under compute-sanitizer racecheck, synccheck and memcheck, each under its own
 #          limit (RACE_LIMIT, default 150 s), a line per configuration as it ends and the time each tool
 #          took: $OUT/race.txt (session 37: gpu_racecheck did not finish; slow, or a hang under the tool?)
@@ -190,8 +190,8 @@ for step in "$@"; do
         done
         ;;
     uniform)
-        patch_ab "${UNIFORM_NAME:-box}" "${UNIFORM_LIMIT:-270}" "$model_gates" "$model_decks" \
-            ${UNIFORM_PATCHES:-tools/exp/51-box-axis-test.patch}
+        [ -n "${UNIFORM_PATCHES:-}" ] || { echo "next.sh uniform: set UNIFORM_PATCHES (no model patch waits)"; exit 2; }
+        patch_ab "${UNIFORM_NAME:-uni}" "${UNIFORM_LIMIT:-270}" "$model_gates" "$model_decks" $UNIFORM_PATCHES
         ;;
     race)
         san=/usr/local/cuda/bin/compute-sanitizer
