@@ -254,7 +254,7 @@ static __device__ __forceinline__ void block_fill_prolong(const Team &tm, const 
 
 /* model: tab_tiles tiles at a time, each with its table of axis terms in shared memory tab
  * (dp_model_table_entry), then their cells, threads striding over segments of DP_SEG cells of a row
- * (dp_model_seg): no division per cell, one 16-byte store per segment and field. Every thread of
+ * (dp_model_seg_yz): no division per cell, one 16-byte store per segment and field. Every thread of
  * the team must call it (it has team barriers); it ends without one. PAIRS = 0: a field per thread
  * always, and a box tested as the cpu's rows test it (regridStep: the pairs' registers and the
  * other test's spill in its other loops; dp_shape_run). */
@@ -286,7 +286,7 @@ static __device__ __forceinline__ void block_fill_model(const Team &tm, const dm
         }
         tm.sync();
         /* one thread per segment of DP_SEG cells of a row and pair of fields (dp_model_seg2: each
-           object's shape once for both), or the last field alone (dp_model_seg); the fields' arrays
+           object's shape once for both), or the last field alone (dp_model_seg_yz); the fields' arrays
            chosen once per pass, not per segment; the segment's cells as one float4 per field */
         const int sshift = cshift - 2; /* segments per tile: cells / DP_SEG */
 #pragma unroll 1
@@ -301,7 +301,7 @@ static __device__ __forceinline__ void block_fill_model(const Team &tm, const dm
                 dp_cell_xyz(cell, B, lb, &x, &y, &z);
                 float v[DP_SEG], v1[DP_SEG];
                 if (two) dp_model_seg2(p, tab + i * nt, x, y, z, f, v, v1);
-                else dp_model_seg(p, tab + i * nt, x, y, z, f, PAIRS, v);
+                else dp_model_seg_yz(p, tab + i * nt, x, y, z, f, PAIRS, v);
                 const float4 w = make_float4(v[0], v[1], v[2], v[3]);
                 *(float4 *)(dst + i * cells + cell) = w;
                 if (two) *(float4 *)(dst1 + i * cells + cell) = make_float4(v1[0], v1[1], v1[2], v1[3]);

@@ -809,10 +809,11 @@ static inline DP_HD void dp_model_row(const dp_params *p, const double *T, int x
  * (objects in order; the object's shape, then its term), so the same bits (tests/test_core.c). x0 is
  * a multiple of DP_SEG (tile_size >= 4). The GPU's model fill: one thread per segment and field, the
  * segment's y and z axis values read once per object, its DP_SEG floats stored as one 16-byte word;
- * yz: dp_shape_run's box test (a constant: 1 beside dp_model_seg2, 0 in regridStep's fill). */
+ * yz: dp_shape_run's box test (a constant: 1 beside dp_model_seg2, 0 in regridStep's fill, and in
+ * dp_model_seg, the form older device code calls: tools/exp/base). */
 #define DP_SEG 4
-static inline DP_HD void dp_model_seg(const dp_params *p, const double *T, int x0, int y, int z, int f, int yz,
-                                      float *out)
+static inline DP_HD void dp_model_seg_yz(const dp_params *p, const double *T, int x0, int y, int z, int f, int yz,
+                                         float *out)
 {
     const int B = p->B, dim = p->dim;
     double acc[DP_SEG], sh[DP_SEG];
@@ -826,6 +827,12 @@ static inline DP_HD void dp_model_seg(const dp_params *p, const double *T, int x
         for (int i = 0; i < DP_SEG; ++i) acc[i] = dp_model_term(acc[i], outside, d, sh[i]);
     }
     for (int i = 0; i < DP_SEG; ++i) out[i] = (float)acc[i];
+}
+
+/* dp_model_seg_yz with the per-cell box test (the cpu's rows' form). */
+static inline DP_HD void dp_model_seg(const dp_params *p, const double *T, int x0, int y, int z, int f, float *out)
+{
+    dp_model_seg_yz(p, T, x0, y, z, f, 0, out);
 }
 
 /* dp_model_seg of fields f and f + 1 at once, into out0 and out1: each object's shape over the

@@ -554,8 +554,8 @@ static void test_model(void)
                                 for (int xs = (x0 + DP_SEG - 1) & ~(DP_SEG - 1); xs + DP_SEG <= x0 + n; xs += DP_SEG)
                                     for (int f = 0; f < p.nf; ++f) {
                                         float seg[DP_SEG], segy[DP_SEG], s0[DP_SEG], s1[DP_SEG];
-                                        dp_model_seg(&p, T, xs, y, z, f, 0, seg);
-                                        dp_model_seg(&p, T, xs, y, z, f, 1, segy); /* a box by its y and z test */
+                                        dp_model_seg(&p, T, xs, y, z, f, seg);
+                                        dp_model_seg_yz(&p, T, xs, y, z, f, 1, segy); /* a box by its y and z test */
                                         ++segs;
                                         same_seg &= memcmp(seg, &row[f][1 + xs - x0], sizeof seg) == 0 &&
                                                     memcmp(segy, &row[f][1 + xs - x0], sizeof segy) == 0;
