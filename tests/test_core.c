@@ -592,7 +592,7 @@ static void test_model(void)
         for (int dim = 2; dim <= 3; ++dim)
             for (int a = 0; a < nv; ++a)
                 for (int b = 0; b < nv; ++b) {
-                    double s0[9], s1[9];
+                    double s0[sizeof vals / sizeof vals[0]], s1[sizeof vals / sizeof vals[0]];
                     dp_shape_run(dim, DP_OBJ_BOX, vals, nv, vals[a], vals[b], 0, s0);
                     dp_shape_run(dim, DP_OBJ_BOX, vals, nv, vals[a], vals[b], 1, s1);
                     same &= memcmp(s0, s1, sizeof s0) == 0;
