@@ -31,6 +31,10 @@
 #          $OUT/${UNIFORM_NAME:-uni} (quick.txt, table.txt, logs.tgz; at most UNIFORM_LIMIT, default 270 s).
 #          Session 49 (H100): patch 51 bench3d 0.960-0.963 (hostlaunch), movingbench2d 1.015-1.021 (regridStep's
 #          model instances spilled more; its pair-fill form landed), 49 1.12 and 1.21 (removed)
+#   probe  52-flag-octant-probe.patch (refineStep's flag pass probes every octant first and reads only the
+#          octants left unflagged) against this tree: quick_ab on bench2d and bench3d, gates against cpu on
+#          prolong and model decks, tile_size 4 (the old path), 8, 16 and 32: $OUT/probe (quick.txt,
+#          table.txt, logs.tgz; at most PROBE_LIMIT, default 270 s)
 #   race   test_teams -s under compute-sanitizer racecheck, synccheck and memcheck, each under its own
 #          limit (RACE_LIMIT, default 150 s), a line per configuration as it ends and the time each tool
 #          took: $OUT/race.txt (session 37: gpu_racecheck did not finish; slow, or a hang under the tool?)
@@ -48,7 +52,7 @@
 #   prof   Nsight Compute on hostlaunch refineSteps with the SASS source page (gpu_profile.sh SOURCE=1):
 #          PROF_DECK (default bench3d), one launch per entry of PROF_SKIPS (default 5: bench3d's finest;
 #          refineStep k makes level k + 1), with whatever patches PROF_PATCHES names applied
-# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, twice 6, uniform 3, race 1, deep 1, mem 1, prof 1,
+# At most 8 files come back from $OUT: steps 1, label 4, small 1, launch 1, resid 1, early 3, record 3, twice 6, uniform 3, probe 3, race 1, deep 1, mem 1, prof 1,
 # outside 1 (tarballs).
 # The call, from the repository root: run: DPAMR_COMMIT=<hash> bash tools/exp/next.sh launch
 set -uo pipefail
@@ -192,6 +196,12 @@ for step in "$@"; do
     uniform)
         [ -n "${UNIFORM_PATCHES:-}" ] || { echo "next.sh uniform: set UNIFORM_PATCHES (no model patch waits)"; exit 2; }
         patch_ab "${UNIFORM_NAME:-uni}" "${UNIFORM_LIMIT:-270}" "$model_gates" "$model_decks" $UNIFORM_PATCHES
+        ;;
+    probe)
+        patch_ab probe "${PROBE_LIMIT:-270}" "inputs/default.inp inputs/model2d.inp tests/decks/deep2d.inp
+            tests/decks/deep3d.inp tests/decks/tile32_3d.inp tests/decks/objects11.inp inputs/sphere3d.inp inputs/blob3d.inp" \
+            "inputs/bench2d.inp:bench_repeats=5,bench_cpu=off inputs/bench3d.inp:bench_repeats=5,bench_cpu=off" \
+            tools/exp/52-flag-octant-probe.patch
         ;;
     race)
         san=/usr/local/cuda/bin/compute-sanitizer
