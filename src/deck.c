@@ -530,7 +530,7 @@ static const deck_key_t k_keys[] = {
     { "bench_warmup", "int", "1", NULL, "untimed runs per variant first", 'i', 1, 1, 0, 100, "0 to 100", { NULL } },
     { "bench_cpu", "word", "on", NULL, "time the cpu variant too (off for large decks)", 'c', 1, 1, 0, 0, NULL,
       { "off", "on", NULL } },
-    { "bench_out", "path prefix", "bench", NULL, "dpamr bench writes PREFIX.csv and PREFIX.json", 'p', 1, 1, 0, 0, NULL,
+    { "bench_out", "path prefix", "bench", "a prefix with a name, not a folder", "dpamr bench writes PREFIX.csv and PREFIX.json", 'p', 1, 1, 0, 0, NULL,
       { NULL } },
     { "bench_groups", "ints", "8 64 512", NULL,
       "the cdp_group sizes dpamr bench sweeps between cdp_grain=tile and level", 'i', 1, DP_MAX_BENCH_GROUPS, 1,
@@ -561,7 +561,7 @@ int deck_nearest(const char *word, const char *const *choices, int n)
 {
     /* Edit distance with adjacent transpositions (optimal string alignment: 'rnu' is one edit from
      * 'run'), letters compared without case; a word is near a choice within 2 edits and a third of
-     * its length (so 'dim' is not offered for 'xyz') */
+     * the longer of the two (so 'dim' is not offered for 'xyz', and 'run' is for 'rn') */
     const size_t lw = strlen(word);
     if (lw == 0 || lw > 120) return -1;
     int best = -1, bestd = 3;
@@ -587,7 +587,7 @@ int deck_nearest(const char *word, const char *const *choices, int n)
             memcpy(prev, cur, (lt + 1) * sizeof *prev);
         }
         const int dist = prev[lt];
-        if (dist < bestd && (size_t)dist * 3 <= lw) best = c, bestd = dist;
+        if (dist < bestd && (size_t)dist * 3 <= (lw > lt ? lw : lt)) best = c, bestd = dist;
     }
 #undef LOW
     return best;
@@ -1063,6 +1063,11 @@ static int schema(kv_t *kv, deck_t *d, const char *deck_path)
     }
     snprintf(d->bench_out, sizeof d->bench_out, "bench");
     if (get_path(kv, "bench_out", d->bench_out, sizeof d->bench_out, d->dir) < 0) return -1;
+    const char *bname = strrchr(d->bench_out, '/');
+    bname = bname ? bname + 1 : d->bench_out;
+    if (!*bname || strcmp(bname, ".") == 0 || strcmp(bname, "..") == 0)
+        return fail(kv, find(kv, "bench_out"), "names a folder, not a prefix (give one, e.g. out/bench: "
+                                               "out/bench.csv and out/bench.json)");
 
     d->overwrite = DP_OVERWRITE_OWN;
     if (get_choice_k(kv, "overwrite", &d->overwrite) == -2) return -1;
@@ -1206,6 +1211,7 @@ int deck_load(deck_t *d, const char *path, int noverride, char **overrides, char
         free(o);
     }
     if (rc == 0) rc = schema(&kv, d, path);
+    d->noverrides = noverride;
     return finish(d, &kv, rc);
 }
 

@@ -29,6 +29,7 @@ typedef struct {
     char path[4096];        /* the deck file as given */
     char dir[4096];         /* its directory: relative paths set in the deck file resolve from here */
     char *text;             /* the deck text plus overrides, as stored in output files */
+    int noverrides;         /* command-line overrides given (deck_load) */
     dp_params p;            /* numerics shared with the kernels */
     int root[3];
     char field_name[DP_MAX_FIELDS][64];

@@ -296,14 +296,17 @@ static int same_levels(const deck_t *d, const mesh_t *m, const char *stored, cha
 int run_read_mesh(const deck_t *d, mesh_t *m, char *err, size_t n)
 {
     struct stat st;
-    if (stat(d->mesh_file, &st) != 0 && errno == ENOENT)
+    if (stat(d->mesh_file, &st) != 0 && errno == ENOENT) {
+        /* dpamr mesh must see the same overrides (mesh_file= among them) to make this mesh */
+        const char *same = d->noverrides > 0 ? " KEY=VALUE...` (the same overrides as this command)" : "`";
         return d->p.nobj > 0
                    ? snprintf(err, n, "mesh_file = %.1000s does not exist: make it from the deck's model.objects with "
-                                      "`dpamr mesh %.1000s`, or set mesh_file to an existing mesh "
-                                      "(" RUN_NUMPY_SCRIPT " writes one from numpy arrays)", d->mesh_file, d->path)
+                                      "`dpamr mesh %.1000s%s, or set mesh_file to an existing mesh "
+                                      "(" RUN_NUMPY_SCRIPT " writes one from numpy arrays)", d->mesh_file, d->path, same)
                    : snprintf(err, n, "mesh_file = %.1000s does not exist: set mesh_file to an existing mesh "
                                       "(" RUN_NUMPY_SCRIPT " writes one from numpy arrays; with model.objects in the "
-                                      "deck, `dpamr mesh %.1000s` samples one)", d->mesh_file, d->path), -1;
+                                      "deck, `dpamr mesh %.1000s%s samples one)", d->mesh_file, d->path, same), -1;
+    }
     char *stored = NULL;
     if (h5io_read(d->mesh_file, m, &stored, err, n) != 0) return -1;
     int rc = run_mesh_matches_deck(m, d, d->mesh_file, 1, err, n);

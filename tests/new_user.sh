@@ -44,6 +44,7 @@ expect "help keys lists every key" 0 "^model.NAME.velocity" "$dpamr" help keys
 expect "an unknown key points at help keys" 1 "did you mean 'max_level'? (\`dpamr help keys\` lists every key)" \
     "$dpamr" run "$src/inputs/default.inp" mxa_level=3
 expect "a swapped pair of letters is one edit" 1 "did you mean 'run'?" "$dpamr" rnu "$src/inputs/default.inp"
+expect "a short misspelling is answered too" 1 "did you mean 'run'?" "$dpamr" rn "$src/inputs/default.inp"
 expect "a misspelt object is answered with the nearest" 1 "object 'dsc' is not in model.objects (disc hill): did you mean 'disc'?" \
     "$dpamr" run "$src/inputs/default.inp" model.dsc.type=sphere
 expect "a range says its numbers" 1 "5000 is out of range (0 (OpenMP default) or a thread count, 1 to 4096)" \
@@ -60,7 +61,10 @@ mkdir -p "$work/decks" "$work/here"
 { sed -e 's/^mesh_file.*/mesh_file = my.mesh.hdf/' "$src/inputs/default.inp"; echo "output = my_out.hdf"; } \
     >"$work/decks/my.inp"
 cd "$work/here" || exit 1
-expect "a missing mesh says how to make it" 1 "dpamr mesh ../decks/my.inp" "$dpamr" run ../decks/my.inp
+expect "a missing mesh says how to make it" 1 "dpamr mesh ../decks/my.inp\`" "$dpamr" run ../decks/my.inp
+expect "a missing mesh named on the command line: mesh with the same overrides" 1 \
+    "dpamr mesh ../decks/my.inp KEY=VALUE...\` (the same overrides as this command)" \
+    "$dpamr" run ../decks/my.inp mesh_file=elsewhere.mesh.hdf
 expect "dpamr mesh writes beside the deck" 0 "wrote ../decks/my.mesh.hdf" "$dpamr" mesh ../decks/my.inp
 [ -f "$work/decks/my.mesh.hdf" ] && [ ! -e my.mesh.hdf ] || fail "the mesh is not beside the deck"
 expect "run: the header prints the resolved paths" 0 "reads ../decks/my.mesh.hdf, writes ../decks/my_out.hdf" \
@@ -145,6 +149,10 @@ expect "bench refuses a symbolic link" 1 "link.csv exists and is not a regular f
 expect "bench_out folder missing" 1 "its folder nowhere does not exist" \
     "$dpamr" bench ../decks/my.inp bench_repeats=1 bench_out=nowhere/b
 grep -q "gate:" "$work/out.log" && fail "bench timed before checking bench_out's folder"
+for b in mine/ . ..; do
+    expect "bench_out=$b is a folder, not a prefix" 1 "bench_out=$b': names a folder, not a prefix" \
+        "$dpamr" bench ../decks/my.inp bench_repeats=1 bench_out=$b
+done
 expect "bench writes its files" 0 "wrote mine2.csv and mine2.json" "$dpamr" bench ../decks/my.inp bench_repeats=1 bench_out=mine2
 expect "bench replaces its own, in one line each" 0 "bench_out = mine2.json exists, written by dpamr earlier" \
     "$dpamr" bench ../decks/my.inp bench_repeats=1 bench_out=mine2
