@@ -226,7 +226,7 @@ static int mesh_output_override(int n, char **ov, char *err, size_t len)
         if (e - s == 6 && strncmp(s, "output", 6) == 0) {
             const char *v = eq + 1;
             while (*v == ' ' || *v == '\t') ++v;
-            return snprintf(err, len, "override '%.300s': dpamr mesh writes level 0 to mesh_file, not to output (the "
+            return snprintf(err, len, "command line: override '%.300s': dpamr mesh writes level 0 to mesh_file, not to output (the "
                             "file dpamr run writes); give mesh_file=%.300s", ov[i], v), 1;
         }
     }

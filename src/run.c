@@ -297,8 +297,9 @@ int run_read_mesh(const deck_t *d, mesh_t *m, char *err, size_t n)
 {
     struct stat st;
     if (stat(d->mesh_file, &st) != 0 && errno == ENOENT) {
-        /* dpamr mesh must see the same overrides (mesh_file= among them) to make this mesh */
-        const char *same = d->noverrides > 0 ? " KEY=VALUE...` (the same overrides as this command)" : "`";
+        /* dpamr mesh must see the same overrides (mesh_file= among them) to make this mesh; it takes
+           no output= (main.c, mesh_output_override) */
+        const char *same = d->noverrides > 0 ? " KEY=VALUE...` (this command's overrides, output= left out)" : "`";
         return d->p.nobj > 0
                    ? snprintf(err, n, "mesh_file = %.1000s does not exist: make it from the deck's model.objects with "
                                       "`dpamr mesh %.1000s%s, or set mesh_file to an existing mesh "

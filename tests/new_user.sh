@@ -63,7 +63,7 @@ mkdir -p "$work/decks" "$work/here"
 cd "$work/here" || exit 1
 expect "a missing mesh says how to make it" 1 "dpamr mesh ../decks/my.inp\`" "$dpamr" run ../decks/my.inp
 expect "a missing mesh named on the command line: mesh with the same overrides" 1 \
-    "dpamr mesh ../decks/my.inp KEY=VALUE...\` (the same overrides as this command)" \
+    "dpamr mesh ../decks/my.inp KEY=VALUE...\` (this command's overrides, output= left out)" \
     "$dpamr" run ../decks/my.inp mesh_file=elsewhere.mesh.hdf
 expect "dpamr mesh writes beside the deck" 0 "wrote ../decks/my.mesh.hdf" "$dpamr" mesh ../decks/my.inp
 [ -f "$work/decks/my.mesh.hdf" ] && [ ! -e my.mesh.hdf ] || fail "the mesh is not beside the deck"
